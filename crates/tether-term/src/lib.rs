@@ -1,0 +1,51 @@
+//! `tether-term`: the pure, streaming terminal-protocol core of tether.
+//!
+//! Everything tether reads from a shell or a remote host passes through this
+//! crate. It does:
+//! - [`Scanner`]: classify a byte stream into text, C0 controls, ESC, CSI,
+//!   OSC/DCS/APC/PM/SOS strings and single shifts, keeping each piece's
+//!   exact bytes;
+//! - [`ResponseFilter`]: remove terminal *replies* that leak into output;
+//! - [`ScreenTracker`]: follow the modes a program changes (alternate
+//!   screen, bracketed paste, mouse, focus, Kitty keyboard, modifyOtherKeys);
+//! - [`restore`]: plan the bytes that return the local terminal to its
+//!   captured baseline, and parse the capture transaction's replies
+//!   ([`capture`]);
+//! - [`MarkerScanner`]: find OSC 133 marks and the engine's nonce marks;
+//! - [`TextProjector`]: turn terminal output into the text a program reads;
+//! - [`ByteLog`] and [`HeadTailClip`]: bounded buffers;
+//! - [`Redactor`]: replace secrets in a stream.
+//!
+//! Every component is incremental: input may arrive in any chunking, and the
+//! result equals that of the unsplit stream. Memory is bounded by the limits
+//! each component documents.
+//!
+//! It does not do I/O, spawn anything, use an async runtime, or emulate a
+//! screen grid (the engine uses a headless emulator for that).
+
+pub mod bytelog;
+pub mod capture;
+pub mod clip;
+mod error;
+pub mod filter;
+pub mod markers;
+pub mod project;
+pub mod redact;
+pub mod restore;
+pub mod scan;
+pub mod token;
+pub mod tracker;
+pub mod utf8;
+
+pub use bytelog::{ByteLog, Since};
+pub use capture::{CaptureParser, CaptureReplies};
+pub use clip::{Clipped, HeadTailClip};
+pub use error::TermError;
+pub use filter::ResponseFilter;
+pub use markers::{Marker, MarkerEvent, MarkerScanner};
+pub use project::TextProjector;
+pub use redact::Redactor;
+pub use restore::{Baseline, Captured, plan_restore, plan_setup};
+pub use scan::{MAX_PENDING, Scanner};
+pub use token::{Csi, Event, StringKind, Terminator, Token};
+pub use tracker::{Screen, ScreenState, ScreenTracker};

@@ -1,0 +1,45 @@
+//! The command-line grammar.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Persistent terminal sessions, local and over SSH, for people and programs.
+#[derive(Debug, Parser)]
+#[command(name = "tether", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a terminal byte stream (a recording, or stdin) through the
+    /// terminal-protocol core.
+    Term(TermArgs),
+}
+
+/// Arguments of `tether term`.
+#[derive(Debug, Args)]
+pub struct TermArgs {
+    /// What to produce.
+    #[arg(value_enum)]
+    pub mode: TermMode,
+    /// The byte stream to read; stdin when absent.
+    pub file: Option<PathBuf>,
+}
+
+/// Outputs of `tether term`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TermMode {
+    /// The text a program would read (controls applied, sequences removed).
+    Project,
+    /// The stream with leaked terminal replies removed, byte for byte.
+    Filter,
+    /// The terminal modes left on at the end, and the bytes that undo them.
+    Modes,
+    /// Every sequence the scanner found, one per line.
+    Scan,
+}

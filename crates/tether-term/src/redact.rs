@@ -93,6 +93,12 @@ impl Redactor {
         Self::new(&secrets)
     }
 
+    /// Bytes held back because they may begin a secret (always less than
+    /// the longest secret's length).
+    pub fn pending(&self) -> usize {
+        self.carry.len()
+    }
+
     /// How many secrets have been replaced so far.
     pub fn redactions(&self) -> u64 {
         self.count

@@ -96,12 +96,13 @@ impl Utf8Decoder {
                     self.len = held + take;
                     &bytes[take..]
                 }
-                Some(_) => {
+                Some(n) => {
                     // The held bytes were a valid prefix, so the maximal
-                    // invalid subpart is exactly the held bytes.
+                    // invalid subpart is the held bytes plus any new bytes
+                    // that extended that prefix.
                     emit("\u{FFFD}");
                     self.len = 0;
-                    bytes
+                    &bytes[n.saturating_sub(held)..]
                 }
             },
         }

@@ -1,5 +1,6 @@
 //! Hand-written cases for the scanner: every sequence type, terminators,
 //! fragmentation, bounds.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use tether_term::{Csi, MAX_PENDING, Scanner, StringKind, Terminator, Token};
 

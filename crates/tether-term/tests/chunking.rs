@@ -1,0 +1,303 @@
+//! Property tests: for every component, any chunking of a stream gives the
+//! same result as the whole stream; random bytes never panic and never grow
+//! memory past the stated bounds.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use proptest::prelude::*;
+use proptest::sample::Index;
+use tether_term::utf8::Utf8Decoder;
+use tether_term::{
+    ByteLog, CaptureParser, HeadTailClip, MAX_PENDING, MarkerScanner, Redactor, ResponseFilter,
+    Scanner, ScreenTracker, TextProjector, Token,
+};
+
+const NONCE: &str = "0123456789abcdef0123";
+
+/// Pieces that make streams escape-heavy and full of edge cases.
+const VOCAB: &[&[u8]] = &[
+    b"\x1b",
+    b"\x1b[",
+    b"\x1b]",
+    b"\x1bP",
+    b"\x1b_",
+    b"\x1b^",
+    b"\x1bX",
+    b"\x1bO",
+    b"\x1b\\",
+    b"\x07",
+    b"\x18",
+    b"\x1a",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\x08",
+    b"\t",
+    b"\x9b",
+    b"\xe2\x82\xac",
+    b"\xf0\x9f\xa6\x80",
+    b"\xff",
+    b"\xc3",
+    b"\x1b[?1049h",
+    b"\x1b[?1049l",
+    b"\x1b[?47h",
+    b"\x1b[?2004h",
+    b"\x1b[?1000;1006h",
+    b"\x1b[>15u",
+    b"\x1b[<u",
+    b"\x1b[=5;2u",
+    b"\x1b[>4;2m",
+    b"\x1b[?62;22c",
+    b"\x1b[>41;380;0c",
+    b"\x1b[24;80R",
+    b"\x1b[?2004;2$y",
+    b"\x1b[?7u",
+    b"\x1bP1+r544e=78\x1b\\",
+    b"\x1bP!|00\x1b\\",
+    b"\x1bP1$r0m\x1b\\",
+    b"\x1b]11;rgb:0000/0000/0000\x07",
+    b"\x1b]52;c;aGk=\x07",
+    b"\x1b]0;t\x1b\\",
+    b"\x1b[K",
+    b"\x1b[3D",
+    b"\x1b[1;31m",
+    b"\x1b]133;D;1\x07",
+    b"\x1b]6973;0123456789abcdef0123;end;exit=0\x07",
+    b"hello",
+    b"secret",
+    b"sec",
+    b"ret",
+    b"\x1bc",
+];
+
+fn stream() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        3 => prop::sample::select(VOCAB).prop_map(<[u8]>::to_vec),
+        2 => prop::collection::vec(any::<u8>(), 1..8),
+        1 => (0usize..2).prop_map(|_| vec![b'A'; MAX_PENDING / 3]),
+    ];
+    prop::collection::vec(piece, 0..80).prop_map(|v| v.concat())
+}
+
+fn cuts() -> impl Strategy<Value = Vec<Index>> {
+    prop::collection::vec(any::<Index>(), 0..12)
+}
+
+/// Splits `data` at the given points (sorted, deduplicated).
+fn split<'a>(data: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
+    let mut at: Vec<usize> = cuts.iter().map(|i| i.index(data.len() + 1)).collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for a in at {
+        out.push(&data[prev..a]);
+        prev = a;
+    }
+    out.push(&data[prev..]);
+    out
+}
+
+#[derive(Debug, PartialEq)]
+enum Norm {
+    Text(Vec<u8>),
+    Overflow(Vec<u8>),
+    Other(String, Vec<u8>),
+}
+
+fn scan_norm(chunks: &[&[u8]], split_controls: bool) -> Vec<Norm> {
+    let mut s = if split_controls {
+        Scanner::new()
+    } else {
+        Scanner::escapes_only()
+    };
+    let mut out: Vec<Norm> = Vec::new();
+    let mut push = |token: &Token<'_>, raw: &[u8]| match (out.last_mut(), token) {
+        (Some(Norm::Text(t)), Token::Text(_)) => t.extend_from_slice(raw),
+        (Some(Norm::Overflow(t)), Token::Overflow) => t.extend_from_slice(raw),
+        (_, Token::Text(_)) => out.push(Norm::Text(raw.to_vec())),
+        (_, Token::Overflow) => out.push(Norm::Overflow(raw.to_vec())),
+        (_, t) => out.push(Norm::Other(format!("{t:?}"), raw.to_vec())),
+    };
+    for c in chunks {
+        s.feed(c, |e| push(&e.token, e.raw));
+        assert!(s.pending() < MAX_PENDING, "scanner held {}", s.pending());
+    }
+    s.flush(|e| push(&e.token, e.raw));
+    out
+}
+
+fn filter(chunks: &[&[u8]]) -> Vec<u8> {
+    let mut f = ResponseFilter::new();
+    let mut out = Vec::new();
+    for c in chunks {
+        f.feed(c, &mut out);
+        assert!(f.pending() < MAX_PENDING);
+    }
+    f.flush(&mut out);
+    out
+}
+
+fn project(chunks: &[&[u8]]) -> (String, String) {
+    let mut p = TextProjector::with_max_line(300);
+    let mut out = String::new();
+    for c in chunks {
+        p.feed(c, &mut out);
+        assert!(p.current_line().chars().count() < 300);
+    }
+    let line = p.current_line();
+    p.finish(&mut out);
+    (out, line)
+}
+
+fn markers(chunks: &[&[u8]]) -> Vec<tether_term::MarkerEvent> {
+    let mut m = MarkerScanner::new(NONCE).unwrap();
+    let mut out = Vec::new();
+    for c in chunks {
+        m.feed(c, &mut out);
+    }
+    out
+}
+
+fn capture(chunks: &[&[u8]]) -> (tether_term::CaptureReplies, Vec<u8>) {
+    let mut p = CaptureParser::new();
+    for c in chunks {
+        p.feed(c);
+    }
+    p.finish()
+}
+
+fn redact(secrets: &[Vec<u8>], chunks: &[&[u8]]) -> Vec<u8> {
+    let mut r = Redactor::new(secrets).unwrap();
+    let longest = secrets.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for c in chunks {
+        r.feed(c, &mut out);
+        assert!(r.pending() < longest.max(1));
+    }
+    r.finish(&mut out);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn scanner_chunking_invariant(data in stream(), cuts in cuts(), split_controls in any::<bool>()) {
+        let whole = scan_norm(&[&data], split_controls);
+        let raw: Vec<u8> = whole.iter().flat_map(|n| match n {
+            Norm::Text(b) | Norm::Overflow(b) | Norm::Other(_, b) => b.clone(),
+        }).collect();
+        prop_assert_eq!(&raw, &data);
+        prop_assert_eq!(scan_norm(&split(&data, &cuts), split_controls), whole);
+    }
+
+    #[test]
+    fn filter_chunking_invariant(data in stream(), cuts in cuts()) {
+        prop_assert_eq!(filter(&split(&data, &cuts)), filter(&[&data]));
+    }
+
+    #[test]
+    fn tracker_chunking_invariant(data in stream(), cuts in cuts()) {
+        let mut whole = ScreenTracker::new();
+        whole.written(&data);
+        let mut parts = ScreenTracker::new();
+        for c in split(&data, &cuts) {
+            parts.written(c);
+        }
+        prop_assert_eq!(parts.state(), whole.state());
+        prop_assert!(whole.state().kitty_main.pushed.len() <= tether_term::tracker::KITTY_STACK_MAX);
+    }
+
+    #[test]
+    fn capture_chunking_invariant(data in stream(), cuts in cuts()) {
+        prop_assert_eq!(capture(&split(&data, &cuts)), capture(&[&data]));
+    }
+
+    #[test]
+    fn markers_chunking_invariant(data in stream(), cuts in cuts()) {
+        prop_assert_eq!(markers(&split(&data, &cuts)), markers(&[&data]));
+    }
+
+    #[test]
+    fn projection_chunking_invariant(data in stream(), cuts in cuts()) {
+        prop_assert_eq!(project(&split(&data, &cuts)), project(&[&data]));
+    }
+
+    #[test]
+    fn utf8_decoder_matches_lossy_decoding(data in stream(), cuts in cuts()) {
+        let mut d = Utf8Decoder::new();
+        let mut out = String::new();
+        for c in split(&data, &cuts) {
+            d.decode(c, &mut |s| out.push_str(s));
+        }
+        d.finish(&mut |s| out.push_str(s));
+        prop_assert_eq!(out, String::from_utf8_lossy(&data));
+    }
+
+    #[test]
+    fn byte_log_chunking_invariant(data in stream(), cuts in cuts(), cap in 1usize..600, at in any::<Index>()) {
+        let mut whole = ByteLog::new(cap).unwrap();
+        whole.append(&data);
+        let mut parts = ByteLog::new(cap).unwrap();
+        for c in split(&data, &cuts) {
+            parts.append(c);
+        }
+        let offset = at.index(data.len() + 2) as u64;
+        prop_assert_eq!(parts.since(offset), whole.since(offset));
+        let since = whole.since(0);
+        prop_assert!(since.bytes.len() <= cap);
+        prop_assert_eq!(since.dropped as usize + since.bytes.len(), data.len());
+        prop_assert_eq!(&since.bytes[..], &data[data.len() - since.bytes.len()..]);
+    }
+
+    #[test]
+    fn clip_chunking_invariant(text in "\\PC{0,200}", cuts in cuts(), head in 0usize..50, tail in 0usize..50) {
+        let mut whole = HeadTailClip::new(head, tail);
+        whole.push(&text);
+        let mut parts = HeadTailClip::new(head, tail);
+        let mut at: Vec<usize> = cuts.iter().map(|i| i.index(text.len() + 1)).filter(|a| text.is_char_boundary(*a)).collect();
+        at.sort_unstable();
+        let mut prev = 0;
+        for a in at {
+            parts.push(&text[prev..a]);
+            prev = a;
+        }
+        parts.push(&text[prev..]);
+        let got = whole.clipped();
+        prop_assert_eq!(parts.clipped(), got.clone());
+        prop_assert!(got.head.len() <= head && got.tail.len() <= tail);
+        prop_assert!(text.starts_with(&got.head) && text.ends_with(&got.tail));
+        prop_assert_eq!(got.head.len() as u64 + got.tail.len() as u64 + got.omitted, text.len() as u64);
+    }
+
+    #[test]
+    fn redactor_chunking_invariant(data in stream(), cuts in cuts(), picks in prop::collection::vec((any::<Index>(), 1usize..12), 1..4)) {
+        let mut secrets: Vec<Vec<u8>> = picks.iter().map(|(i, len)| {
+            let start = i.index(data.len().max(1));
+            data.get(start..(start + len).min(data.len())).unwrap_or(b"x").to_vec()
+        }).filter(|s| !s.is_empty()).collect();
+        if secrets.is_empty() { secrets.push(b"secret".to_vec()); }
+        let whole = redact(&secrets, &[&data]);
+        prop_assert_eq!(redact(&secrets, &split(&data, &cuts)), whole.clone());
+        for s in &secrets {
+            // A secret can only remain when it is made of redaction text.
+            let marker = tether_term::redact::REDACTED.as_bytes();
+            if !marker.windows(s.len()).any(|w| w == &s[..]) {
+                prop_assert!(!whole.windows(s.len()).any(|w| w == &s[..]), "secret {:?} leaked", s);
+            }
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..2000), cuts in cuts()) {
+        let chunks = split(&data, &cuts);
+        let _ = scan_norm(&chunks, true);
+        let _ = filter(&chunks);
+        let _ = project(&chunks);
+        let _ = markers(&chunks);
+        let _ = capture(&chunks);
+        let mut t = ScreenTracker::new();
+        for c in &chunks { t.written(c); }
+        let _ = tether_term::plan_restore(&tether_term::Baseline::Fallback, t.state());
+    }
+}

@@ -83,6 +83,9 @@ pub fn is_reply(token: &Token<'_>) -> bool {
 }
 
 fn is_csi_reply(csi: &Csi<'_>) -> bool {
+    if !matches!(csi.final_byte, b'c' | b'R' | b'y' | b'u') {
+        return false;
+    }
     let Some(params) = csi.strict_params() else {
         return false;
     };

@@ -13,8 +13,9 @@ use crate::scan::Scanner;
 use crate::token::{Csi, Token};
 use crate::utf8::Utf8Decoder;
 
-/// Longest line, in characters, held for overwriting; a longer line is
-/// released as-is and the rest continues as a new (unterminated) line.
+/// Longest line, in bytes, held for overwriting; a longer line is released
+/// as-is (after the character that reaches the bound) and the rest
+/// continues as a new, unterminated line.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
 
 /// Streaming text projection.
@@ -25,9 +26,11 @@ pub struct TextProjector {
     decoder: Utf8Decoder,
 }
 
+/// The current line. `cursor` is a byte index on a character boundary,
+/// never past the end; columns are counted in characters.
 #[derive(Clone, Debug)]
 struct LineBuffer {
-    chars: Vec<char>,
+    text: String,
     cursor: usize,
     max: usize,
 }
@@ -44,13 +47,13 @@ impl TextProjector {
         Self::with_max_line(DEFAULT_MAX_LINE)
     }
 
-    /// A projector holding at most `max` characters of the current line
-    /// (at least 1).
+    /// A projector holding at most `max` bytes of the current line (at
+    /// least 1).
     pub fn with_max_line(max: usize) -> Self {
         TextProjector {
             scanner: Scanner::new(),
             line: LineBuffer {
-                chars: Vec::new(),
+                text: String::new(),
                 cursor: 0,
                 max: max.max(1),
             },
@@ -79,7 +82,7 @@ impl TextProjector {
     /// The unfinished current line as it reads now (for example a prompt
     /// waiting for input).
     pub fn current_line(&self) -> String {
-        self.line.chars.iter().collect()
+        self.line.text.clone()
     }
 
     /// Ends the stream: appends the unfinished line (without a newline).
@@ -92,18 +95,51 @@ impl TextProjector {
 }
 
 impl LineBuffer {
-    fn write(&mut self, s: &str, out: &mut String) {
-        for c in s.chars() {
-            if self.cursor == self.chars.len() {
-                self.chars.push(c);
+    fn write(&mut self, mut s: &str, out: &mut String) {
+        while !s.is_empty() {
+            if self.cursor == self.text.len() {
+                s = self.append(s, out);
             } else {
-                self.chars[self.cursor] = c;
-            }
-            self.cursor += 1;
-            if self.chars.len() >= self.max {
-                self.emit(out);
+                s = self.overwrite(s, out);
             }
         }
+    }
+
+    /// Appends at the end, up to the character that reaches the bound.
+    fn append<'s>(&mut self, s: &'s str, out: &mut String) -> &'s str {
+        let need = self.max - self.text.len();
+        if s.len() < need {
+            self.text.push_str(s);
+            self.cursor = self.text.len();
+            return "";
+        }
+        let mut cut = need;
+        while !s.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.text.push_str(&s[..cut]);
+        self.emit(out);
+        &s[cut..]
+    }
+
+    /// Replaces the character under the cursor with the first of `s`.
+    fn overwrite<'s>(&mut self, s: &'s str, out: &mut String) -> &'s str {
+        let mut chars = s.chars();
+        let Some(c) = chars.next() else {
+            return s;
+        };
+        let old = self.text[self.cursor..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
+        let mut buf = [0u8; 4];
+        let new = c.encode_utf8(&mut buf);
+        self.text.replace_range(self.cursor..self.cursor + old, new);
+        self.cursor += new.len();
+        if self.text.len() >= self.max {
+            self.emit(out);
+        }
+        chars.as_str()
     }
 
     fn control(&mut self, c: u8, out: &mut String) {
@@ -113,14 +149,17 @@ impl LineBuffer {
                 out.push('\n');
             }
             b'\r' => self.cursor = 0,
-            0x08 => self.cursor = self.cursor.saturating_sub(1),
+            0x08 => self.back(1),
             b'\t' => self.write("\t", out),
             _ => {}
         }
     }
 
     fn csi(&mut self, csi: &Csi<'_>) {
-        if csi.prefix().is_some() || !csi.intermediates.is_empty() {
+        if !matches!(csi.final_byte, b'K' | b'D' | b'C' | b'G')
+            || csi.prefix().is_some()
+            || !csi.intermediates.is_empty()
+        {
             return;
         }
         let Some(params) = csi.strict_params() else {
@@ -129,39 +168,73 @@ impl LineBuffer {
         let n = params.get(0, 1).max(1) as usize;
         match csi.final_byte {
             b'K' => self.erase(params.get(0, 0)),
-            b'D' => self.cursor = self.cursor.saturating_sub(n),
-            b'C' => self.move_to(self.cursor.saturating_add(n)),
-            b'G' => self.move_to(n - 1),
-            _ => {}
+            b'D' => self.back(n),
+            b'C' => self.move_to(self.column().saturating_add(n)),
+            _ => self.move_to(n - 1),
         }
     }
 
-    fn move_to(&mut self, col: usize) {
-        let col = col.min(self.max - 1);
-        if col > self.chars.len() {
-            self.chars.resize(col, ' ');
+    /// The cursor's column, in characters.
+    fn column(&self) -> usize {
+        self.text[..self.cursor].chars().count()
+    }
+
+    fn back(&mut self, n: usize) {
+        for _ in 0..n {
+            match self.text[..self.cursor].chars().next_back() {
+                Some(c) => self.cursor -= c.len_utf8(),
+                None => break,
+            }
         }
-        self.cursor = col;
+    }
+
+    /// Moves to column `col`, padding with spaces past the end (never to or
+    /// past the bound).
+    fn move_to(&mut self, col: usize) {
+        match self.text.char_indices().nth(col) {
+            Some((i, _)) => self.cursor = i,
+            None => {
+                let have = self.text.chars().count();
+                let room = self.max.saturating_sub(self.text.len() + 1);
+                let pad = col.saturating_sub(have).min(room);
+                self.text.extend(std::iter::repeat_n(' ', pad));
+                self.cursor = self.text.len();
+            }
+        }
     }
 
     fn erase(&mut self, how: u32) {
         match how {
-            0 => self.chars.truncate(self.cursor),
+            0 => self.text.truncate(self.cursor),
             1 => {
-                let end = (self.cursor + 1).min(self.chars.len());
-                self.chars[..end].fill(' ');
+                // Columns 0..=cursor become blanks; they are 1 byte each, so
+                // the cursor's byte index becomes its column.
+                let col = self.column();
+                let end = self.column_to_byte(col + 1);
+                let blanks = self.text[..end].chars().count();
+                self.text.replace_range(..end, &" ".repeat(blanks));
+                self.cursor = col;
             }
             2 => {
-                self.chars.clear();
-                self.chars.resize(self.cursor, ' ');
+                let col = self.column();
+                self.text.clear();
+                self.text.extend(std::iter::repeat_n(' ', col));
+                self.cursor = col;
             }
             _ => {}
         }
     }
 
+    fn column_to_byte(&self, col: usize) -> usize {
+        self.text
+            .char_indices()
+            .nth(col)
+            .map_or(self.text.len(), |(i, _)| i)
+    }
+
     fn emit(&mut self, out: &mut String) {
-        out.extend(self.chars.iter());
-        self.chars.clear();
+        out.push_str(&self.text);
+        self.text.clear();
         self.cursor = 0;
     }
 }

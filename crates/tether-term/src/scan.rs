@@ -145,6 +145,15 @@ impl Scanner {
             return input.len();
         };
         if b == ESC {
+            if let Some(len) = complete_csi(&rest[n..]) {
+                // The whole CSI is in this chunk: no copy, same token.
+                let raw = &rest[n..n + len];
+                sink(Event {
+                    raw,
+                    token: Token::Csi(Csi::parse(raw)),
+                });
+                return i + n + len;
+            }
             self.seq.push(ESC);
             self.state = State::Esc;
         } else {
@@ -313,6 +322,22 @@ impl Scanner {
         self.state = State::Ground;
         self.overflowed = false;
     }
+}
+
+/// Longest CSI the zero-copy path looks for; anything longer (or unusual)
+/// takes the buffered path, which classifies it the same way.
+const FAST_CSI_LIMIT: usize = 64;
+
+/// The length of a plain, complete CSI at the start of `s` (`ESC [`, then
+/// parameter and intermediate bytes, then a final byte), if there is one
+/// within [`FAST_CSI_LIMIT`] bytes.
+fn complete_csi(s: &[u8]) -> Option<usize> {
+    if s.get(1) != Some(&b'[') {
+        return None;
+    }
+    let body = s.get(2..s.len().min(FAST_CSI_LIMIT))?;
+    let at = body.iter().position(|b| !(0x20..=0x3f).contains(b))?;
+    (0x40..=0x7e).contains(&body[at]).then_some(at + 3)
 }
 
 fn classify(end: End, raw: &[u8]) -> Token<'_> {

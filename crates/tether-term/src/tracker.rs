@@ -274,7 +274,7 @@ fn apply(state: &mut ScreenState, token: &Token<'_>) {
 }
 
 fn apply_csi(state: &mut ScreenState, csi: &Csi<'_>) {
-    if !csi.intermediates.is_empty() {
+    if csi.prefix().is_none() || !csi.intermediates.is_empty() {
         return;
     }
     let Some(params) = csi.strict_params() else {

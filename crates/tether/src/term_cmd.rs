@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, Result};
 use tether_term::{
-    Baseline, ResponseFilter, Scanner, ScreenTracker, TextProjector, Token, plan_restore,
+    Baseline, Captured, ResponseFilter, Scanner, ScreenTracker, TextProjector, Token, plan_restore,
 };
 
 use crate::cli::{TermArgs, TermMode};
@@ -55,7 +55,8 @@ pub fn run(args: TermArgs) -> Result<()> {
             }
             let state = tracker.state();
             writeln!(stdout, "{state:#?}")?;
-            let plan = plan_restore(&Baseline::Fallback, state);
+            // What undoes that state, for a terminal that began as a plain shell.
+            let plan = plan_restore(&Baseline::Captured(Captured::default()), state);
             writeln!(
                 stdout,
                 "restore: {}",

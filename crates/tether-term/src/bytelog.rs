@@ -45,10 +45,7 @@ impl ByteLog {
     /// Appends bytes, dropping the oldest past the capacity.
     pub fn append(&mut self, bytes: &[u8]) {
         self.end += bytes.len() as u64;
-        let bytes = &bytes[bytes.len().saturating_sub(self.capacity)..];
-        let overflow = (self.buf.len() + bytes.len()).saturating_sub(self.capacity);
-        self.buf.drain(..overflow);
-        self.buf.extend(bytes);
+        append_bounded(&mut self.buf, bytes, self.capacity);
     }
 
     /// The offset just past the last byte appended.
@@ -91,4 +88,13 @@ impl ByteLog {
         let b = usize::try_from(to - start).unwrap_or(usize::MAX);
         self.buf.range(a..b).copied().collect()
     }
+}
+
+/// Appends `bytes` to `buf`, then drops the oldest bytes past `capacity`
+/// (without ever holding more than `capacity`).
+pub(crate) fn append_bounded(buf: &mut VecDeque<u8>, bytes: &[u8], capacity: usize) {
+    let bytes = &bytes[bytes.len().saturating_sub(capacity)..];
+    let overflow = (buf.len() + bytes.len()).saturating_sub(capacity);
+    buf.drain(..overflow);
+    buf.extend(bytes);
 }

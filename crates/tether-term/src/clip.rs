@@ -3,6 +3,8 @@
 
 use std::collections::VecDeque;
 
+use crate::bytelog::append_bounded;
+
 /// Streaming head+tail clip of UTF-8 text.
 #[derive(Clone, Debug)]
 pub struct HeadTailClip {
@@ -71,11 +73,7 @@ impl HeadTailClip {
                 self.head_closed = true;
             }
         }
-        let bytes = text.as_bytes();
-        let bytes = &bytes[bytes.len().saturating_sub(self.tail_max)..];
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_max);
-        self.tail.drain(..overflow);
-        self.tail.extend(bytes);
+        append_bounded(&mut self.tail, text.as_bytes(), self.tail_max);
     }
 
     /// Bytes pushed so far.

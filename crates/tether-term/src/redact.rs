@@ -3,7 +3,12 @@
 //!
 //! Bytes that might be the start of a secret are held until the next chunk
 //! decides them (at most the longest secret's length minus one), so a
-//! secret never leaks in pieces.
+//! secret never leaks in pieces. Matching is leftmost-longest, as one pass
+//! over the whole stream would do.
+//!
+//! It is meant for text (the projection's output). On a raw terminal stream
+//! a secret right after an ESC would leave `ESC [redacted]`, which a
+//! terminal reads as a control sequence.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 

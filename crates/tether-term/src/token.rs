@@ -98,21 +98,12 @@ impl<'a> Csi<'a> {
     /// Parses the parts of a complete CSI, `raw` starting with `ESC [`.
     pub(crate) fn parse(raw: &'a [u8]) -> Self {
         let body = raw.get(2..raw.len().saturating_sub(1)).unwrap_or(&[]);
-        let final_byte = raw.last().copied().unwrap_or(0);
-        let p = body
-            .iter()
-            .position(|b| !(0x30..=0x3f).contains(b))
-            .unwrap_or(body.len());
-        let rest = &body[p..];
-        let i = rest
-            .iter()
-            .position(|b| !(0x20..=0x2f).contains(b))
-            .unwrap_or(rest.len());
+        let (params, intermediates, rest) = split_header(body);
         Csi {
-            params: &body[..p],
-            intermediates: &rest[..i],
-            final_byte,
-            malformed: i != rest.len(),
+            params,
+            intermediates,
+            final_byte: raw.last().copied().unwrap_or(0),
+            malformed: !rest.is_empty(),
         }
     }
 
@@ -160,10 +151,11 @@ impl<'a> Params<'a> {
     /// yields an empty iterator.
     pub fn iter(&self) -> impl Iterator<Item = Option<u32>> + 'a {
         let bytes = self.bytes;
-        let mut parts = bytes.split(|b| *b == b';');
-        let empty = bytes.is_empty();
-        std::iter::from_fn(move || if empty { None } else { parts.next() })
-            .map(|p| if p.is_empty() { None } else { parse_u32(p) })
+        (!bytes.is_empty())
+            .then(|| bytes.split(|b| *b == b';'))
+            .into_iter()
+            .flatten()
+            .map(parse_u32)
     }
 
     /// How many parameters there are (0 when there were no parameter bytes).
@@ -212,21 +204,29 @@ impl<'a> DcsHeader<'a> {
     /// Splits a DCS payload into its header and data; `None` when the header
     /// is not well formed.
     pub fn parse(payload: &'a [u8]) -> Option<Self> {
-        let p = payload
-            .iter()
-            .position(|b| !(0x30..=0x3f).contains(b))
-            .unwrap_or(payload.len());
-        let rest = &payload[p..];
-        let i = rest
-            .iter()
-            .position(|b| !(0x20..=0x2f).contains(b))
-            .unwrap_or(rest.len());
-        let final_byte = *rest.get(i)?;
-        (0x40..=0x7e).contains(&final_byte).then(|| DcsHeader {
-            params: &payload[..p],
-            intermediates: &rest[..i],
+        let (params, intermediates, rest) = split_header(payload);
+        let (&final_byte, data) = rest.split_first()?;
+        (0x40..=0x7e).contains(&final_byte).then_some(DcsHeader {
+            params,
+            intermediates,
             final_byte,
-            data: &rest[i + 1..],
+            data,
         })
     }
+}
+
+/// Splits `P* I* rest` (parameter bytes 0x30–0x3F, then intermediate bytes
+/// 0x20–0x2F) off the front of a CSI or DCS body.
+fn split_header(body: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    let p = body
+        .iter()
+        .position(|b| !(0x30..=0x3f).contains(b))
+        .unwrap_or(body.len());
+    let (params, rest) = body.split_at(p);
+    let i = rest
+        .iter()
+        .position(|b| !(0x20..=0x2f).contains(b))
+        .unwrap_or(rest.len());
+    let (intermediates, rest) = rest.split_at(i);
+    (params, intermediates, rest)
 }

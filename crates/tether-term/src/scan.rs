@@ -248,7 +248,13 @@ impl Scanner {
                         self.finish(End::Esc, sink);
                         return true;
                     }
-                    _ => State::Esc, // a control inside ESC: kept in the span
+                    _ => {
+                        // A control right after ESC: the ESC introduced
+                        // nothing; release it and scan the control as such.
+                        self.seq.pop();
+                        self.finish(End::Cancelled, sink);
+                        return false;
+                    }
                 };
             }
             (State::EscIntermediate, _) => {

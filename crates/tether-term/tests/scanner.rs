@@ -244,6 +244,28 @@ fn cancelled_sequences_keep_their_bytes() {
 }
 
 #[test]
+fn control_right_after_esc_cancels_the_esc() {
+    // Found by the scanner fuzz target: the ESC introduces nothing.
+    assert_eq!(
+        scan(b"\x1b\x01O\x06"),
+        vec![
+            Ev::Cancelled(b"\x1b".to_vec()),
+            Ev::Control(0x01),
+            Ev::Text(b"O".to_vec()),
+            Ev::Control(0x06),
+        ]
+    );
+    assert_eq!(
+        scan(b"\x1b\x7f[m"),
+        vec![
+            Ev::Cancelled(b"\x1b".to_vec()),
+            Ev::Control(0x7f),
+            Ev::Text(b"[m".to_vec())
+        ]
+    );
+}
+
+#[test]
 fn lone_trailing_esc_is_held_then_released() {
     let mut s = Scanner::new();
     let mut got = Vec::new();

@@ -1,0 +1,298 @@
+//! [`LocalPty`]: a program on a fresh local PTY, as a [`Terminal`].
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::time::Duration;
+
+use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
+use tether_transport::{
+    ExitInfo, Foreground, Inspection, OutputStream, Signal, TermSize, Terminal, TransportError,
+};
+use tokio::sync::{mpsc, watch};
+
+use crate::inspect::{self, PtyIdentity};
+use crate::signals;
+use crate::tree;
+
+/// Output chunks buffered between the reader thread and the consumer; when
+/// full, the reader stops reading and the kernel's flow control holds the
+/// program, so a flood cannot grow memory.
+const OUTPUT_QUEUE: usize = 64;
+/// Bytes per read from the PTY master.
+const READ_SIZE: usize = 64 * 1024;
+
+/// What to start, and how the terminal is set up.
+#[derive(Clone, Debug)]
+pub struct SpawnSpec {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The complete environment (nothing is inherited).
+    pub env: Vec<(String, String)>,
+    /// The working directory.
+    pub cwd: Option<PathBuf>,
+    /// Terminal size.
+    pub size: TermSize,
+    /// Echo input (ECHO). Off suits programs driven by programs.
+    pub echo: bool,
+    /// Output post-processing (OPOST/ONLCR: LF becomes CRLF). Off is ~10x
+    /// faster for floods of short lines.
+    pub output_processing: bool,
+}
+
+impl SpawnSpec {
+    /// A spec for `program` with no arguments, an empty environment, 24x80,
+    /// echo and output processing on (a normal terminal).
+    pub fn new(program: impl Into<String>) -> Self {
+        SpawnSpec {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            size: TermSize::default(),
+            echo: true,
+            output_processing: true,
+        }
+    }
+}
+
+/// A program running on a local PTY. Dropping it ends the program's whole
+/// process tree.
+pub struct LocalPty {
+    pty: Arc<pty_process::blocking::Pty>,
+    id: PtyIdentity,
+    writer: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
+    output: Mutex<Option<OutputStream>>,
+    exit: watch::Receiver<Option<ExitInfo>>,
+}
+
+impl std::fmt::Debug for LocalPty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalPty").field("id", &self.id).finish()
+    }
+}
+
+fn setup(what: &'static str) -> impl FnOnce(std::io::Error) -> TransportError {
+    move |source| TransportError::Setup { what, source }
+}
+
+/// The OS error inside a `pty-process` error.
+pub(crate) fn pty_err(e: pty_process::Error) -> std::io::Error {
+    match e {
+        pty_process::Error::Io(e) => e,
+        pty_process::Error::Rustix(e) => std::io::Error::from_raw_os_error(e.raw_os_error()),
+        #[allow(unreachable_patterns)]
+        other => std::io::Error::other(other.to_string()),
+    }
+}
+
+fn io_err(e: nix::Error) -> std::io::Error {
+    e.into()
+}
+
+impl LocalPty {
+    /// Starts `spec.program` as a session leader whose controlling terminal
+    /// is a new PTY, with default signal dispositions and an empty signal
+    /// mask whatever tether inherited.
+    pub fn spawn(spec: &SpawnSpec) -> Result<LocalPty, TransportError> {
+        let (pty, pts) =
+            pty_process::blocking::open().map_err(|e| setup("allocation")(pty_err(e)))?;
+        pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
+            .map_err(|e| setup("resize")(pty_err(e)))?;
+        configure(&pts, spec)?;
+        let pts_path = std::fs::read_link(format!("/proc/self/fd/{}", pts.as_raw_fd()))
+            .map_err(setup("slave lookup"))?;
+        let mut cmd = pty_process::blocking::Command::new(&spec.program)
+            .args(&spec.args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if let Some(cwd) = &spec.cwd {
+            cmd = cmd.current_dir(cwd);
+        }
+        let child =
+            signals::spawn_with_default_signals(cmd, pts).map_err(|e| TransportError::Spawn {
+                program: spec.program.clone(),
+                source: e,
+            })?;
+        let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+        let pty = Arc::new(pty);
+        let (exit_tx, exit) = watch::channel(None);
+        std::thread::Builder::new()
+            .name("tether-pty-wait".into())
+            .spawn(move || wait_child(child, exit_tx))
+            .map_err(setup("waiter thread"))?;
+        let output = start_reader(Arc::clone(&pty))?;
+        let writer = start_writer(Arc::clone(&pty))?;
+        Ok(LocalPty {
+            pty,
+            id: PtyIdentity {
+                pts: pts_path,
+                session: pid,
+            },
+            writer: Mutex::new(Some(writer)),
+            output: Mutex::new(Some(output)),
+            exit,
+        })
+    }
+
+    /// The top program's pid (it leads its own session).
+    pub fn pid(&self) -> i32 {
+        self.id.session
+    }
+
+    /// The PTY slave device, e.g. `/dev/pts/3`.
+    pub fn pts_path(&self) -> &std::path::Path {
+        &self.id.pts
+    }
+}
+
+fn configure(pts: &pty_process::blocking::Pts, spec: &SpawnSpec) -> Result<(), TransportError> {
+    let err = |e: nix::Error| setup("termios")(io_err(e));
+    let mut t = termios::tcgetattr(pts.as_fd()).map_err(err)?;
+    t.input_flags |= InputFlags::IUTF8;
+    t.local_flags.set(LocalFlags::ECHO, spec.echo);
+    t.output_flags
+        .set(OutputFlags::OPOST, spec.output_processing);
+    termios::tcsetattr(pts.as_fd(), SetArg::TCSANOW, &t).map_err(err)
+}
+
+fn wait_child(mut child: std::process::Child, exit: watch::Sender<Option<ExitInfo>>) {
+    use std::os::unix::process::ExitStatusExt;
+    let info = match child.wait() {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => ExitInfo::Code(code),
+            (None, Some(sig)) => ExitInfo::Signal(sig),
+            (None, None) => ExitInfo::Code(-1),
+        },
+        Err(_) => ExitInfo::Code(-1),
+    };
+    let _ = exit.send(Some(info));
+}
+
+fn start_reader(pty: Arc<pty_process::blocking::Pty>) -> Result<OutputStream, TransportError> {
+    let (tx, rx) = mpsc::channel(OUTPUT_QUEUE);
+    std::thread::Builder::new()
+        .name("tether-pty-read".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; READ_SIZE];
+            loop {
+                match (&*pty).read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // EIO: every slave descriptor is closed: end of stream.
+                    Err(_) => break,
+                }
+            }
+        })
+        .map_err(setup("reader thread"))?;
+    Ok(rx)
+}
+
+fn start_writer(
+    pty: Arc<pty_process::blocking::Pty>,
+) -> Result<std_mpsc::Sender<Vec<u8>>, TransportError> {
+    let (tx, rx) = std_mpsc::channel::<Vec<u8>>();
+    std::thread::Builder::new()
+        .name("tether-pty-write".into())
+        .spawn(move || {
+            for bytes in rx {
+                if (&*pty).write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(setup("writer thread"))?;
+    Ok(tx)
+}
+
+impl Terminal for LocalPty {
+    fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        let guard = self.writer.lock().map_err(|_| TransportError::Closed)?;
+        let tx = guard.as_ref().ok_or(TransportError::Closed)?;
+        tx.send(bytes).map_err(|_| TransportError::Closed)
+    }
+
+    fn take_output(&self) -> Option<OutputStream> {
+        self.output.lock().ok()?.take()
+    }
+
+    fn resize(&self, size: TermSize) -> Result<(), TransportError> {
+        self.pty
+            .resize(pty_process::Size::new(size.rows, size.cols))
+            .map_err(|e| setup("resize")(pty_err(e)))
+    }
+
+    fn signal_foreground(
+        &self,
+        signal: Signal,
+        expected: Option<&Foreground>,
+    ) -> Result<i32, TransportError> {
+        let pgid = self.foreground_pgid()?;
+        if let Some(want) = expected {
+            let now = inspect::foreground(&self.id, pgid);
+            let same = want.pgid == pgid
+                && want.process.as_ref().map(|p| (p.pid, p.start_time))
+                    == now.process.as_ref().map(|p| (p.pid, p.start_time));
+            if !same {
+                return Err(TransportError::ForegroundChanged);
+            }
+        }
+        signals::signal_group(pgid, signal).map_err(|source| TransportError::Signal {
+            signal,
+            pgid,
+            source,
+        })?;
+        Ok(pgid)
+    }
+
+    fn kill(&self, grace: Duration) -> Result<(), TransportError> {
+        tree::kill_tree(self.id.session, &self.id.pts, grace);
+        Ok(())
+    }
+
+    fn exit(&self) -> watch::Receiver<Option<ExitInfo>> {
+        self.exit.clone()
+    }
+
+    fn inspect(&self) -> Result<Inspection, TransportError> {
+        if self.exit.borrow().is_some() {
+            return Ok(Inspection {
+                top: None,
+                foreground: None,
+            });
+        }
+        let top = inspect::process_info(self.id.session);
+        let foreground = self
+            .foreground_pgid()
+            .ok()
+            .map(|pgid| inspect::foreground(&self.id, pgid));
+        Ok(Inspection { top, foreground })
+    }
+}
+
+impl LocalPty {
+    fn foreground_pgid(&self) -> Result<i32, TransportError> {
+        nix::unistd::tcgetpgrp(self.pty.as_fd())
+            .map(|p| p.as_raw())
+            .map_err(|_| TransportError::Closed)
+    }
+}
+
+impl Drop for LocalPty {
+    fn drop(&mut self) {
+        if let Ok(mut w) = self.writer.lock() {
+            w.take();
+        }
+        if self.exit.borrow().is_none() {
+            tree::kill_tree(self.id.session, &self.id.pts, Duration::from_millis(500));
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Ending a whole process tree: everything in the shell's session, every
+//! descendant of the shell, and every process still holding the PTY open
+//! (which catches `setsid prog &` whose parent has exited), each verified by
+//! start time before it is signalled so a reused pid is never hit.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::procfs::{self, Stat};
+
+/// A process to end: pid plus start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Target {
+    pid: i32,
+    start_time: u64,
+}
+
+/// The processes of the tree rooted at `root` (a session leader): members of
+/// its session, holders of the PTY `pts`, and their descendants by
+/// parentage.
+fn members(root: i32, pts: &Path) -> Vec<Target> {
+    let all = procfs::all_processes();
+    let mut tree: HashSet<i32> = HashSet::from([root]);
+    tree.extend(all.iter().filter(|s| holds(s.pid, pts)).map(|s| s.pid));
+    loop {
+        let before = tree.len();
+        for s in &all {
+            if tree.contains(&s.ppid) || s.session == root {
+                tree.insert(s.pid);
+            }
+        }
+        if tree.len() == before {
+            break;
+        }
+    }
+    all.iter()
+        .filter(|s| tree.contains(&s.pid) && s.state != 'Z')
+        .map(|s: &Stat| Target {
+            pid: s.pid,
+            start_time: s.start_time,
+        })
+        .collect()
+}
+
+/// True when `pid` has a descriptor open on `pts`.
+fn holds(pid: i32, pts: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == pts))
+}
+
+fn still_alive(t: &Target) -> bool {
+    procfs::stat(t.pid).is_some_and(|s| s.start_time == t.start_time && s.state != 'Z')
+}
+
+fn send(t: &Target, signal: Signal) {
+    if still_alive(t) {
+        // The process may exit between the check and the signal: harmless.
+        let _ = kill(Pid::from_raw(t.pid), signal);
+    }
+}
+
+/// Ends the tree rooted at `root` whose terminal is `pts`: SIGHUP and SIGTERM (with SIGCONT so
+/// stopped jobs can act on them), then SIGKILL for anything still alive
+/// after `grace`. Returns once every member is gone or `grace` has passed
+/// twice.
+pub fn kill_tree(root: i32, pts: &Path, grace: Duration) {
+    let targets = members(root, pts);
+    for t in &targets {
+        send(t, Signal::SIGHUP);
+        send(t, Signal::SIGTERM);
+        send(t, Signal::SIGCONT);
+    }
+    if wait_gone(&targets, grace) {
+        return;
+    }
+    // New members may have appeared (a trap that forks); take them too.
+    let mut all: HashSet<Target> = targets.into_iter().collect();
+    all.extend(members(root, pts));
+    for t in &all {
+        send(t, Signal::SIGKILL);
+    }
+    let all: Vec<Target> = all.into_iter().collect();
+    wait_gone(&all, grace);
+}
+
+fn wait_gone(targets: &[Target], grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        if !targets.iter().any(still_alive) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

@@ -1,0 +1,220 @@
+//! The local PTY transport against real programs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tether_transport::{ExitInfo, Signal, TermSize, Terminal, TransportError};
+
+#[tokio::test]
+async fn output_exit_code_and_end_of_stream() {
+    let (pty, mut out) = spawn("sh", &["-c", "printf 'hello\\n'; exit 3"]);
+    let all = read_to_end(&mut out).await;
+    assert_eq!(all, b"hello\r\n");
+    let mut exit = pty.exit();
+    let info = *exit.wait_for(|e| e.is_some()).await.unwrap();
+    assert_eq!(info, Some(ExitInfo::Code(3)));
+    assert!(pty.inspect().unwrap().top.is_none());
+}
+
+#[tokio::test]
+async fn child_is_session_leader_with_the_pty_as_controlling_terminal() {
+    let (pty, mut out) = spawn("sh", &["-c", "ps -o pid=,sid=,tty= -p $$; tty"]);
+    let text = String::from_utf8(read_to_end(&mut out).await).unwrap();
+    let pid = pty.pid().to_string();
+    let pts = pty.pts_path().display().to_string();
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(fields[0], pid, "{text}");
+    assert_eq!(fields[1], pid, "session id is its own pid: {text}");
+    assert_eq!(format!("/dev/{}", fields[2]), pts, "{text}");
+    assert_eq!(fields[3], pts, "{text}");
+}
+
+#[tokio::test]
+async fn iutf8_is_set_and_echo_and_opost_follow_the_spec() {
+    let (_pty, mut out) = spawn("stty", &["-a"]);
+    let text = String::from_utf8(read_to_end(&mut out).await).unwrap();
+    assert!(text.split_whitespace().any(|w| w == "iutf8"), "{text}");
+    assert!(text.split_whitespace().any(|w| w == "echo"), "{text}");
+    let mut s = spec("stty", &["-a"]);
+    s.echo = false;
+    s.output_processing = false;
+    let pty = tether_pty::LocalPty::spawn(&s).unwrap();
+    let text = String::from_utf8(read_to_end(&mut pty.take_output().unwrap()).await).unwrap();
+    for flag in ["-echo", "-opost", "iutf8"] {
+        assert!(
+            text.split_whitespace().any(|w| w == flag),
+            "{flag} in {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn writes_arrive_in_order_and_resize_is_seen() {
+    let (pty, mut out) = spawn("sh", &["-c", "read a; read b; echo \"[$a|$b]\"; stty size"]);
+    pty.write(b"one\n".to_vec()).unwrap();
+    pty.write(b"two\n".to_vec()).unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, "[one|two]").await;
+    drop(pty);
+    let (pty, mut out) = spawn("sh", &["-c", "read go; stty size"]);
+    pty.resize(TermSize {
+        rows: 40,
+        cols: 100,
+    })
+    .unwrap();
+    pty.write(b"\n".to_vec()).unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, "40 100").await;
+}
+
+#[tokio::test]
+async fn inspector_sees_a_program_blocked_reading_the_terminal() {
+    let (pty, _out) = spawn("cat", &[]);
+    let i = inspect_until(&pty, "cat reading", |i| {
+        i.foreground.as_ref().is_some_and(|f| f.reading_terminal)
+    });
+    let fg = i.foreground.unwrap();
+    assert_eq!(fg.pgid, pty.pid());
+    assert!(fg.is_top);
+    assert_eq!(fg.process.unwrap().command, "cat");
+    assert_eq!(i.top.unwrap().command, "cat");
+}
+
+#[tokio::test]
+async fn inspector_sees_a_sleeping_program_is_not_reading() {
+    let (pty, _out) = spawn("sh", &["-c", "exec sleep 30"]);
+    let i = inspect_until(&pty, "sleep", |i| {
+        i.top.as_ref().is_some_and(|t| t.command == "sleep")
+    });
+    assert!(!i.foreground.unwrap().reading_terminal);
+}
+
+#[tokio::test]
+async fn inspector_sees_select_and_poll_readers() {
+    // python3 -q waits for input through select() or poll() in readline.
+    let (pty, mut out) = spawn("python3", &["-q"]);
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, ">>> ").await;
+    inspect_until(&pty, "python3 reading", |i| {
+        i.foreground.as_ref().is_some_and(|f| f.reading_terminal)
+    });
+    // A script polling stdin explicitly.
+    let code = "import select,sys; select.select([sys.stdin],[],[]); print('ok')";
+    let (pty, _out) = spawn("python3", &["-c", code]);
+    inspect_until(&pty, "select() on stdin", |i| {
+        i.foreground.as_ref().is_some_and(|f| f.reading_terminal)
+    });
+    let code =
+        "import select,sys; p=select.poll(); p.register(0, select.POLLIN); p.poll(); print('ok')";
+    let (pty, _out) = spawn("python3", &["-c", code]);
+    inspect_until(&pty, "poll() on stdin", |i| {
+        i.foreground.as_ref().is_some_and(|f| f.reading_terminal)
+    });
+}
+
+#[tokio::test]
+async fn signals_go_to_the_verified_foreground_group() {
+    let (pty, mut out) = spawn("bash", &["--norc", "--noprofile", "-i"]);
+    pty.write(b"sleep 30 | cat\n".to_vec()).unwrap();
+    let i = inspect_until(&pty, "the pipeline in the foreground", |i| {
+        i.foreground.as_ref().is_some_and(|f| !f.is_top)
+    });
+    let fg = i.foreground.unwrap();
+    assert_eq!(fg.process.as_ref().unwrap().command, "sleep");
+    // A stale expectation is refused, nothing is signalled.
+    let mut stale = fg.clone();
+    stale.process.as_mut().unwrap().start_time += 1;
+    assert!(matches!(
+        pty.signal_foreground(Signal::Int, Some(&stale)),
+        Err(TransportError::ForegroundChanged)
+    ));
+    assert_eq!(
+        pty.signal_foreground(Signal::Int, Some(&fg)).unwrap(),
+        fg.pgid
+    );
+    inspect_until(&pty, "the shell back in the foreground", |i| {
+        i.foreground.as_ref().is_some_and(|f| f.is_top)
+    });
+    // Interactive bash abandons the rest of a list whose job died of SIGINT,
+    // so ask for the status as a new command.
+    pty.write(b"echo \"after:$?\"\n".to_vec()).unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, "after:130").await;
+}
+
+/// A sleep duration no other test run uses (`301.<our pid>`).
+fn unique(secs: &str) -> String {
+    format!("{secs}.{}", std::process::id())
+}
+
+/// Waits until one `sleep` per argument runs (a background job may still be
+/// a forked shell when its parent prints the next line).
+fn wait_for_sleeps(args: &[&str]) -> Vec<tether_pty::procfs::Stat> {
+    let start = std::time::Instant::now();
+    loop {
+        let found: Vec<_> = tether_pty::procfs::all_processes()
+            .into_iter()
+            .filter(|s| s.comm == "sleep")
+            .filter(|s| {
+                let cmdline = std::fs::read(format!("/proc/{}/cmdline", s.pid)).unwrap_or_default();
+                args.iter()
+                    .any(|a| cmdline.ends_with(format!("{a}\0").as_bytes()))
+            })
+            .collect();
+        if found.len() == args.len() {
+            return found;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "sleeps {args:?} never all ran: {found:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[tokio::test]
+async fn kill_ends_the_whole_tree_with_no_orphans() {
+    let (pty, mut out) = spawn("bash", &["--norc", "--noprofile", "-i"]);
+    let (a, b) = (unique("301"), unique("302"));
+    let line = format!("sleep {a} & (setsid sleep {b} &) ; trap '' HUP TERM; echo started\n");
+    pty.write(line.into_bytes()).unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, "started\r\n").await;
+    let tree = wait_for_sleeps(&[&a, &b]);
+    assert_eq!(tree.len(), 2, "both sleeps started: {tree:?}");
+    let shell = tether_pty::inspect::process_info(pty.pid()).unwrap();
+    pty.kill(Duration::from_millis(300)).unwrap();
+    for s in &tree {
+        wait_gone(s.pid, s.start_time);
+    }
+    wait_gone(shell.pid, shell.start_time);
+    let mut exit = pty.exit();
+    exit.wait_for(|e| e.is_some()).await.unwrap();
+}
+
+#[tokio::test]
+async fn dropping_the_pty_ends_its_tree() {
+    let (pty, mut out) = spawn("bash", &["--norc", "--noprofile", "-i"]);
+    let a = unique("303");
+    pty.write(format!("sleep {a} & echo started\n").into_bytes())
+        .unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut out, &mut seen, "started\r\n").await;
+    let sleeper = wait_for_sleeps(&[&a]).remove(0);
+    drop(pty);
+    wait_gone(sleeper.pid, sleeper.start_time);
+}
+
+#[tokio::test]
+async fn missing_program_is_a_clear_error() {
+    let err = tether_pty::LocalPty::spawn(&spec("/nonexistent/shell", &[])).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("could not start /nonexistent/shell:"),
+        "{text}"
+    );
+}

@@ -1,0 +1,209 @@
+//! `tether-transport`: the terminal seam.
+//!
+//! One small object-safe trait, [`Terminal`], that every transport
+//! implements: a local PTY (`tether-pty`) and, later, an SSH PTY channel.
+//! The shell engine drives a `dyn Terminal` and never knows which it has.
+//!
+//! This crate holds only the trait and the types that cross it. It does not
+//! spawn anything, know about shells, or parse terminal output.
+
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+
+/// Errors a transport reports.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The program could not be started.
+    #[error("could not start {program}: {source}; check that it is installed and on PATH")]
+    Spawn {
+        /// The program that failed to start.
+        program: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The terminal could not be set up (allocated, configured, resized).
+    #[error("terminal {what} failed: {source}")]
+    Setup {
+        /// Which step failed.
+        what: &'static str,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The terminal has ended: nothing more can be written or signalled.
+    #[error("the terminal has closed; start a new session")]
+    Closed,
+    /// A signal could not be delivered.
+    #[error("could not send {signal} to process group {pgid}: {source}")]
+    Signal {
+        /// The signal.
+        signal: Signal,
+        /// The process group it was for.
+        pgid: i32,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The foreground process group changed between inspection and
+    /// signalling (for example its leader exited and the pid was reused);
+    /// nothing was signalled.
+    #[error("the foreground program changed before it could be signalled; inspect again")]
+    ForegroundChanged,
+    /// This transport cannot do what was asked.
+    #[error("{0} is not supported by this transport")]
+    Unsupported(&'static str),
+}
+
+/// Signals a caller may send to the foreground program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// SIGINT (C-c).
+    Int,
+    /// SIGTERM.
+    Term,
+    /// SIGKILL.
+    Kill,
+    /// SIGQUIT (C-\).
+    Quit,
+    /// SIGHUP.
+    Hup,
+    /// SIGTSTP (C-z).
+    Tstp,
+    /// SIGCONT.
+    Cont,
+}
+
+impl Signal {
+    /// The conventional name without `SIG`, e.g. `INT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Int => "INT",
+            Signal::Term => "TERM",
+            Signal::Kill => "KILL",
+            Signal::Quit => "QUIT",
+            Signal::Hup => "HUP",
+            Signal::Tstp => "TSTP",
+            Signal::Cont => "CONT",
+        }
+    }
+
+    /// Parses a name such as `INT`, `SIGINT` or `int`.
+    pub fn from_name(name: &str) -> Option<Signal> {
+        let upper = name.to_ascii_uppercase();
+        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+        [
+            Signal::Int,
+            Signal::Term,
+            Signal::Kill,
+            Signal::Quit,
+            Signal::Hup,
+            Signal::Tstp,
+            Signal::Cont,
+        ]
+        .into_iter()
+        .find(|s| s.name() == bare)
+    }
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SIG{}", self.name())
+    }
+}
+
+/// A terminal size in character cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TermSize {
+    /// Rows.
+    pub rows: u16,
+    /// Columns.
+    pub cols: u16,
+}
+
+impl Default for TermSize {
+    fn default() -> Self {
+        TermSize { rows: 24, cols: 80 }
+    }
+}
+
+/// How the program at the top of the terminal (the shell) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExitInfo {
+    /// It exited with this code.
+    Code(i32),
+    /// It was killed by this signal number.
+    Signal(i32),
+}
+
+/// A process, identified so that a reused pid is never mistaken for it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProcessInfo {
+    /// The process id.
+    pub pid: i32,
+    /// Start time in clock ticks after boot (from `/proc/PID/stat`).
+    pub start_time: u64,
+    /// The command name (`/proc/PID/comm`).
+    pub command: String,
+}
+
+/// What is running in the terminal's foreground, from kernel state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Foreground {
+    /// The foreground process group.
+    pub pgid: i32,
+    /// The group's leader, or its oldest member when the leader is gone.
+    pub process: Option<ProcessInfo>,
+    /// True when some thread of the group is blocked reading the terminal
+    /// (`read` on it, or `poll`/`select`/`epoll` waiting on it).
+    pub reading_terminal: bool,
+    /// True when the foreground group is the top program's own (the shell
+    /// itself is in the foreground).
+    pub is_top: bool,
+}
+
+/// Evidence a transport can give about the terminal's processes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inspection {
+    /// The top program (the shell), while it runs.
+    pub top: Option<ProcessInfo>,
+    /// The foreground, when the transport can see it (a local PTY can; a
+    /// remote one cannot, and readiness then falls back to silence).
+    pub foreground: Option<Foreground>,
+}
+
+/// Chunks of output as they arrive; the channel closes at end of stream.
+pub type OutputStream = mpsc::Receiver<Vec<u8>>;
+
+/// A terminal with a program running on it.
+///
+/// Writes are queued and delivered in order by the transport; nothing here
+/// blocks on the program.
+pub trait Terminal: Send + Sync {
+    /// Queues `bytes` to be written to the terminal's input, after every
+    /// earlier write.
+    fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError>;
+
+    /// Takes the output stream. It can be taken once; later calls get `None`.
+    fn take_output(&self) -> Option<OutputStream>;
+
+    /// Changes the terminal size (the program gets SIGWINCH).
+    fn resize(&self, size: TermSize) -> Result<(), TransportError>;
+
+    /// Sends `signal` to the foreground process group after checking it is
+    /// still the one inspected (`expected`, when given). Returns the group
+    /// signalled.
+    fn signal_foreground(
+        &self,
+        signal: Signal,
+        expected: Option<&Foreground>,
+    ) -> Result<i32, TransportError>;
+
+    /// Ends the program and every process it started, escalating from
+    /// SIGHUP/SIGTERM to SIGKILL within `grace`.
+    fn kill(&self, grace: Duration) -> Result<(), TransportError>;
+
+    /// Watches for the top program's exit (`None` while it runs).
+    fn exit(&self) -> watch::Receiver<Option<ExitInfo>>;
+
+    /// Inspects the terminal's processes now.
+    fn inspect(&self) -> Result<Inspection, TransportError>;
+}

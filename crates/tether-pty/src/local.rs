@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
 use std::time::Duration;
 
@@ -66,6 +67,9 @@ pub struct LocalPty {
     id: PtyIdentity,
     writer: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
     output: Mutex<Option<OutputStream>>,
+    delivered: Arc<AtomicU64>,
+    accepted: AtomicU64,
+    written: Arc<AtomicU64>,
     exit: watch::Receiver<Option<ExitInfo>>,
 }
 
@@ -124,8 +128,10 @@ impl LocalPty {
             .name("tether-pty-wait".into())
             .spawn(move || wait_child(child, exit_tx))
             .map_err(setup("waiter thread"))?;
-        let output = start_reader(Arc::clone(&pty))?;
-        let writer = start_writer(Arc::clone(&pty))?;
+        let delivered = Arc::new(AtomicU64::new(0));
+        let output = start_reader(Arc::clone(&pty), Arc::clone(&delivered))?;
+        let written = Arc::new(AtomicU64::new(0));
+        let writer = start_writer(Arc::clone(&pty), Arc::clone(&written))?;
         Ok(LocalPty {
             pty,
             id: PtyIdentity {
@@ -134,6 +140,9 @@ impl LocalPty {
             },
             writer: Mutex::new(Some(writer)),
             output: Mutex::new(Some(output)),
+            delivered,
+            accepted: AtomicU64::new(0),
+            written,
             exit,
         })
     }
@@ -172,7 +181,10 @@ fn wait_child(mut child: std::process::Child, exit: watch::Sender<Option<ExitInf
     let _ = exit.send(Some(info));
 }
 
-fn start_reader(pty: Arc<pty_process::blocking::Pty>) -> Result<OutputStream, TransportError> {
+fn start_reader(
+    pty: Arc<pty_process::blocking::Pty>,
+    delivered: Arc<AtomicU64>,
+) -> Result<OutputStream, TransportError> {
     let (tx, rx) = mpsc::channel(OUTPUT_QUEUE);
     std::thread::Builder::new()
         .name("tether-pty-read".into())
@@ -182,6 +194,9 @@ fn start_reader(pty: Arc<pty_process::blocking::Pty>) -> Result<OutputStream, Tr
                 match (&*pty).read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
+                        // Counted as soon as read, so bytes between here and
+                        // the consumer never look settled.
+                        delivered.fetch_add(n as u64, Ordering::Release);
                         if tx.blocking_send(buf[..n].to_vec()).is_err() {
                             break;
                         }
@@ -198,6 +213,7 @@ fn start_reader(pty: Arc<pty_process::blocking::Pty>) -> Result<OutputStream, Tr
 
 fn start_writer(
     pty: Arc<pty_process::blocking::Pty>,
+    written: Arc<AtomicU64>,
 ) -> Result<std_mpsc::Sender<Vec<u8>>, TransportError> {
     let (tx, rx) = std_mpsc::channel::<Vec<u8>>();
     std::thread::Builder::new()
@@ -207,6 +223,7 @@ fn start_writer(
                 if (&*pty).write_all(&bytes).is_err() {
                     break;
                 }
+                written.fetch_add(bytes.len() as u64, Ordering::Release);
             }
         })
         .map_err(setup("writer thread"))?;
@@ -217,7 +234,10 @@ impl Terminal for LocalPty {
     fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
         let guard = self.writer.lock().map_err(|_| TransportError::Closed)?;
         let tx = guard.as_ref().ok_or(TransportError::Closed)?;
-        tx.send(bytes).map_err(|_| TransportError::Closed)
+        let n = bytes.len() as u64;
+        tx.send(bytes).map_err(|_| TransportError::Closed)?;
+        self.accepted.fetch_add(n, Ordering::Release);
+        Ok(())
     }
 
     fn take_output(&self) -> Option<OutputStream> {
@@ -263,22 +283,50 @@ impl Terminal for LocalPty {
     }
 
     fn inspect(&self) -> Result<Inspection, TransportError> {
+        // Read the counters first: a later delivery then shows as unsettled.
+        let output_delivered = self.delivered.load(Ordering::Acquire);
+        let output_unread = rustix::io::ioctl_fionread(self.pty.as_fd()).ok();
         if self.exit.borrow().is_some() {
             return Ok(Inspection {
                 top: None,
                 foreground: None,
+                input_queued: None,
+                output_unread,
+                output_delivered,
             });
         }
+        let input_queued = self.input_queued();
         let top = inspect::process_info(self.id.session);
         let foreground = self
             .foreground_pgid()
             .ok()
             .map(|pgid| inspect::foreground(&self.id, pgid));
-        Ok(Inspection { top, foreground })
+        Ok(Inspection {
+            top,
+            foreground,
+            input_queued,
+            output_unread,
+            output_delivered,
+        })
     }
 }
 
 impl LocalPty {
+    /// Bytes in the slave's input queue (typed, not yet read), from a
+    /// short-lived non-blocking descriptor that never becomes a
+    /// controlling terminal.
+    fn input_queued(&self) -> Option<u64> {
+        use rustix::fs::{Mode, OFlags};
+        // Queued in our writer first, then in the kernel's input queue.
+        let unwritten = self
+            .accepted
+            .load(Ordering::Acquire)
+            .saturating_sub(self.written.load(Ordering::Acquire));
+        let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(&self.id.pts, flags, Mode::empty()).ok()?;
+        Some(unwritten + rustix::io::ioctl_fionread(&fd).ok()?)
+    }
+
     fn foreground_pgid(&self) -> Result<i32, TransportError> {
         nix::unistd::tcgetpgrp(self.pty.as_fd())
             .map(|p| p.as_raw())

@@ -168,6 +168,14 @@ pub struct Inspection {
     /// The foreground, when the transport can see it (a local PTY can; a
     /// remote one cannot, and readiness then falls back to silence).
     pub foreground: Option<Foreground>,
+    /// Bytes given to [`Terminal::write`] that the program has not read yet
+    /// (still queued in the transport, or in the terminal's input queue).
+    pub input_queued: Option<u64>,
+    /// Bytes the program wrote that the transport has not read yet.
+    pub output_unread: Option<u64>,
+    /// Bytes handed to the output stream so far (compare with what the
+    /// consumer has processed to know it has seen everything).
+    pub output_delivered: u64,
 }
 
 /// Chunks of output as they arrive; the channel closes at end of stream.

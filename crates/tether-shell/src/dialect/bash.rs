@@ -1,0 +1,137 @@
+//! The bash dialect.
+
+use std::path::Path;
+
+use super::{Dialect, SetupContext, SplitNonce, sh_quote};
+
+/// GNU bash, started interactive without line editing (input is not
+/// echoed, and nothing redraws).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bash;
+
+/// Shared shell code: functions and hooks, installed after the user's
+/// start-up files. It must survive `set -u` (every expansion has a default),
+/// `set -o noclobber` (`>|`), redefined builtins (`builtin`), and a hostile
+/// PROMPT_COMMAND (ours runs first and is put back by every wrapper line).
+const FUNCTIONS: &str = r#"
+set +o errexit
+trap - DEBUG RETURN
+__tether_rc() { return "$1"; }
+__tether_enc() {
+  local p=${1//%/%25}
+  p=${p//;/%3B}; p=${p//$'\a'/%07}; p=${p//$'\e'/%1B}; p=${p//$'\n'/%0A}
+  __tether_cwd=$p
+}
+__tether_end() {
+  local st=$3 ps
+  [[ -n ${__tether_st-} ]] && st=$__tether_st
+  ps=${__tether_ps-}
+  [[ -n $ps ]] || ps=$st
+  __tether_pending=
+  builtin export -p >| "$__tether_dir/env" 2>/dev/null
+  __tether_enc "$PWD"
+  builtin printf '\033]6973;%s%s;end;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "$st" "$ps" "$__tether_cwd"
+  return 0
+}
+__tether_prompt() {
+  local st=$?
+  if [[ -n ${__tether_pending-} ]]; then
+    __tether_end "${__tether_pending:0:16}" "${__tether_pending:16}" "$st"
+  fi
+  return "$st"
+}
+PROMPT_COMMAND="__tether_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+PS1='' PS2='' PS0=''
+set -o errtrace
+"#;
+
+/// The ERR trap: when the user's code turned on `set -e` and a command
+/// fails, stop that code (return from the sourced file) instead of letting
+/// errexit end the interactive shell. Set by every wrapper line.
+const ERR_TRAP: &str = "trap '__tether_s=$?; if [[ $- == *e* ]]; then set +e; __tether_st=$__tether_s; return $__tether_s 2>/dev/null; fi' ERR";
+
+impl Dialect for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn argv(&self, run_rc_files: bool) -> (String, Vec<String>) {
+        let mut args = vec!["--noediting".to_owned()];
+        if !run_rc_files {
+            args.extend(["--norc".to_owned(), "--noprofile".to_owned()]);
+        }
+        args.push("-i".to_owned());
+        ("bash".to_owned(), args)
+    }
+
+    fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
+        let mut s = format!(
+            "__tether_dir={}\n{FUNCTIONS}",
+            sh_quote(&ctx.dir.display().to_string())
+        );
+        if let Some(env) = ctx.restore_env {
+            s.push_str(&format!(
+                ". {} 2>/dev/null\n",
+                sh_quote(&env.display().to_string())
+            ));
+        }
+        if let Some(cwd) = ctx.restore_cwd {
+            s.push_str(&format!(
+                "builtin cd -- {} 2>/dev/null\n",
+                sh_quote(&cwd.display().to_string())
+            ));
+        }
+        s.push_str(&format!(
+            "builtin printf '\\033]6973;%s%s;ready\\007' {} {}\n",
+            ctx.nonce.a, ctx.nonce.b
+        ));
+        s
+    }
+
+    fn load_setup(&self, path: &Path) -> String {
+        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+    }
+
+    fn command_file(&self, code: &str, last_status: i32) -> String {
+        // `__tether_rc N && :` sets `$?` for the user's code without
+        // tripping errexit or the ERR trap. The last line records `$?` and
+        // PIPESTATUS of the user's last pipeline before anything changes them.
+        format!(
+            "__tether_st= __tether_ps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
+        )
+    }
+
+    fn wrapper_line(&self, path: &Path, n: &SplitNonce) -> String {
+        format!(
+            "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; __tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+            a = n.a,
+            b = n.b,
+            path = sh_quote(&path.display().to_string()),
+        )
+    }
+
+    fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)> {
+        Some((
+            "bash".to_owned(),
+            vec!["-n".to_owned(), file.display().to_string()],
+        ))
+    }
+
+    fn is_incomplete(&self, code: &str, check_stderr: &str) -> bool {
+        ends_with_continuation(code)
+            || check_stderr.contains("unexpected end of file")
+            || check_stderr.contains("unexpected EOF")
+            || check_stderr.contains("delimited by end-of-file")
+    }
+
+    fn has_pipe_status(&self) -> bool {
+        true
+    }
+}
+
+/// True when the last line ends in an unescaped backslash: an interactive
+/// shell would wait for the next line.
+pub(crate) fn ends_with_continuation(code: &str) -> bool {
+    let trailing = code.bytes().rev().take_while(|b| *b == b'\\').count();
+    trailing % 2 == 1
+}

@@ -1,0 +1,96 @@
+//! Shell dialects: each owns its start argv, how its setup is installed,
+//! the command wrapper, and how its exit status is reported.
+//!
+//! Every dialect reports through the same engine marks
+//! (`OSC 6973 ; nonce ; kind ; fields`): `ready` once set up, `start` before
+//! the user's code runs, `end;exit=N;pipe=…;cwd=…` after it. The command
+//! text itself is written to a private file and loaded by a short wrapper
+//! line, so its length, quotes and newlines never meet the terminal's line
+//! buffer.
+
+mod bash;
+
+pub use bash::Bash;
+
+use std::path::Path;
+
+/// The nonce of one command (or of the session's setup), in two halves that
+/// the shell joins: the typed text never holds the whole nonce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitNonce {
+    /// First half (16 hex digits).
+    pub a: String,
+    /// Second half (16 hex digits).
+    pub b: String,
+}
+
+impl SplitNonce {
+    /// The whole nonce, as it appears in marks.
+    pub fn joined(&self) -> String {
+        format!("{}{}", self.a, self.b)
+    }
+}
+
+/// What a dialect needs to write its setup.
+#[derive(Clone, Debug)]
+pub struct SetupContext<'a> {
+    /// The session's private directory.
+    pub dir: &'a Path,
+    /// The nonce of the `ready` mark.
+    pub nonce: &'a SplitNonce,
+    /// Whether the user's start-up files run first.
+    pub run_rc_files: bool,
+    /// A file of exported variables to restore (after a restart).
+    pub restore_env: Option<&'a Path>,
+    /// The directory to return to (after a restart).
+    pub restore_cwd: Option<&'a Path>,
+}
+
+/// The shell-specific half of a session.
+pub trait Dialect: Send + Sync + std::fmt::Debug {
+    /// A short name: `bash`, `zsh`, `sh`, `pwsh`.
+    fn name(&self) -> &'static str;
+
+    /// The program and arguments that start an interactive shell.
+    fn argv(&self, run_rc_files: bool) -> (String, Vec<String>);
+
+    /// The setup script: installs the engine's functions and hooks (after
+    /// the user's start-up files), restores env and cwd, then prints the
+    /// `ready` mark.
+    fn setup_script(&self, ctx: &SetupContext<'_>) -> String;
+
+    /// The line typed to load the setup script at `path`.
+    fn load_setup(&self, path: &Path) -> String;
+
+    /// The file that runs the user's `code`, with `$?` first set to
+    /// `last_status`.
+    fn command_file(&self, code: &str, last_status: i32) -> String;
+
+    /// The line typed to run the command file at `path` under `nonce`.
+    fn wrapper_line(&self, path: &Path, nonce: &SplitNonce) -> String;
+
+    /// A program that checks `file` for syntax without running it, when the
+    /// dialect has one (`bash -n`).
+    fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)>;
+
+    /// True when the syntax checker's message says the input is merely
+    /// unfinished (an open quote, heredoc or block), not wrong.
+    fn is_incomplete(&self, code: &str, check_stderr: &str) -> bool;
+
+    /// True when `code` certainly parses as complete, so the checker can be
+    /// skipped (a fast path for simple commands).
+    fn obviously_complete(&self, code: &str) -> bool {
+        !code.is_empty()
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b" -_./=:,+@%^".contains(&b))
+    }
+
+    /// Whether the exit status of each pipeline stage is reported.
+    fn has_pipe_status(&self) -> bool;
+}
+
+/// Quotes `s` for a POSIX shell as one word.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

@@ -1,0 +1,127 @@
+//! The headless emulator: a zero-scrollback screen that consumes a
+//! session's raw output, answers the terminal queries programs send (so a
+//! REPL or TUI that probes the terminal does not hang), and renders the
+//! current screen as text for full-screen programs.
+
+use tether_term::token::DcsHeader;
+use tether_term::{Scanner, StringKind, Token};
+
+/// What the emulator says it is (XTVERSION).
+const NAME: &str = "tether(0.1)";
+
+/// A vt100 screen plus query answering.
+pub struct Emulator {
+    screen: vt100::Parser,
+    scanner: Scanner,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator").finish_non_exhaustive()
+    }
+}
+
+impl Emulator {
+    /// A `rows` x `cols` screen with no scrollback.
+    pub fn new(rows: u16, cols: u16) -> Self {
+        Emulator {
+            screen: vt100::Parser::new(nonzero(rows), nonzero(cols), 0),
+            scanner: Scanner::escapes_only(),
+        }
+    }
+
+    /// Consumes output; returns the replies to write to the terminal, in
+    /// order. Each reply reflects the screen as of its query (a cursor
+    /// position report sees every byte before the query).
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut replies = Vec::new();
+        let screen = &mut self.screen;
+        self.scanner.feed(bytes, |ev| {
+            screen.process(ev.raw);
+            answer(screen.screen(), &ev.token, &mut replies);
+        });
+        replies
+    }
+
+    /// The screen as text, one line per row, trailing blanks trimmed.
+    pub fn contents(&self) -> String {
+        self.screen.screen().contents()
+    }
+
+    /// Changes the screen size.
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.screen
+            .screen_mut()
+            .set_size(nonzero(rows), nonzero(cols));
+    }
+}
+
+fn nonzero(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN)
+}
+
+fn answer(screen: &vt100::Screen, token: &Token<'_>, out: &mut Vec<u8>) {
+    match token {
+        Token::Csi(csi) if csi.intermediates.is_empty() || csi.intermediates == b"$" => {
+            let params = csi.param_bytes();
+            let reply = match (csi.prefix(), csi.intermediates, csi.final_byte, params) {
+                (None, b"", b'c', b"" | b"0") => "\x1b[?62;22c".to_owned(),
+                (Some(b'>'), b"", b'c', b"" | b"0") => "\x1b[>1;10;0c".to_owned(),
+                (Some(b'='), b"", b'c', b"" | b"0") => "\x1bP!|00000000\x1b\\".to_owned(),
+                (None, b"", b'n', b"5") => "\x1b[0n".to_owned(),
+                (None, b"", b'n', b"6") => {
+                    let (row, col) = screen.cursor_position();
+                    format!("\x1b[{};{}R", row + 1, col + 1)
+                }
+                (Some(b'?'), b"", b'n', b"6") => {
+                    let (row, col) = screen.cursor_position();
+                    format!("\x1b[?{};{};1R", row + 1, col + 1)
+                }
+                (Some(b'?'), b"", b'u', b"") => "\x1b[?0u".to_owned(),
+                (Some(b'>'), b"", b'q', b"" | b"0") => format!("\x1bP>|{NAME}\x1b\\"),
+                (Some(b'?'), b"$", b'p', mode) if !mode.is_empty() => {
+                    let mode = String::from_utf8_lossy(mode);
+                    let set = mode == "1049" && screen.alternate_screen();
+                    format!("\x1b[?{mode};{}$y", if set { 1 } else { 2 })
+                }
+                _ => return,
+            };
+            out.extend_from_slice(reply.as_bytes());
+        }
+        Token::Str {
+            kind: StringKind::Osc,
+            payload,
+            terminator,
+        } => {
+            let st: &[u8] = match terminator {
+                tether_term::Terminator::Bel => b"\x07",
+                _ => b"\x1b\\",
+            };
+            let colour = match *payload {
+                b"10;?" => Some("10;rgb:ffff/ffff/ffff"),
+                b"11;?" => Some("11;rgb:0000/0000/0000"),
+                b"12;?" => Some("12;rgb:ffff/ffff/ffff"),
+                _ => None,
+            };
+            if let Some(c) = colour {
+                out.extend_from_slice(b"\x1b]");
+                out.extend_from_slice(c.as_bytes());
+                out.extend_from_slice(st);
+            }
+        }
+        Token::Str {
+            kind: StringKind::Dcs,
+            payload,
+            ..
+        } => {
+            // XTGETTCAP: no capabilities are known; say so for each.
+            if let Some(h) = DcsHeader::parse(payload)
+                && h.intermediates == b"+"
+                && h.final_byte == b'q'
+            {
+                out.extend_from_slice(b"\x1bP0+r\x1b\\");
+            }
+        }
+        _ => {}
+    }
+}

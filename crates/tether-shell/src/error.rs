@@ -1,0 +1,50 @@
+//! The crate's error type.
+
+use tether_transport::TransportError;
+
+/// Errors from the shell engine. Statuses of commands (non-zero exits,
+/// timeouts, a shell that exited) are results, not errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    /// The transport failed.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// The shell started but never reported ready before the deadline, or
+    /// exited during start-up.
+    #[error("the {dialect} shell did not become ready within {waited_ms} ms{}; its output was: {output:?}", if *exited { " (it exited)" } else { "" })]
+    StartFailed {
+        /// The dialect.
+        dialect: &'static str,
+        /// How long we waited.
+        waited_ms: u64,
+        /// Whether it exited.
+        exited: bool,
+        /// What it printed (projected, clipped).
+        output: String,
+    },
+    /// The session's private directory or a command file could not be
+    /// written.
+    #[error("could not {what} {path}: {source}; check that the runtime directory is writable")]
+    Files {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A new command was sent while one is still in flight (kept past its
+    /// deadline, or waiting for input).
+    #[error(
+        "the session is busy with a command that is still running; send it input, read its output, signal it, or reset the session"
+    )]
+    Busy,
+    /// A key name was not recognised.
+    #[error(
+        "unknown key {0:?}: use one of C-c, C-d, C-z, C-\\, Enter, Tab, Esc, Up, Down, Left, Right, Backspace"
+    )]
+    UnknownKey(String),
+    /// A core component refused its settings.
+    #[error(transparent)]
+    Term(#[from] tether_term::TermError),
+}

@@ -1,0 +1,32 @@
+//! `tether-shell`: the persistent shell engine.
+//!
+//! A [`Session`] is a shell (bash today) on a terminal that stays alive
+//! between commands. [`Session::run`] delivers any command text through a
+//! private file and a short wrapper line, detects completion by nonce marks
+//! (not by prompts or silence), and returns one [`RunResult`]: exact exit
+//! code and pipeline statuses, projected, redacted and clipped output (the
+//! whole output goes to a spill file), cwd, and a [`Status`]:
+//! `exited`, `waiting_for_input` (from kernel evidence that the foreground
+//! program is blocked reading the terminal), `running`, `timed_out`
+//! (interrupted and recovered, or kept), `shell_exited` (the next call gets
+//! a fresh shell with cwd and exported variables restored) or
+//! `incomplete_input`.
+//!
+//! It knows the [`tether_transport::Terminal`] trait, not whether the
+//! terminal is local or remote; today sessions start on a local PTY.
+
+pub mod capture;
+pub mod defaults;
+pub mod dialect;
+mod emulator;
+mod error;
+pub mod keys;
+mod pump;
+pub mod result;
+mod run;
+mod session;
+
+pub use error::ShellError;
+pub use result::{ForegroundProgram, RunResult, Status, Truncation};
+pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
+pub use session::{Session, SessionOptions};

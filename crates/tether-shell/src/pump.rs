@@ -1,0 +1,210 @@
+//! The output pump: one task per session that consumes the terminal's
+//! output, feeds the headless emulator (and writes its replies at once), the
+//! marker scanner, the raw byte log, and the current command's capture.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tether_term::{ByteLog, Marker, MarkerEvent, MarkerScanner};
+use tether_transport::{OutputStream, Terminal};
+use tokio::sync::Notify;
+
+use crate::capture::Capture;
+use crate::emulator::Emulator;
+
+/// Raw bytes kept per session for "since offset N" reads.
+pub const RAW_LOG_BYTES: usize = 1 << 20;
+
+/// What the end mark of a command said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndMark {
+    /// `$?` after the command.
+    pub exit: i32,
+    /// Each pipeline stage's status.
+    pub pipe: Vec<i32>,
+    /// The working directory after it.
+    pub cwd: Option<PathBuf>,
+}
+
+/// Where the current command is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No command in flight.
+    Idle,
+    /// Wrapper sent; its start mark not seen yet.
+    Sent,
+    /// The user's code is running.
+    Started,
+    /// The end mark arrived.
+    Ended(EndMark),
+}
+
+/// State shared between the pump and the session's calls.
+#[derive(Debug)]
+pub struct PumpState {
+    /// Marks of the current nonce.
+    pub markers: MarkerScanner,
+    /// The screen.
+    pub emulator: Emulator,
+    /// Raw output, bounded.
+    pub log: ByteLog,
+    /// The current command's output pipeline.
+    pub capture: Option<Capture>,
+    /// Where the current command is.
+    pub phase: Phase,
+    /// The session's setup reported ready.
+    pub ready: bool,
+    /// When output last arrived.
+    pub last_output: Instant,
+    /// The output stream ended.
+    pub eof: bool,
+    /// Bytes processed so far.
+    pub processed: u64,
+}
+
+/// The pump's state and the notification of every change.
+#[derive(Debug)]
+pub struct Shared {
+    state: Mutex<PumpState>,
+    /// Signalled after every chunk and at end of stream.
+    pub changed: Notify,
+}
+
+impl Shared {
+    /// Shared state for a new session.
+    pub fn new(state: PumpState) -> Arc<Self> {
+        Arc::new(Shared {
+            state: Mutex::new(state),
+            changed: Notify::new(),
+        })
+    }
+
+    /// Locks the state (a poisoned lock is still usable: the state is
+    /// plain data).
+    pub fn lock(&self) -> MutexGuard<'_, PumpState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Runs until the output stream ends.
+pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: Arc<Shared>) {
+    while let Some(chunk) = output.recv().await {
+        let replies = shared.lock().process(&chunk);
+        if !replies.is_empty() {
+            // Replies go out before any later caller input.
+            let _ = terminal.write(replies);
+        }
+        shared.changed.notify_waiters();
+    }
+    if let Some(c) = shared.lock().capture.as_mut() {
+        c.finish();
+    }
+    shared.lock().eof = true;
+    shared.changed.notify_waiters();
+}
+
+impl PumpState {
+    fn process(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.last_output = Instant::now();
+        self.processed += chunk.len() as u64;
+        let base = self.log.end();
+        self.log.append(chunk);
+        let replies = self.emulator.feed(chunk);
+        let mut marks = Vec::new();
+        self.markers.feed(chunk, &mut marks);
+        let mut at = 0usize;
+        for m in marks {
+            let start = usize::try_from(m.start.saturating_sub(base)).unwrap_or(0);
+            if start > at {
+                self.route(&chunk[at..start]);
+            }
+            at = usize::try_from(m.end - base)
+                .unwrap_or(chunk.len())
+                .min(chunk.len());
+            self.mark(m);
+        }
+        if at < chunk.len() {
+            self.route(&chunk[at..]);
+        }
+        replies
+    }
+
+    fn route(&mut self, bytes: &[u8]) {
+        if self.phase == Phase::Started
+            && let Some(c) = self.capture.as_mut()
+        {
+            c.push(bytes);
+        }
+    }
+
+    fn mark(&mut self, m: MarkerEvent) {
+        let Marker::Engine { kind, fields } = m.marker else {
+            return;
+        };
+        match kind.as_str() {
+            "ready" => self.ready = true,
+            "start" if self.phase == Phase::Sent => self.phase = Phase::Started,
+            "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
+                if let Some(c) = self.capture.as_mut() {
+                    c.finish();
+                }
+                self.phase = Phase::Ended(parse_end(&fields));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn parse_end(fields: &[(String, String)]) -> EndMark {
+    let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let exit = get("exit").and_then(|v| v.parse().ok()).unwrap_or(-1);
+    let pipe = get("pipe")
+        .map(|v| v.split(' ').filter_map(|s| s.parse().ok()).collect())
+        .unwrap_or_default();
+    let cwd = get("cwd").map(|c| PathBuf::from(percent_decode(c)));
+    EndMark { exit, pipe, cwd }
+}
+
+/// Undoes the `%XX` escaping the shell applies to the cwd in marks.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A fresh pump state whose marks must carry `nonce`.
+pub fn initial_state(
+    nonce: &str,
+    rows: u16,
+    cols: u16,
+) -> Result<PumpState, tether_term::TermError> {
+    Ok(PumpState {
+        markers: MarkerScanner::new(nonce)?,
+        emulator: Emulator::new(rows, cols),
+        log: ByteLog::new(RAW_LOG_BYTES)?,
+        capture: None,
+        phase: Phase::Idle,
+        ready: false,
+        last_output: Instant::now(),
+        eof: false,
+        processed: 0,
+    })
+}

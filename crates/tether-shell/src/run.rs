@@ -1,0 +1,399 @@
+//! Running commands, sending input and reading: each call waits for the
+//! session to be ready again (end mark, a program blocked reading the
+//! terminal, the shell exiting, or the deadline) and returns one result.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tether_term::TextProjector;
+use tether_transport::{ExitInfo, Signal, TransportError};
+
+use crate::capture::Capture;
+use crate::error::ShellError;
+use crate::keys::key_bytes;
+use crate::pump::{EndMark, Phase};
+use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
+use crate::session::{Session, split_nonce, write_private};
+
+/// Default characters per result.
+pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
+
+/// How long output must be quiet before the kernel is asked whether the
+/// foreground program is reading (also the inspection period).
+const INSPECT_EVERY: Duration = Duration::from_millis(10);
+
+/// Grace after each signal of the interrupt escalation.
+const SIGNAL_GRACE: Duration = Duration::from_millis(300);
+
+/// What to do when a command's deadline passes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// Interrupt the foreground (INT, then TERM, then KILL), keep the shell.
+    #[default]
+    Interrupt,
+    /// Leave the command running; later reads return its output and status.
+    Keep,
+}
+
+/// Options of one `run`.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The deadline.
+    pub timeout: Duration,
+    /// The policy when it passes.
+    pub on_timeout: OnTimeout,
+    /// Most characters of output in the result.
+    pub output_limit: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            timeout: Duration::from_secs(120),
+            on_timeout: OnTimeout::Interrupt,
+            output_limit: DEFAULT_OUTPUT_LIMIT,
+        }
+    }
+}
+
+/// What ended a wait.
+enum Woke {
+    Ended(EndMark),
+    ShellExited(ExitInfo),
+    Waiting(Option<ForegroundProgram>),
+    Deadline,
+}
+
+impl Session {
+    /// Runs `code` (any length, any quoting, many lines) and waits for it.
+    pub async fn run(&mut self, code: &str, opts: &RunOptions) -> Result<RunResult, ShellError> {
+        let t0 = Instant::now();
+        if self.shell_gone() {
+            self.restart().await?;
+        }
+        if self.busy() {
+            return Err(ShellError::Busy);
+        }
+        if self.incomplete(code).await? {
+            return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
+        }
+        let file = self.next_path("cmd", self.dialect());
+        write_private(
+            &file,
+            self.opts
+                .dialect
+                .command_file(code, self.last_status)
+                .as_bytes(),
+        )?;
+        let spill = self.next_path("out", "txt");
+        let nonce = split_nonce();
+        {
+            let mut st = self.shared.lock();
+            st.markers.set_nonce(&nonce.joined())?;
+            st.capture = Some(Capture::new(
+                opts.output_limit,
+                self.secrets.clone(),
+                spill,
+            )?);
+            st.phase = Phase::Sent;
+        }
+        self.started_at = Some(t0);
+        self.terminal
+            .write(self.opts.dialect.wrapper_line(&file, &nonce).into_bytes())?;
+        let deadline = t0 + opts.timeout;
+        match self.wait(deadline).await {
+            Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
+                Ok(self.running_result(Status::Running, t0))
+            }
+            Woke::Deadline => self.interrupt(t0).await,
+            woke => Ok(self.finish(woke, t0).await),
+        }
+    }
+
+    /// Writes `input` and named `keys` to the foreground program, then waits
+    /// up to `wait` for the session to be ready again.
+    pub async fn send(
+        &mut self,
+        input: Option<&str>,
+        keys: &[String],
+        wait: Duration,
+    ) -> Result<RunResult, ShellError> {
+        let t0 = Instant::now();
+        let mut bytes = input.map(|s| s.as_bytes().to_vec()).unwrap_or_default();
+        for k in keys {
+            bytes.extend_from_slice(key_bytes(k)?);
+        }
+        if !bytes.is_empty() {
+            self.terminal.write(bytes)?;
+        }
+        self.read(wait).await.map(|mut r| {
+            r.duration_ms = t0.elapsed().as_millis() as u64;
+            r
+        })
+    }
+
+    /// Returns output produced since the last result, waiting up to `wait`
+    /// for the command in flight to finish or block for input.
+    pub async fn read(&mut self, wait: Duration) -> Result<RunResult, ShellError> {
+        let t0 = Instant::now();
+        if !self.busy() && !self.ended() {
+            let exited = *self.terminal.exit().borrow();
+            if let Some(info) = exited {
+                return Ok(self.finish(Woke::ShellExited(info), t0).await);
+            }
+            return Ok(self.result(
+                Status::Exited,
+                t0,
+                String::new(),
+                None,
+                Some(self.last_status),
+            ));
+        }
+        match self.wait(t0 + wait).await {
+            Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
+            woke => Ok(self.finish(woke, t0).await),
+        }
+    }
+
+    /// Sends `signal` to the verified foreground process group.
+    pub fn signal(&self, signal: Signal) -> Result<i32, ShellError> {
+        let fg = self.terminal.inspect()?.foreground;
+        Ok(self.terminal.signal_foreground(signal, fg.as_ref())?)
+    }
+
+    fn ended(&self) -> bool {
+        matches!(self.shared.lock().phase, Phase::Ended(_))
+    }
+
+    async fn wait(&self, deadline: Instant) -> Woke {
+        let mut exit = self.terminal.exit();
+        let mut last_inspect = Instant::now() - INSPECT_EVERY;
+        // Evidence of a blocked reader must hold on two inspections with no
+        // output between them: the kernel moves a program's last bytes to
+        // the master side asynchronously, so one sample can see the reader
+        // before its final output (even the end mark) is readable.
+        let mut candidate: Option<(Instant, u64)> = None;
+        loop {
+            let changed = self.shared.changed.notified();
+            let (started, quiet, processed) = {
+                let st = self.shared.lock();
+                if let Phase::Ended(end) = &st.phase {
+                    return Woke::Ended(end.clone());
+                }
+                let quiet = st.last_output.elapsed() >= INSPECT_EVERY;
+                (st.phase == Phase::Started, quiet, st.processed)
+            };
+            if let Some(info) = *exit.borrow() {
+                return Woke::ShellExited(info);
+            }
+            let now = Instant::now();
+            if started && quiet && now.duration_since(last_inspect) >= INSPECT_EVERY {
+                last_inspect = now;
+                match (self.reading_foreground(), candidate) {
+                    (Some(fg), Some((since, seen)))
+                        if seen == processed && now.duration_since(since) >= INSPECT_EVERY =>
+                    {
+                        return Woke::Waiting(fg);
+                    }
+                    (Some(_), Some((_, seen))) if seen == processed => {}
+                    (Some(_), _) => candidate = Some((now, processed)),
+                    (None, _) => candidate = None,
+                }
+            }
+            if now >= deadline {
+                return Woke::Deadline;
+            }
+            let tick = (deadline - now).min(INSPECT_EVERY);
+            tokio::select! {
+                _ = changed => {}
+                _ = exit.changed() => {}
+                _ = tokio::time::sleep(tick) => {}
+            }
+        }
+    }
+
+    /// `Some` when the foreground program is blocked reading the terminal
+    /// with nothing left to read, and everything it wrote has been seen.
+    fn reading_foreground(&self) -> Option<Option<ForegroundProgram>> {
+        let i = self.terminal.inspect().ok()?;
+        let settled = i.input_queued.unwrap_or(0) == 0
+            && i.output_unread.unwrap_or(0) == 0
+            && self.shared.lock().processed >= i.output_delivered;
+        let fg = i.foreground?;
+        (settled && fg.reading_terminal).then(|| {
+            fg.process.map(|p| ForegroundProgram {
+                pid: p.pid,
+                command: p.command,
+            })
+        })
+    }
+
+    async fn finish(&mut self, woke: Woke, t0: Instant) -> RunResult {
+        match woke {
+            Woke::Ended(end) => {
+                self.shared.lock().phase = Phase::Idle;
+                self.last_status = end.exit;
+                if end.cwd.is_some() {
+                    self.cwd = end.cwd.clone();
+                }
+                let (output, truncated) = self.take_output();
+                let mut r = self.result(Status::Exited, t0, output, truncated, Some(end.exit));
+                r.signal = signal_of_status(end.exit);
+                r.pipe_status = self.opts.dialect.has_pipe_status().then_some(end.pipe);
+                r
+            }
+            Woke::ShellExited(info) => {
+                self.drain_after_exit().await;
+                let code = match info {
+                    ExitInfo::Code(c) => c,
+                    ExitInfo::Signal(s) => 128 + s,
+                };
+                let (output, truncated) = self.take_output();
+                self.shared.lock().phase = Phase::Idle;
+                let mut r = self.result(Status::ShellExited, t0, output, truncated, Some(code));
+                r.signal = signal_of_status(code);
+                r
+            }
+            Woke::Waiting(fg) => {
+                let mut r = self.running_result(Status::WaitingForInput, t0);
+                r.foreground = fg;
+                r
+            }
+            Woke::Deadline => self.running_result(Status::Running, t0),
+        }
+    }
+
+    /// After the shell exits, waits briefly for its last output to arrive.
+    async fn drain_after_exit(&self) {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while !self.shared.lock().eof && Instant::now() < deadline {
+            let changed = self.shared.changed.notified();
+            let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
+        }
+        if let Some(c) = self.shared.lock().capture.as_mut() {
+            c.finish();
+        }
+    }
+
+    /// Interrupts the foreground (INT, TERM, KILL; the shell itself only
+    /// ever gets INT), recovers the prompt, and returns `timed_out` with the
+    /// partial output. A shell that cannot be recovered is restarted.
+    async fn interrupt(&mut self, t0: Instant) -> Result<RunResult, ShellError> {
+        let mut recovered = false;
+        for signal in [Signal::Int, Signal::Term, Signal::Kill] {
+            let fg = self.terminal.inspect()?.foreground;
+            let Some(fg) = fg else { break };
+            if fg.is_top && signal != Signal::Int {
+                break;
+            }
+            match self.terminal.signal_foreground(signal, Some(&fg)) {
+                Ok(_) | Err(TransportError::ForegroundChanged) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
+                recovered = true;
+                break;
+            }
+        }
+        let (output, truncated) = self.take_output();
+        self.shared.lock().phase = Phase::Idle;
+        self.last_status = 130;
+        if !recovered {
+            self.restart().await?;
+        }
+        let mut r = self.result(Status::TimedOut, t0, output, truncated, None);
+        r.shell_restarted = !recovered || r.shell_restarted;
+        Ok(r)
+    }
+
+    fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
+        let (output, truncated) = self.take_output();
+        let mut r = self.result(status, t0, output, truncated, None);
+        if let Ok(i) = self.terminal.inspect()
+            && let Some(p) = i.foreground.and_then(|f| f.process)
+        {
+            r.foreground = Some(ForegroundProgram {
+                pid: p.pid,
+                command: p.command,
+            });
+        }
+        r
+    }
+
+    fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
+        self.shared
+            .lock()
+            .capture
+            .as_mut()
+            .map(Capture::take)
+            .unwrap_or_default()
+    }
+
+    fn result(
+        &mut self,
+        status: Status,
+        t0: Instant,
+        output: String,
+        truncated: Option<crate::result::Truncation>,
+        exit_code: Option<i32>,
+    ) -> RunResult {
+        RunResult {
+            status,
+            exit_code,
+            pipe_status: None,
+            signal: None,
+            output,
+            truncated,
+            cwd: self.cwd.clone(),
+            foreground: None,
+            duration_ms: t0.elapsed().as_millis() as u64,
+            shell_restarted: std::mem::take(&mut self.restarted),
+        }
+    }
+
+    /// True when `code` is unfinished (and must not be run).
+    async fn incomplete(&mut self, code: &str) -> Result<bool, ShellError> {
+        let dialect = std::sync::Arc::clone(&self.opts.dialect);
+        if dialect.obviously_complete(code) {
+            return Ok(false);
+        }
+        if dialect.is_incomplete(code, "") {
+            return Ok(true);
+        }
+        let file = self.next_path("check", dialect.name());
+        write_private(&file, code.as_bytes())?;
+        let Some((program, args)) = dialect.syntax_check(&file) else {
+            return Ok(false);
+        };
+        let stderr = tokio::task::spawn_blocking(move || {
+            let out = std::process::Command::new(program)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .output();
+            let _ = std::fs::remove_file(&file);
+            out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                .unwrap_or_default()
+        })
+        .await
+        .unwrap_or_default();
+        Ok(dialect.is_incomplete(code, &stderr))
+    }
+}
+
+/// Projects raw bytes to at most `limit` characters of text (for start-up
+/// failures).
+pub(crate) fn project_all(raw: &[u8], limit: usize) -> String {
+    let mut p = TextProjector::new();
+    let mut out = String::new();
+    p.feed(raw, &mut out);
+    p.finish(&mut out);
+    if out.chars().count() > limit {
+        let skip = out.chars().count() - limit;
+        out = out.chars().skip(skip).collect();
+    }
+    out
+}
+
+/// Unused path type re-export keeps `PathBuf` in scope for docs.
+#[allow(dead_code)]
+type _Path = PathBuf;

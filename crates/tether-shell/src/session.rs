@@ -1,0 +1,347 @@
+//! A persistent shell session: start (with one deadline), restart after the
+//! shell exits (cwd and exported variables restored), close.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_pty::{LocalPty, SpawnSpec};
+use tether_transport::{TermSize, Terminal};
+
+use crate::defaults::session_env;
+use crate::dialect::{Bash, Dialect, SetupContext, SplitNonce};
+use crate::error::ShellError;
+use crate::pump::{self, Phase, Shared};
+
+/// How a session is started.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// The shell dialect.
+    pub dialect: Arc<dyn Dialect>,
+    /// Run the user's start-up files (`.bashrc` …) first.
+    pub run_rc_files: bool,
+    /// The environment the shell inherits (before the defaults).
+    pub base_env: Vec<(String, String)>,
+    /// Variables that override the defaults.
+    pub env_overrides: Vec<(String, String)>,
+    /// The starting directory.
+    pub cwd: Option<PathBuf>,
+    /// The terminal size.
+    pub size: TermSize,
+    /// Deadline for the shell to report ready.
+    pub start_timeout: Duration,
+    /// Where private session directories go (default: the user's runtime
+    /// directory).
+    pub runtime_dir: Option<PathBuf>,
+    /// Extra secret values to redact.
+    pub secrets: Vec<String>,
+    /// Keep output post-processing (LF to CRLF) on.
+    pub output_processing: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            dialect: Arc::new(Bash),
+            run_rc_files: true,
+            base_env: std::env::vars().collect(),
+            env_overrides: Vec::new(),
+            cwd: None,
+            size: TermSize::default(),
+            start_timeout: Duration::from_secs(10),
+            runtime_dir: None,
+            secrets: Vec::new(),
+            output_processing: true,
+        }
+    }
+}
+
+/// A shell that stays alive between commands.
+pub struct Session {
+    pub(crate) opts: SessionOptions,
+    pub(crate) dir: PathBuf,
+    pub(crate) terminal: Arc<dyn Terminal>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) secrets: Vec<String>,
+    pub(crate) last_status: i32,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) seq: u64,
+    pub(crate) restarted: bool,
+    pub(crate) started_at: Option<Instant>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Starts a shell and waits until it is ready.
+    pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
+        let dir = private_dir(opts.runtime_dir.as_deref())?;
+        let env = session_env(opts.base_env.clone(), &opts.env_overrides);
+        let secrets = secrets_of(&env, &opts.secrets);
+        let (terminal, shared) = launch(&opts, &dir, &env, None).await?;
+        Ok(Session {
+            cwd: opts.cwd.clone(),
+            opts,
+            dir,
+            terminal,
+            shared,
+            secrets,
+            last_status: 0,
+            seq: 0,
+            restarted: false,
+            started_at: None,
+        })
+    }
+
+    /// The dialect's name.
+    pub fn dialect(&self) -> &'static str {
+        self.opts.dialect.name()
+    }
+
+    /// The session's private directory (spill files, command files).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The working directory after the last command.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// The current screen as text (for full-screen programs).
+    pub fn screen(&self) -> String {
+        self.shared.lock().emulator.contents()
+    }
+
+    /// Raw output bytes from stream offset `offset` on (bounded: see
+    /// `dropped`).
+    pub fn raw_since(&self, offset: u64) -> tether_term::Since {
+        self.shared.lock().log.since(offset)
+    }
+
+    /// Changes the terminal size (the program gets SIGWINCH).
+    pub fn resize(&mut self, size: TermSize) -> Result<(), ShellError> {
+        self.terminal.resize(size)?;
+        self.shared.lock().emulator.resize(size.rows, size.cols);
+        self.opts.size = size;
+        Ok(())
+    }
+
+    /// True when the shell has exited.
+    pub fn shell_gone(&self) -> bool {
+        self.terminal.exit().borrow().is_some()
+    }
+
+    /// Kills the shell and everything it started, and starts a fresh one in
+    /// the same directory with the same exported variables.
+    pub async fn restart(&mut self) -> Result<(), ShellError> {
+        let _ = self.terminal.kill(Duration::from_millis(300));
+        let env = session_env(self.opts.base_env.clone(), &self.opts.env_overrides);
+        let restore = Restore {
+            env: self.dir.join("env"),
+            cwd: self.cwd.clone(),
+        };
+        let (terminal, shared) = launch(&self.opts, &self.dir, &env, Some(&restore)).await?;
+        self.terminal = terminal;
+        self.shared = shared;
+        self.last_status = 0;
+        self.restarted = true;
+        Ok(())
+    }
+
+    /// Ends the shell's whole process tree and removes the session's files.
+    pub fn close(self) {
+        let _ = self.terminal.kill(Duration::from_millis(300));
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+
+    /// A fresh file path in the session directory.
+    pub(crate) fn next_path(&mut self, stem: &str, ext: &str) -> PathBuf {
+        self.seq += 1;
+        self.dir.join(format!("{stem}-{}.{ext}", self.seq))
+    }
+
+    /// True while a command is in flight.
+    pub(crate) fn busy(&self) -> bool {
+        matches!(self.shared.lock().phase, Phase::Sent | Phase::Started)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.terminal.kill(Duration::from_millis(300));
+    }
+}
+
+struct Restore {
+    env: PathBuf,
+    cwd: Option<PathBuf>,
+}
+
+/// Fresh random hex: 16 digits per half.
+pub(crate) fn split_nonce() -> SplitNonce {
+    let mut buf = [0u8; 16];
+    // A failing OS RNG leaves zeros; the nonce is then still unknown to the
+    // program, only guessable. getrandom does not fail on Linux.
+    let _ = getrandom::fill(&mut buf);
+    let hex: String = buf.iter().map(|b| format!("{b:02x}")).collect();
+    SplitNonce {
+        a: hex[..16].to_owned(),
+        b: hex[16..].to_owned(),
+    }
+}
+
+fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
+    let mut s: Vec<String> = env
+        .iter()
+        .filter(|(k, v)| {
+            tether_term::redact::is_secret_name(k)
+                && v.len() >= tether_term::redact::MIN_ENV_SECRET_LEN
+        })
+        .map(|(_, v)| v.clone())
+        .chain(extra.iter().filter(|s| !s.is_empty()).cloned())
+        .collect();
+    s.sort();
+    s.dedup();
+    s
+}
+
+/// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether` or
+/// `/tmp/tether-UID`.
+fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
+    let base = match root {
+        Some(r) => r.to_path_buf(),
+        None => match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(d) => PathBuf::from(d).join("tether"),
+            None => PathBuf::from(format!("/tmp/tether-{}", nix_uid())),
+        },
+    };
+    let dir = base.join("sessions").join(split_nonce().a);
+    let files = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ShellError::Files { what, path, source }
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(files("create", &dir))?;
+    for d in [base.as_path(), dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
+            .map_err(files("make private", d))?;
+    }
+    Ok(dir)
+}
+
+fn nix_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(0)
+}
+
+async fn launch(
+    opts: &SessionOptions,
+    dir: &Path,
+    env: &[(String, String)],
+    restore: Option<&Restore>,
+) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
+    let nonce = split_nonce();
+    let dialect = &opts.dialect;
+    let setup = dialect.setup_script(&SetupContext {
+        dir,
+        nonce: &nonce,
+        run_rc_files: opts.run_rc_files,
+        restore_env: restore.map(|r| r.env.as_path()).filter(|p| p.exists()),
+        restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
+    });
+    let setup_path = dir.join(format!("setup.{}", dialect.name()));
+    write_private(&setup_path, setup.as_bytes())?;
+    let (program, args) = dialect.argv(opts.run_rc_files);
+    let mut spec = SpawnSpec::new(program);
+    spec.args = args;
+    spec.env = env.to_vec();
+    spec.cwd = opts.cwd.clone();
+    spec.size = opts.size;
+    spec.echo = false;
+    spec.output_processing = opts.output_processing;
+    let pty = LocalPty::spawn(&spec)?;
+    let output = pty
+        .take_output()
+        .ok_or(tether_transport::TransportError::Closed)?;
+    let terminal: Arc<dyn Terminal> = Arc::new(pty);
+    let shared = Shared::new(pump::initial_state(
+        &nonce.joined(),
+        opts.size.rows,
+        opts.size.cols,
+    )?);
+    tokio::spawn(pump::run(
+        Arc::clone(&terminal),
+        output,
+        Arc::clone(&shared),
+    ));
+    terminal.write(dialect.load_setup(&setup_path).into_bytes())?;
+    wait_ready(dialect.name(), &terminal, &shared, opts.start_timeout).await?;
+    Ok((terminal, shared))
+}
+
+async fn wait_ready(
+    dialect: &'static str,
+    terminal: &Arc<dyn Terminal>,
+    shared: &Arc<Shared>,
+    timeout: Duration,
+) -> Result<(), ShellError> {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut exit = terminal.exit();
+    loop {
+        let changed = shared.changed.notified();
+        {
+            let st = shared.lock();
+            if st.ready {
+                return Ok(());
+            }
+            let exited = exit.borrow().is_some();
+            if exited || st.eof || tokio::time::Instant::now() >= deadline {
+                let raw = st.log.since(0).bytes;
+                drop(st);
+                let _ = terminal.kill(Duration::from_millis(200));
+                return Err(ShellError::StartFailed {
+                    dialect,
+                    waited_ms: started.elapsed().as_millis() as u64,
+                    exited,
+                    output: crate::run::project_all(&raw, 4000),
+                });
+            }
+        }
+        tokio::select! {
+            _ = changed => {}
+            _ = exit.changed() => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}
+
+/// Writes `bytes` to a new file readable only by us.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |what| {
+        let path = path.to_path_buf();
+        move |source| ShellError::Files { what, path, source }
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err("create"))?;
+    f.write_all(bytes).map_err(err("write"))
+}

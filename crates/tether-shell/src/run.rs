@@ -2,7 +2,6 @@
 //! session to be ready again (end mark, a program blocked reading the
 //! terminal, the shell exiting, or the deadline) and returns one result.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tether_term::TextProjector;
@@ -393,7 +392,3 @@ pub(crate) fn project_all(raw: &[u8], limit: usize) -> String {
     }
     out
 }
-
-/// Unused path type re-export keeps `PathBuf` in scope for docs.
-#[allow(dead_code)]
-type _Path = PathBuf;

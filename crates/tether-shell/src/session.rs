@@ -263,7 +263,7 @@ async fn launch(
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     write_private(&setup_path, setup.as_bytes())?;
-    let (program, args) = dialect.argv(opts.run_rc_files);
+    let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
     let mut spec = SpawnSpec::new(program);
     spec.args = args;
     spec.env = env.to_vec();
@@ -286,7 +286,9 @@ async fn launch(
         output,
         Arc::clone(&shared),
     ));
-    terminal.write(dialect.load_setup(&setup_path).into_bytes())?;
+    if let Some(line) = dialect.load_setup(opts.run_rc_files, &setup_path) {
+        terminal.write(line.into_bytes())?;
+    }
     wait_ready(dialect.name(), &terminal, &shared, opts.start_timeout).await?;
     Ok((terminal, shared))
 }
@@ -307,7 +309,8 @@ async fn wait_ready(
             if st.ready {
                 return Ok(());
             }
-            let exited = exit.borrow().is_some();
+            // End of stream means every holder of the terminal is gone.
+            let exited = exit.borrow().is_some() || st.eof;
             if exited || st.eof || tokio::time::Instant::now() >= deadline {
                 let raw = st.log.since(0).bytes;
                 drop(st);

@@ -55,9 +55,15 @@ impl Dialect for Bash {
         "bash"
     }
 
-    fn argv(&self, run_rc_files: bool) -> (String, Vec<String>) {
+    fn argv(&self, run_rc_files: bool, setup: &Path) -> (String, Vec<String>) {
+        // With rc files, our setup is the rc file (bash still reads the
+        // system bashrc first, as it would for the user); it sources
+        // ~/.bashrc itself, so nothing the user's rc installs (a failing
+        // PROMPT_COMMAND under `set -e`) runs before our setup.
         let mut args = vec!["--noediting".to_owned()];
-        if !run_rc_files {
+        if run_rc_files {
+            args.extend(["--rcfile".to_owned(), setup.display().to_string()]);
+        } else {
             args.extend(["--norc".to_owned(), "--noprofile".to_owned()]);
         }
         args.push("-i".to_owned());
@@ -65,10 +71,14 @@ impl Dialect for Bash {
     }
 
     fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
-        let mut s = format!(
+        let mut s = String::new();
+        if ctx.run_rc_files {
+            s.push_str("[ -r ~/.bashrc ] && builtin . ~/.bashrc\n");
+        }
+        s.push_str(&format!(
             "__tether_dir={}\n{FUNCTIONS}",
             sh_quote(&ctx.dir.display().to_string())
-        );
+        ));
         if let Some(env) = ctx.restore_env {
             s.push_str(&format!(
                 ". {} 2>/dev/null\n",
@@ -88,8 +98,8 @@ impl Dialect for Bash {
         s
     }
 
-    fn load_setup(&self, path: &Path) -> String {
-        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+    fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String> {
+        (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))
     }
 
     fn command_file(&self, code: &str, last_status: i32) -> String {

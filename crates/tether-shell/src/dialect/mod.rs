@@ -51,16 +51,19 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// A short name: `bash`, `zsh`, `sh`, `pwsh`.
     fn name(&self) -> &'static str;
 
-    /// The program and arguments that start an interactive shell.
-    fn argv(&self, run_rc_files: bool) -> (String, Vec<String>);
+    /// The program and arguments that start an interactive shell which
+    /// loads the setup script at `setup` (right after the user's start-up
+    /// files when `run_rc_files`, so nothing of theirs runs in between).
+    fn argv(&self, run_rc_files: bool, setup: &Path) -> (String, Vec<String>);
 
-    /// The setup script: installs the engine's functions and hooks (after
-    /// the user's start-up files), restores env and cwd, then prints the
-    /// `ready` mark.
+    /// The setup script: runs the user's start-up files when asked, installs
+    /// the engine's functions and hooks, restores env and cwd, then prints
+    /// the `ready` mark.
     fn setup_script(&self, ctx: &SetupContext<'_>) -> String;
 
-    /// The line typed to load the setup script at `path`.
-    fn load_setup(&self, path: &Path) -> String;
+    /// The line to type to load the setup script at `path`, when `argv`
+    /// does not load it itself.
+    fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String>;
 
     /// The file that runs the user's `code`, with `$?` first set to
     /// `last_status`.

@@ -1,0 +1,98 @@
+//! Full-screen programs and terminal queries: the headless emulator answers
+//! probes (replies never appear in results) and renders the screen.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use tether_shell::{RunOptions, Session, SessionOptions, Status};
+
+async fn xterm_session() -> Session {
+    let opts = SessionOptions {
+        run_rc_files: false,
+        env_overrides: vec![("TERM".into(), "xterm-256color".into())],
+        ..SessionOptions::default()
+    };
+    Session::start(opts).await.unwrap()
+}
+
+fn within(secs: u64) -> RunOptions {
+    RunOptions {
+        timeout: Duration::from_secs(secs),
+        ..RunOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn queries_are_answered_and_replies_stay_out_of_results() {
+    let mut s = xterm_session().await;
+    let code = r#"printf '\rab\033[6n'; IFS= read -rsd R reply; printf '\033[c'; IFS= read -rsd c da; echo; echo "cpr=${reply#*[} da=${da#*[}""#;
+    let r = s.run(code, &within(10)).await.unwrap();
+    assert_eq!(r.status, Status::Exited, "{r:?}");
+    let last = r.output.lines().last().unwrap();
+    assert!(
+        last.starts_with("cpr=") && last.ends_with(" da=?62;22"),
+        "{:?}",
+        r.output
+    );
+    let (row, col) = last["cpr=".len()..last.find(" da").unwrap()]
+        .split_once(';')
+        .unwrap();
+    assert!(row.parse::<u16>().unwrap() >= 1);
+    assert_eq!(col, "3", "the cursor is after `ab`");
+    assert!(!r.output.contains("\x1b"));
+}
+
+#[tokio::test]
+async fn less_as_pager_waits_for_input_and_shows_its_screen() {
+    let mut s = xterm_session().await;
+    let r = s
+        .run("seq 1 200 | PAGER=less LESS= less", &within(10))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    assert_eq!(r.foreground.as_ref().unwrap().command, "less");
+    let screen = s.screen();
+    let lines: Vec<&str> = screen.lines().collect();
+    assert_eq!(&lines[..3], &["1", "2", "3"], "{screen}");
+    let r = s
+        .send(Some("q"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)));
+}
+
+#[tokio::test]
+async fn vim_can_be_driven_and_quit() {
+    let mut s = xterm_session().await;
+    let file = std::env::temp_dir().join(format!("tether-vim-{}.txt", std::process::id()));
+    let r = s
+        .run(&format!("vim -u NONE -N {}", file.display()), &within(10))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    let r = s
+        .send(
+            Some("ihello from tether"),
+            &["Esc".into()],
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::WaitingForInput);
+    assert!(
+        s.screen().starts_with("hello from tether"),
+        "{}",
+        s.screen()
+    );
+    let r = s
+        .send(Some(":wq\r"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "hello from tether\n"
+    );
+    let _ = std::fs::remove_file(file);
+}

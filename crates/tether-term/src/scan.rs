@@ -47,6 +47,12 @@ enum End {
 pub struct Scanner {
     state: State,
     seq: Vec<u8>,
+    /// True when the held sequence has C0 controls or DEL mixed into its
+    /// ESC/CSI part, which a terminal executes (or ignores) on the spot
+    /// while the sequence goes on.
+    strays: bool,
+    /// The held sequence without those stray bytes, for classification.
+    clean: Vec<u8>,
     overflowed: bool,
     split_controls: bool,
 }
@@ -63,6 +69,8 @@ impl Scanner {
         Scanner {
             state: State::Ground,
             seq: Vec::with_capacity(64),
+            strays: false,
+            clean: Vec::new(),
             overflowed: false,
             split_controls: true,
         }
@@ -249,13 +257,16 @@ impl Scanner {
                         return true;
                     }
                     _ => {
-                        // A control right after ESC: the ESC introduced
-                        // nothing; release it and scan the control as such.
-                        self.seq.pop();
-                        self.finish(End::Cancelled, sink);
-                        return false;
+                        // A control (or DEL) inside the sequence: a terminal
+                        // executes it and the sequence goes on.
+                        self.strays = true;
+                        State::Esc
                     }
                 };
+            }
+            (State::EscIntermediate | State::Csi, 0x00..=0x1f | 0x7f) => {
+                self.seq.push(b);
+                self.strays = true;
             }
             (State::EscIntermediate, _) => {
                 self.seq.push(b);
@@ -312,9 +323,14 @@ impl Scanner {
 
     fn finish(&mut self, end: End, sink: &mut impl FnMut(Event<'_>)) {
         if !self.seq.is_empty() {
+            if self.strays && !self.overflowed {
+                self.clean = without_strays(&self.seq, matches!(end, End::Str(..)));
+            }
             let raw = &self.seq[..];
             let token = if self.overflowed {
                 Token::Overflow
+            } else if self.strays {
+                classify(end, &self.clean)
             } else {
                 classify(end, raw)
             };
@@ -325,9 +341,28 @@ impl Scanner {
 
     fn reset(&mut self) {
         self.seq.clear();
+        self.strays = false;
         self.state = State::Ground;
         self.overflowed = false;
     }
+}
+
+/// `seq` without the C0 controls and DELs mixed into its ESC/CSI part. In a
+/// control string only the bytes before the introducer can be strays; its
+/// payload is kept whole.
+fn without_strays(seq: &[u8], string: bool) -> Vec<u8> {
+    let is_stray = |b: &u8| *b < 0x20 || *b == 0x7f;
+    let Some((first, rest)) = seq.split_first() else {
+        return Vec::new();
+    };
+    let mut clean = vec![*first];
+    if string {
+        let intro = rest.iter().position(|b| !is_stray(b)).unwrap_or(rest.len());
+        clean.extend_from_slice(&rest[intro..]);
+    } else {
+        clean.extend(rest.iter().filter(|b| !is_stray(b)));
+    }
+    clean
 }
 
 /// Longest CSI the zero-copy path looks for; anything longer (or unusual)

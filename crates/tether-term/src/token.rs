@@ -89,8 +89,10 @@ pub struct Csi<'a> {
     pub intermediates: &'a [u8],
     /// The final byte (0x40–0x7E).
     pub final_byte: u8,
-    /// True when other bytes (controls, parameters after intermediates) were
-    /// mixed in: the sequence is passed through but never interpreted.
+    /// True when parameter bytes follow intermediates: the sequence is
+    /// passed through but never interpreted. (C0 controls mixed into a CSI
+    /// are executed by terminals and do not make it malformed; they are
+    /// left out of these fields but kept in the event's raw bytes.)
     pub malformed: bool,
 }
 

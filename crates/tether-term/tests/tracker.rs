@@ -134,6 +134,18 @@ fn look_alikes_never_change_state() {
 }
 
 #[test]
+fn controls_mixed_into_a_sequence_do_not_hide_it() {
+    // A terminal runs the control (or ignores DEL) and still acts on the CSI.
+    for case in [
+        &b"\x1b\x01[?1049h"[..],
+        b"\x1b[?1049\x7fh",
+        b"\x1b[?10\r49h",
+    ] {
+        assert_eq!(track(case).screen, Screen::Alternate, "{case:?}");
+    }
+}
+
+#[test]
 fn commits_only_bytes_written() {
     let mut t = ScreenTracker::new();
     t.written(b"\x1b[?104");

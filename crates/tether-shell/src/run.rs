@@ -77,15 +77,13 @@ impl Session {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
         let file = self.next_path("cmd", self.dialect());
-        write_private(
-            &file,
-            self.opts
-                .dialect
-                .command_file(code, self.last_status)
-                .as_bytes(),
-        )?;
-        let spill = self.next_path("out", "txt");
         let nonce = split_nonce();
+        let text = self
+            .opts
+            .dialect
+            .command_file(code, self.last_status, &nonce);
+        write_private(&file, text.as_bytes())?;
+        let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
             st.markers.set_nonce(&nonce.joined())?;
@@ -356,13 +354,26 @@ impl Session {
         if dialect.obviously_complete(code) {
             return Ok(false);
         }
-        if dialect.is_incomplete(code, "") {
+        if dialect.is_incomplete(code, "", None) {
             return Ok(true);
         }
-        let file = self.next_path("check", dialect.name());
+        let first = self.check_syntax(code).await?;
+        let probe = match dialect.incomplete_probe() {
+            Some(more) if !first.is_empty() => {
+                Some(self.check_syntax(&format!("{code}{more}")).await?)
+            }
+            _ => None,
+        };
+        Ok(dialect.is_incomplete(code, &first, probe.as_deref()))
+    }
+
+    /// The dialect's syntax checker's messages for `code` (empty if none).
+    async fn check_syntax(&mut self, code: &str) -> Result<String, ShellError> {
+        let file = self.next_path("check", self.opts.dialect.name());
         write_private(&file, code.as_bytes())?;
-        let Some((program, args)) = dialect.syntax_check(&file) else {
-            return Ok(false);
+        let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {
+            let _ = std::fs::remove_file(&file);
+            return Ok(String::new());
         };
         let stderr = tokio::task::spawn_blocking(move || {
             let out = std::process::Command::new(program)
@@ -375,7 +386,7 @@ impl Session {
         })
         .await
         .unwrap_or_default();
-        Ok(dialect.is_incomplete(code, &stderr))
+        Ok(stderr)
     }
 }
 

@@ -263,10 +263,24 @@ async fn launch(
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     write_private(&setup_path, setup.as_bytes())?;
+    for (path, content) in dialect.extra_files(opts.run_rc_files, &setup_path) {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
+                what: "create",
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        write_private(&path, content.as_bytes())?;
+    }
     let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
     let mut spec = SpawnSpec::new(program);
     spec.args = args;
     spec.env = env.to_vec();
+    for (k, v) in dialect.env(opts.run_rc_files, &setup_path, env) {
+        spec.env.retain(|(n, _)| *n != k);
+        spec.env.push((k, v));
+    }
     spec.cwd = opts.cwd.clone();
     spec.size = opts.size;
     spec.echo = false;

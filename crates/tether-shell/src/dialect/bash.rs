@@ -102,7 +102,7 @@ impl Dialect for Bash {
         (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))
     }
 
-    fn command_file(&self, code: &str, last_status: i32) -> String {
+    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
         // `__tether_rc N && :` sets `$?` for the user's code without
         // tripping errexit or the ERR trap. The last line records `$?` and
         // PIPESTATUS of the user's last pipeline before anything changes them.
@@ -127,7 +127,7 @@ impl Dialect for Bash {
         ))
     }
 
-    fn is_incomplete(&self, code: &str, check_stderr: &str) -> bool {
+    fn is_incomplete(&self, code: &str, check_stderr: &str, _probe: Option<&str>) -> bool {
         ends_with_continuation(code)
             || check_stderr.contains("unexpected end of file")
             || check_stderr.contains("unexpected EOF")

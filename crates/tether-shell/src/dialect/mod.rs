@@ -9,8 +9,14 @@
 //! buffer.
 
 mod bash;
+mod heredoc;
+mod posix;
+mod zsh;
 
 pub use bash::Bash;
+pub use heredoc::unterminated_heredoc;
+pub use posix::Posix;
+pub use zsh::Zsh;
 
 use std::path::Path;
 
@@ -61,13 +67,29 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// the `ready` mark.
     fn setup_script(&self, ctx: &SetupContext<'_>) -> String;
 
+    /// Extra environment for the shell process (for example zsh's
+    /// `ZDOTDIR`), given the environment it would otherwise get.
+    fn env(
+        &self,
+        _run_rc_files: bool,
+        _setup: &Path,
+        _base: &[(String, String)],
+    ) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Extra files the start-up needs, as `(path, content)`.
+    fn extra_files(&self, _run_rc_files: bool, _setup: &Path) -> Vec<(std::path::PathBuf, String)> {
+        Vec::new()
+    }
+
     /// The line to type to load the setup script at `path`, when `argv`
     /// does not load it itself.
     fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String>;
 
-    /// The file that runs the user's `code`, with `$?` first set to
-    /// `last_status`.
-    fn command_file(&self, code: &str, last_status: i32) -> String;
+    /// The file that runs the user's `code` under `nonce`, with `$?` first
+    /// set to `last_status`.
+    fn command_file(&self, code: &str, last_status: i32, nonce: &SplitNonce) -> String;
 
     /// The line typed to run the command file at `path` under `nonce`.
     fn wrapper_line(&self, path: &Path, nonce: &SplitNonce) -> String;
@@ -76,9 +98,17 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// dialect has one (`bash -n`).
     fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)>;
 
-    /// True when the syntax checker's message says the input is merely
-    /// unfinished (an open quote, heredoc or block), not wrong.
-    fn is_incomplete(&self, code: &str, check_stderr: &str) -> bool;
+    /// Text appended to the code for a second check when the checker's
+    /// messages do not say whether input is unfinished (zsh): if the error
+    /// moves when more text follows, the input was unfinished.
+    fn incomplete_probe(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// True when the checker's message (and, with a probe, its message for
+    /// the probed code) says the input is merely unfinished (an open quote,
+    /// heredoc or block), not wrong.
+    fn is_incomplete(&self, code: &str, check_stderr: &str, probe_stderr: Option<&str>) -> bool;
 
     /// True when `code` certainly parses as complete, so the checker can be
     /// skipped (a fast path for simple commands).

@@ -1,0 +1,167 @@
+//! The POSIX sh dialect (dash, busybox sh).
+//!
+//! POSIX sh has no PIPESTATUS, no prompt hook and no ERR trap, so: the
+//! start mark and the fallback end mark live in the command file and in
+//! PS1 (which POSIX shells parameter-expand), and the user's code runs in
+//! an `||` list, where `set -e` cannot end the shell (it also cannot stop
+//! the code early there; bash and zsh do stop it).
+
+use std::path::Path;
+
+use super::{Dialect, SetupContext, SplitNonce, bash::ends_with_continuation, sh_quote};
+
+/// A POSIX shell: `dash`, `busybox sh`, or another `sh`.
+#[derive(Clone, Debug)]
+pub struct Posix {
+    program: String,
+    args: Vec<String>,
+}
+
+impl Default for Posix {
+    fn default() -> Self {
+        Posix::new("sh", &[])
+    }
+}
+
+impl Posix {
+    /// `program` with leading `args` (e.g. `busybox`, `["sh"]`).
+    pub fn new(program: &str, args: &[&str]) -> Self {
+        Posix {
+            program: program.to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    /// Debian's dash.
+    pub fn dash() -> Self {
+        Posix::new("dash", &[])
+    }
+
+    /// busybox's ash.
+    pub fn busybox() -> Self {
+        Posix::new("busybox", &["sh"])
+    }
+}
+
+const FUNCTIONS: &str = r#"
+set +e
+__tether_rc() { return "$1"; }
+__tether_nl='
+'
+__tether_end() {
+  __tether_e=$3
+  [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
+  __tether_pending=
+  command export -p >| "$__tether_dir/env" 2>/dev/null
+  case $PWD in
+    *';'*|*'%'*|*"$__tether_nl"*) __tether_cwd= ;;
+    *) __tether_cwd=$PWD ;;
+  esac
+  command printf '\033]6973;%s%s;end;exit=%s;cwd=%s\007' "$1" "$2" "$__tether_e" "$__tether_cwd"
+  return 0
+}
+PS1='${__tether_pending:+$__tether_fb1$?$__tether_fb2}' PS2=''
+"#;
+
+impl Dialect for Posix {
+    fn name(&self) -> &'static str {
+        "sh"
+    }
+
+    fn argv(&self, _run_rc_files: bool, _setup: &Path) -> (String, Vec<String>) {
+        let mut args = self.args.clone();
+        args.push("-i".to_owned());
+        (self.program.clone(), args)
+    }
+
+    fn env(
+        &self,
+        _run_rc_files: bool,
+        setup: &Path,
+        base: &[(String, String)],
+    ) -> Vec<(String, String)> {
+        // An interactive POSIX shell reads $ENV at start: ours, which reads
+        // the user's first when asked.
+        let user = base
+            .iter()
+            .find(|(k, _)| k == "ENV")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        vec![
+            ("ENV".to_owned(), setup.display().to_string()),
+            ("__TETHER_USER_ENV".to_owned(), user),
+        ]
+    }
+
+    fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
+        let mut s = String::new();
+        if ctx.run_rc_files {
+            s.push_str("[ -n \"${__TETHER_USER_ENV-}\" ] && [ -r \"$__TETHER_USER_ENV\" ] && . \"$__TETHER_USER_ENV\"\n");
+        }
+        s.push_str("ENV=$__TETHER_USER_ENV; unset __TETHER_USER_ENV\n");
+        s.push_str(&format!(
+            "__tether_dir={}\n{FUNCTIONS}",
+            sh_quote(&ctx.dir.display().to_string())
+        ));
+        if let Some(env) = ctx.restore_env {
+            s.push_str(&format!(
+                ". {} 2>/dev/null\n",
+                sh_quote(&env.display().to_string())
+            ));
+        }
+        if let Some(cwd) = ctx.restore_cwd {
+            s.push_str(&format!(
+                "cd -- {} 2>/dev/null\n",
+                sh_quote(&cwd.display().to_string())
+            ));
+        }
+        s.push_str(&format!(
+            "command printf '\\033]6973;%s%s;ready\\007' {} {}\n",
+            ctx.nonce.a, ctx.nonce.b
+        ));
+        s
+    }
+
+    fn load_setup(&self, _run_rc_files: bool, _path: &Path) -> Option<String> {
+        None
+    }
+
+    fn command_file(&self, code: &str, last_status: i32, n: &SplitNonce) -> String {
+        // The fallback end mark (shown by PS1 when the line is abandoned, as
+        // on a `set -u` error) needs real ESC and BEL bytes: they are written
+        // here, in the private file, never typed.
+        format!(
+            "__tether_fb1='\x1b]6973;{a}{b};end;exit=' __tether_fb2='\x07' __tether_st=; __tether_rc {last_status} && :\n{code}\n__tether_st=$?\n",
+            a = n.a,
+            b = n.b
+        )
+    }
+
+    fn wrapper_line(&self, path: &Path, n: &SplitNonce) -> String {
+        format!(
+            "__tether_pending={a}; __tether_pending=$__tether_pending{b}; command printf '\\033]6973;%s%s;start\\007' {a} {b}; command . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
+            a = n.a,
+            b = n.b,
+            path = sh_quote(&path.display().to_string()),
+        )
+    }
+
+    fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)> {
+        let mut args = self.args.clone();
+        args.extend(["-n".to_owned(), file.display().to_string()]);
+        Some((self.program.clone(), args))
+    }
+
+    fn is_incomplete(&self, code: &str, check_stderr: &str, _probe: Option<&str>) -> bool {
+        let msg = check_stderr.to_ascii_lowercase();
+        ends_with_continuation(code)
+            || super::unterminated_heredoc(code)
+            || msg.contains("unterminated quoted string")
+            || msg.contains("end of file unexpected")
+            || msg.contains("unexpected end of file")
+    }
+
+    fn has_pipe_status(&self) -> bool {
+        false
+    }
+}

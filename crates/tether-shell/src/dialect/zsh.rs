@@ -1,0 +1,181 @@
+//! The zsh dialect.
+
+use std::path::{Path, PathBuf};
+
+use super::{Dialect, SetupContext, SplitNonce, bash::ends_with_continuation, sh_quote};
+
+/// zsh, interactive, without its line editor (`+Z`: no echo, no redraws).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Zsh;
+
+const FUNCTIONS: &str = r#"
+setopt no_err_exit no_prompt_sp no_prompt_cr 2>/dev/null
+unsetopt zle 2>/dev/null
+__tether_rc() { return "$1" }
+__tether_enc() {
+  local p=${1//\%/%25}
+  p=${p//;/%3B}; p=${p//$'\a'/%07}; p=${p//$'\e'/%1B}; p=${p//$'\n'/%0A}
+  __tether_cwd=$p
+}
+__tether_end() {
+  local st=$3 ps
+  [[ -n ${__tether_st-} ]] && st=$__tether_st
+  ps=${__tether_ps-}
+  [[ -n $ps ]] || ps=$st
+  __tether_pending=
+  builtin export -p >| "$__tether_dir/env" 2>/dev/null
+  __tether_enc "$PWD"
+  builtin printf '\033]6973;%s%s;end;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "$st" "$ps" "$__tether_cwd"
+  return 0
+}
+__tether_prompt() {
+  local st=$?
+  if [[ -n ${__tether_pending-} ]]; then
+    __tether_end "${__tether_pending[1,16]}" "${__tether_pending[17,32]}" "$st"
+  fi
+  return $st
+}
+precmd_functions=(__tether_prompt ${precmd_functions:#__tether_prompt})
+PS1='' PROMPT='' RPROMPT='' RPS1='' PS2='' PROMPT_EOL_MARK=''
+"#;
+
+const ZERR_TRAP: &str = "trap '__tether_s=$?; if [[ -o errexit ]]; then setopt no_err_exit; __tether_st=$__tether_s; return $__tether_s; fi' ZERR";
+
+impl Dialect for Zsh {
+    fn name(&self) -> &'static str {
+        "zsh"
+    }
+
+    fn argv(&self, run_rc_files: bool, _setup: &Path) -> (String, Vec<String>) {
+        let mut args = vec!["+Z".to_owned()];
+        if !run_rc_files {
+            args.push("-f".to_owned());
+        }
+        args.push("-i".to_owned());
+        ("zsh".to_owned(), args)
+    }
+
+    fn env(
+        &self,
+        run_rc_files: bool,
+        setup: &Path,
+        base: &[(String, String)],
+    ) -> Vec<(String, String)> {
+        if !run_rc_files {
+            return Vec::new();
+        }
+        // zsh reads $ZDOTDIR/.zshenv and .zshrc: point it at ours, which
+        // read the user's and then our setup.
+        let user = base
+            .iter()
+            .find(|(k, _)| k == "ZDOTDIR")
+            .or_else(|| base.iter().find(|(k, _)| k == "HOME"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        vec![
+            ("ZDOTDIR".to_owned(), zdot(setup).display().to_string()),
+            ("__TETHER_ZDOTDIR".to_owned(), user),
+        ]
+    }
+
+    fn extra_files(&self, run_rc_files: bool, setup: &Path) -> Vec<(PathBuf, String)> {
+        if !run_rc_files {
+            return Vec::new();
+        }
+        let ours = sh_quote(&zdot(setup).display().to_string());
+        let zshenv = format!(
+            "ZDOTDIR=$__TETHER_ZDOTDIR\n[[ -r $ZDOTDIR/.zshenv ]] && builtin . $ZDOTDIR/.zshenv\nZDOTDIR={ours}\n"
+        );
+        let zshrc = format!(
+            "ZDOTDIR=$__TETHER_ZDOTDIR\nunset __TETHER_ZDOTDIR\n[[ -r $ZDOTDIR/.zshrc ]] && builtin . $ZDOTDIR/.zshrc\nbuiltin . {}\n",
+            sh_quote(&setup.display().to_string())
+        );
+        vec![
+            (zdot(setup).join(".zshenv"), zshenv),
+            (zdot(setup).join(".zshrc"), zshrc),
+        ]
+    }
+
+    fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
+        let mut s = format!(
+            "__tether_dir={}\n{FUNCTIONS}",
+            sh_quote(&ctx.dir.display().to_string())
+        );
+        if let Some(env) = ctx.restore_env {
+            s.push_str(&format!(
+                "builtin . {} 2>/dev/null\n",
+                sh_quote(&env.display().to_string())
+            ));
+        }
+        if let Some(cwd) = ctx.restore_cwd {
+            s.push_str(&format!(
+                "builtin cd -- {} 2>/dev/null\n",
+                sh_quote(&cwd.display().to_string())
+            ));
+        }
+        s.push_str(&format!(
+            "builtin printf '\\033]6973;%s%s;ready\\007' {} {}\n",
+            ctx.nonce.a, ctx.nonce.b
+        ));
+        s
+    }
+
+    fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String> {
+        (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))
+    }
+
+    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+        format!(
+            "__tether_st= __tether_ps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n"
+        )
+    }
+
+    fn wrapper_line(&self, path: &Path, n: &SplitNonce) -> String {
+        format!(
+            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; __tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+            a = n.a,
+            b = n.b,
+            path = sh_quote(&path.display().to_string()),
+        )
+    }
+
+    fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)> {
+        Some((
+            "zsh".to_owned(),
+            vec!["-n".to_owned(), file.display().to_string()],
+        ))
+    }
+
+    fn incomplete_probe(&self) -> Option<&'static str> {
+        Some("\n:\n")
+    }
+
+    fn is_incomplete(&self, code: &str, check_stderr: &str, probe_stderr: Option<&str>) -> bool {
+        if ends_with_continuation(code) || super::unterminated_heredoc(code) {
+            return true;
+        }
+        if check_stderr.contains("unmatched") {
+            return true;
+        }
+        // zsh names the last token for unfinished input and for wrong input
+        // alike; unfinished input's error moves when more text follows.
+        check_stderr.contains("parse error")
+            && probe_stderr.is_some_and(|p| strip_file(p) != strip_file(check_stderr))
+    }
+
+    fn has_pipe_status(&self) -> bool {
+        true
+    }
+}
+
+fn zdot(setup: &Path) -> PathBuf {
+    setup.parent().unwrap_or(setup).join("zdot")
+}
+
+/// The message without its `file:` prefix (the probe is another file).
+fn strip_file(msg: &str) -> String {
+    msg.lines()
+        .map(|l| l.split_once(':').map_or(l, |(_, rest)| rest))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -262,11 +262,7 @@ impl Session {
 
     /// After the shell exits, waits briefly for its last output to arrive.
     async fn drain_after_exit(&self) {
-        let deadline = Instant::now() + Duration::from_millis(200);
-        while !self.shared.lock().eof && Instant::now() < deadline {
-            let changed = self.shared.changed.notified();
-            let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
-        }
+        crate::session::drain(&self.shared).await;
         if let Some(c) = self.shared.lock().capture.as_mut() {
             c.finish();
         }

@@ -156,10 +156,10 @@ impl Session {
         Ok(())
     }
 
-    /// Ends the shell's whole process tree and removes the session's files.
+    /// Ends the shell's whole process tree and removes the session's files
+    /// (command files, spill files). Dropping a session does the same.
     pub fn close(self) {
-        let _ = self.terminal.kill(Duration::from_millis(300));
-        let _ = std::fs::remove_dir_all(&self.dir);
+        drop(self);
     }
 
     /// A fresh file path in the session directory.
@@ -177,6 +177,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -318,30 +319,43 @@ async fn wait_ready(
     let mut exit = terminal.exit();
     loop {
         let changed = shared.changed.notified();
-        {
+        let (ready, eof) = {
             let st = shared.lock();
-            if st.ready {
-                return Ok(());
+            (st.ready, st.eof)
+        };
+        if ready {
+            return Ok(());
+        }
+        // End of stream means every holder of the terminal is gone.
+        let exited = exit.borrow().is_some() || eof;
+        if exited || tokio::time::Instant::now() >= deadline {
+            if exited {
+                drain(shared).await;
             }
-            // End of stream means every holder of the terminal is gone.
-            let exited = exit.borrow().is_some() || st.eof;
-            if exited || st.eof || tokio::time::Instant::now() >= deadline {
-                let raw = st.log.since(0).bytes;
-                drop(st);
-                let _ = terminal.kill(Duration::from_millis(200));
-                return Err(ShellError::StartFailed {
-                    dialect,
-                    waited_ms: started.elapsed().as_millis() as u64,
-                    exited,
-                    output: crate::run::project_all(&raw, 4000),
-                });
-            }
+            let raw = shared.lock().log.since(0).bytes;
+            let _ = terminal.kill(Duration::from_millis(200));
+            return Err(ShellError::StartFailed {
+                dialect,
+                waited_ms: started.elapsed().as_millis() as u64,
+                exited,
+                output: crate::run::project_all(&raw, 4000),
+            });
         }
         tokio::select! {
             _ = changed => {}
             _ = exit.changed() => {}
             _ = tokio::time::sleep_until(deadline) => {}
         }
+    }
+}
+
+/// After the shell exits, waits briefly for its last output to reach the
+/// pump (the exit can be seen before the bytes written just before it).
+pub(crate) async fn drain(shared: &Shared) {
+    let deadline = Instant::now() + Duration::from_millis(300);
+    while !shared.lock().eof && Instant::now() < deadline {
+        let changed = shared.changed.notified();
+        let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
     }
 }
 

@@ -1,10 +1,11 @@
 //! The POSIX sh dialect (dash, busybox sh).
 //!
-//! POSIX sh has no PIPESTATUS, no prompt hook and no ERR trap, so: the
-//! start mark and the fallback end mark live in the command file and in
-//! PS1 (which POSIX shells parameter-expand), and the user's code runs in
-//! an `||` list, where `set -e` cannot end the shell (it also cannot stop
-//! the code early there; bash and zsh do stop it).
+//! POSIX sh has no PIPESTATUS, no prompt hook and no ERR trap, so the
+//! fallback end mark (for a line the shell abandons, as on a `set -u`
+//! error or C-c) lives in PS1, which POSIX shells parameter-expand, and
+//! `set -e` followed by a failing command ends the shell: the result is
+//! `shell_exited` and the next call gets a fresh shell with the cwd and
+//! exported variables restored (bash and zsh stop the command instead).
 
 use std::path::Path;
 
@@ -139,7 +140,7 @@ impl Dialect for Posix {
 
     fn wrapper_line(&self, path: &Path, n: &SplitNonce) -> String {
         format!(
-            "__tether_pending={a}; __tether_pending=$__tether_pending{b}; command printf '\\033]6973;%s%s;start\\007' {a} {b}; command . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
+            "__tether_pending={a}; __tether_pending=${{__tether_pending}}{b}; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
             a = n.a,
             b = n.b,
             path = sh_quote(&path.display().to_string()),

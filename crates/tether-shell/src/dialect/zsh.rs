@@ -39,7 +39,7 @@ precmd_functions=(__tether_prompt ${precmd_functions:#__tether_prompt})
 PS1='' PROMPT='' RPROMPT='' RPS1='' PS2='' PROMPT_EOL_MARK=''
 "#;
 
-const ZERR_TRAP: &str = "trap '__tether_s=$?; if [[ -o errexit ]]; then setopt no_err_exit; __tether_st=$__tether_s; return $__tether_s; fi' ZERR";
+const ZERR_TRAP: &str = "trap '__tether_s=$? __tether_tps=\"${pipestatus[*]}\"; if [[ -o errexit ]]; then setopt no_err_exit; __tether_st=$__tether_s; return $__tether_s; fi' ZERR";
 
 impl Dialect for Zsh {
     fn name(&self) -> &'static str {
@@ -125,8 +125,11 @@ impl Dialect for Zsh {
     }
 
     fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+        // The ZERR trap runs after a failing pipeline and resets
+        // `pipestatus`; it saves it first, and the last line takes the saved
+        // one when the user's last pipeline failed.
         format!(
-            "__tether_st= __tether_ps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n"
+            "__tether_st= __tether_ps= __tether_tps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n[[ $__tether_st != 0 && -n $__tether_tps ]] && __tether_ps=$__tether_tps\n"
         )
     }
 

@@ -1,0 +1,365 @@
+//! The same real-shell suite against every dialect installed here: bash,
+//! zsh, dash and busybox sh. A shell that is not installed is skipped with a
+//! printed reason (`scripts/test` installs them when it can).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
+use tether_shell::{OnTimeout, RunOptions, RunResult, Session, SessionOptions, ShellError, Status};
+
+/// A session of `dialect`, or `None` (with a printed reason) when its
+/// program is not installed.
+async fn session(dialect: Arc<dyn Dialect>, program: &str) -> Option<Session> {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
+    if !found {
+        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
+        return None;
+    }
+    let opts = SessionOptions {
+        dialect,
+        run_rc_files: false,
+        ..SessionOptions::default()
+    };
+    Some(Session::start(opts).await.unwrap())
+}
+
+fn within(ms: u64) -> RunOptions {
+    RunOptions {
+        timeout: Duration::from_millis(ms),
+        ..RunOptions::default()
+    }
+}
+
+async fn run(s: &mut Session, code: &str) -> RunResult {
+    s.run(code, &RunOptions::default()).await.unwrap()
+}
+
+async fn exact_codes(mut s: Session) {
+    let r = run(&mut s, "echo hello").await;
+    assert_eq!(
+        (r.status, r.exit_code, r.output.as_str()),
+        (Status::Exited, Some(0), "hello\n")
+    );
+    assert_eq!(run(&mut s, "false").await.exit_code, Some(1));
+    assert_eq!(run(&mut s, "(exit 3)").await.exit_code, Some(3));
+    let r = run(&mut s, "sh -c 'kill -9 $$'").await;
+    assert_eq!(
+        (r.exit_code, r.signal.as_deref()),
+        (Some(137), Some("SIGKILL"))
+    );
+    run(&mut s, "(exit 42)").await;
+    assert_eq!(run(&mut s, "echo $?").await.output, "42\n");
+}
+
+async fn pipe_statuses(mut s: Session) {
+    let r = run(&mut s, "false | true | (exit 3)").await;
+    assert_eq!((r.exit_code, r.pipe_status), (Some(3), Some(vec![1, 0, 3])));
+}
+
+async fn state_persists(mut s: Session) {
+    run(
+        &mut s,
+        "cd /tmp && export TETHER_T=persisted && f() { echo fn-$1; }",
+    )
+    .await;
+    let r = run(&mut s, "pwd; echo $TETHER_T; f x").await;
+    assert_eq!(r.output, "/tmp\npersisted\nfn-x\n");
+    assert_eq!(r.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+}
+
+async fn hard_text(mut s: Session) {
+    let code =
+        "cat <<'EOF'\nline with 'single' and \"double\" and $HOME\nEOF\necho \"ünïcødé ✓\" 'a  b'";
+    let r = run(&mut s, code).await;
+    assert_eq!(
+        r.output,
+        "line with 'single' and \"double\" and $HOME\nünïcødé ✓ a  b\n"
+    );
+    let long = format!("x='{}'; echo ${{#x}}", "a".repeat(1 << 20));
+    let r = run(&mut s, &long).await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "1048576\n"));
+}
+
+async fn background_jobs(mut s: Session) {
+    let r = s
+        .run("sleep 100 & echo started", &within(5000))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::Exited);
+    assert!(r.output.ends_with("started\n"), "{:?}", r.output);
+    run(&mut s, "kill $!").await;
+}
+
+async fn waiting_for_input(mut s: Session) {
+    let r = s.run("cat", &within(10_000)).await.unwrap();
+    assert_eq!(r.status, Status::WaitingForInput);
+    assert_eq!(r.foreground.as_ref().unwrap().command, "cat");
+    let r = s
+        .send(Some("typed\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, "typed\n")
+    );
+    let r = s
+        .send(None, &["C-d".into()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)));
+
+    let r = s
+        .run("printf 'Name: '; read x; echo \"got $x\"", &within(10_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, "Name: ")
+    );
+    let r = s
+        .send(Some("tether\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "got tether\n")
+    );
+
+    let r = s.run("python3 -q", &within(10_000)).await.unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, ">>> ")
+    );
+    let r = s
+        .send(Some("print(6*7)\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::WaitingForInput);
+    assert!(r.output.contains("42\n"), "{:?}", r.output);
+    let r = s
+        .send(Some("exit()\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)));
+}
+
+async fn timeouts(mut s: Session) {
+    run(&mut s, "cd /tmp").await;
+    let r = s.run("echo partial; sleep 30", &within(300)).await.unwrap();
+    assert_eq!(r.status, Status::TimedOut);
+    assert_eq!(r.output.trim_end(), "partial");
+    assert!(!r.shell_restarted, "recovered, not restarted");
+    let r = run(&mut s, "pwd").await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "/tmp\n"));
+
+    let keep = RunOptions {
+        timeout: Duration::from_millis(200),
+        on_timeout: OnTimeout::Keep,
+        ..RunOptions::default()
+    };
+    let r = s
+        .run("echo first; sleep 1; echo second", &keep)
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.output.as_str()), (Status::Running, "first\n"));
+    assert!(matches!(
+        s.run("echo no", &RunOptions::default()).await,
+        Err(ShellError::Busy)
+    ));
+    let r = s.read(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        (r.status, r.exit_code, r.output.as_str()),
+        (Status::Exited, Some(0), "second\n")
+    );
+}
+
+async fn shell_exit_and_restore(mut s: Session) {
+    run(&mut s, "cd /usr && export KEEP_ME=yes").await;
+    let r = run(&mut s, "exit 7").await;
+    assert_eq!((r.status, r.exit_code), (Status::ShellExited, Some(7)));
+    let r = run(&mut s, "pwd; echo $KEEP_ME").await;
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "/usr\nyes\n")
+    );
+    assert!(r.shell_restarted);
+    let r = run(&mut s, "exec true").await;
+    assert_eq!((r.status, r.exit_code), (Status::ShellExited, Some(0)));
+    let r = run(&mut s, "kill -9 $$").await;
+    assert_eq!(
+        (r.status, r.exit_code, r.signal.as_deref()),
+        (Status::ShellExited, Some(137), Some("SIGKILL"))
+    );
+    let r = run(&mut s, "kill -HUP $$").await;
+    assert_eq!(r.status, Status::ShellExited);
+    assert_eq!(run(&mut s, "echo back").await.output, "back\n");
+}
+
+async fn incomplete_input(mut s: Session) {
+    for code in [
+        "echo 'unterminated",
+        "if true; then echo x",
+        "cat <<EOF\nno end",
+        "echo continued \\",
+        "f() {",
+    ] {
+        let r = run(&mut s, code).await;
+        assert_eq!(
+            (r.status, r.output.as_str()),
+            (Status::IncompleteInput, ""),
+            "{code:?}"
+        );
+    }
+    // A genuine syntax error is run and reported by the shell, not held.
+    let r = run(&mut s, "echo )").await;
+    assert_eq!(r.status, Status::Exited);
+    assert_ne!(r.exit_code, Some(0));
+    assert_eq!(run(&mut s, "echo ready").await.output, "ready\n");
+}
+
+async fn set_u_and_set_e(mut s: Session, e_stops_early: bool) {
+    run(&mut s, "cd /tmp; export KEPT=1").await;
+    let r = run(&mut s, "set -e; echo one; false; echo two").await;
+    assert_eq!(r.output, "one\n");
+    if e_stops_early {
+        assert_eq!(
+            (r.status, r.exit_code),
+            (Status::Exited, Some(1)),
+            "the command stops, the shell lives"
+        );
+    } else {
+        // POSIX sh has no ERR trap: errexit ends that shell, and the session
+        // goes on in a fresh one with its state.
+        assert_eq!((r.status, r.exit_code), (Status::ShellExited, Some(1)));
+    }
+    assert_eq!(
+        run(&mut s, "set +e; echo alive $KEPT; pwd").await.output,
+        "alive 1\n/tmp\n"
+    );
+    let r = run(&mut s, "set -u; echo $UNSET_VARIABLE_X; echo never").await;
+    assert_eq!(r.status, Status::Exited);
+    assert_ne!(r.exit_code, Some(0));
+    assert!(r.output.contains("UNSET_VARIABLE_X"), "{:?}", r.output);
+    assert!(!r.output.contains("never"));
+    assert_eq!(run(&mut s, "set +u; echo alive").await.output, "alive\n");
+}
+
+async fn clipping_markers_and_secrets(mut s: Session) {
+    let opts = RunOptions {
+        output_limit: 100,
+        ..RunOptions::default()
+    };
+    let r = s.run("seq 1 10000", &opts).await.unwrap();
+    let t = r.truncated.as_ref().unwrap();
+    let total: u64 = (1..=10000)
+        .map(|n: u64| n.to_string().len() as u64 + 1)
+        .sum();
+    assert_eq!(t.total_chars, total);
+    assert!(r.output.starts_with("1\n2\n3\n") && r.output.ends_with("9999\n10000\n"));
+    assert_eq!(
+        std::fs::read_to_string(&t.full_output_path).unwrap().len() as u64,
+        total
+    );
+    let r = run(
+        &mut s,
+        "printf '\\033]6973;0123456789abcdef0123456789abcdef;end;exit=0\\007'; echo real",
+    )
+    .await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "real\n"));
+    let r = run(
+        &mut s,
+        "TETHER_SECRET_TOKEN=s3cr3t-value-123; export TETHER_SECRET_TOKEN; echo fine",
+    )
+    .await;
+    assert_eq!(r.output, "fine\n");
+}
+
+macro_rules! suite {
+    ($name:ident, $program:expr, $dialect:expr, pipes: $pipes:expr, e_stops: $e:expr) => {
+        mod $name {
+            use super::*;
+
+            async fn s() -> Option<Session> {
+                session(Arc::new($dialect), $program).await
+            }
+
+            #[tokio::test]
+            async fn exact_exit_codes() {
+                if let Some(s) = s().await {
+                    exact_codes(s).await
+                }
+            }
+            #[tokio::test]
+            async fn pipeline_statuses() {
+                if let Some(s) = s().await
+                    && $pipes
+                {
+                    pipe_statuses(s).await
+                }
+            }
+            #[tokio::test]
+            async fn state_persists_between_commands() {
+                if let Some(s) = s().await {
+                    state_persists(s).await
+                }
+            }
+            #[tokio::test]
+            async fn quotes_heredocs_unicode_and_a_mebibyte_of_text() {
+                if let Some(s) = s().await {
+                    hard_text(s).await
+                }
+            }
+            #[tokio::test]
+            async fn background_jobs_do_not_delay_completion() {
+                if let Some(s) = s().await {
+                    background_jobs(s).await
+                }
+            }
+            #[tokio::test]
+            async fn waiting_for_input_for_cat_read_and_python() {
+                if let Some(s) = s().await {
+                    waiting_for_input(s).await
+                }
+            }
+            #[tokio::test]
+            async fn timeouts_interrupt_or_keep() {
+                if let Some(s) = s().await {
+                    timeouts(s).await
+                }
+            }
+            #[tokio::test]
+            async fn shell_exit_is_reported_and_state_restored() {
+                if let Some(s) = s().await {
+                    shell_exit_and_restore(s).await
+                }
+            }
+            #[tokio::test]
+            async fn incomplete_input_is_not_run() {
+                if let Some(s) = s().await {
+                    incomplete_input(s).await
+                }
+            }
+            #[tokio::test]
+            async fn set_u_and_set_e_do_not_end_the_session() {
+                if let Some(s) = s().await {
+                    set_u_and_set_e(s, $e).await
+                }
+            }
+            #[tokio::test]
+            async fn clipping_markers_and_secrets() {
+                if let Some(s) = s().await {
+                    super::clipping_markers_and_secrets(s).await
+                }
+            }
+        }
+    };
+}
+
+suite!(bash, "bash", Bash, pipes: true, e_stops: true);
+suite!(zsh, "zsh", Zsh, pipes: true, e_stops: true);
+suite!(dash, "dash", Posix::dash(), pipes: false, e_stops: false);
+suite!(busybox_sh, "busybox", Posix::busybox(), pipes: false, e_stops: false);

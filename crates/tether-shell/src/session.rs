@@ -69,6 +69,7 @@ pub struct Session {
     pub(crate) seq: u64,
     pub(crate) restarted: bool,
     pub(crate) started_at: Option<Instant>,
+    pub(crate) keep_spills: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -97,6 +98,7 @@ impl Session {
             seq: 0,
             restarted: false,
             started_at: None,
+            keep_spills: false,
         })
     }
 
@@ -156,6 +158,12 @@ impl Session {
         Ok(())
     }
 
+    /// Keeps the spill files (`out-*.txt`) when the session ends, for a
+    /// caller that has handed their paths on.
+    pub fn keep_spill_files(&mut self) {
+        self.keep_spills = true;
+    }
+
     /// Ends the shell's whole process tree and removes the session's files
     /// (command files, spill files). Dropping a session does the same.
     pub fn close(self) {
@@ -177,7 +185,21 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.keep_spills {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            return;
+        }
+        let entries = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
+        for e in entries {
+            let spill = e
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("out-"));
+            if !spill {
+                let _ =
+                    std::fs::remove_file(e.path()).or_else(|_| std::fs::remove_dir_all(e.path()));
+            }
+        }
     }
 }
 

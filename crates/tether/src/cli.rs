@@ -16,6 +16,9 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a command in a fresh persistent-shell session and print its
+    /// output; exits with the command's exit code.
+    Run(RunArgs),
     /// Run a terminal byte stream (a recording, or stdin) through the
     /// terminal-protocol core.
     Term(TermArgs),
@@ -42,4 +45,38 @@ pub enum TermMode {
     Modes,
     /// Every sequence the scanner found, one per line.
     Scan,
+}
+
+/// Arguments of `tether run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The command text (any shell code; several lines are fine).
+    pub command: String,
+    /// The shell dialect.
+    #[arg(long, value_enum, default_value_t = Shell::Bash)]
+    pub shell: Shell,
+    /// Skip the user's start-up files (`.bashrc` ...).
+    #[arg(long)]
+    pub norc: bool,
+    /// Seconds before the command is interrupted.
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Characters of output to print at most (head and tail are kept).
+    #[arg(long, default_value_t = 16_000)]
+    pub output_limit: usize,
+}
+
+/// Shell dialects.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Shell {
+    /// GNU bash.
+    Bash,
+    /// zsh.
+    Zsh,
+    /// The system POSIX sh.
+    Sh,
+    /// dash.
+    Dash,
+    /// busybox sh.
+    Busybox,
 }

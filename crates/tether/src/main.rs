@@ -4,11 +4,16 @@ use anyhow::Result;
 use clap::Parser;
 
 mod cli;
+mod run_cmd;
 mod term_cmd;
 
 fn main() -> Result<()> {
     let cli = cli::Cli::parse();
     match cli.command {
+        cli::Command::Run(args) => {
+            let code = run_cmd::run(args)?;
+            std::process::exit(code);
+        }
         cli::Command::Term(args) => term_cmd::run(args),
     }
 }

@@ -1,5 +1,7 @@
 //! One command's output on its way to a result: projected to text,
-//! redacted, counted, clipped head+tail, and written whole to a spill file.
+//! redacted, counted, clipped head+tail, and kept whole in a spill file
+//! (created only once the output outgrows the clip, so small results cost
+//! no file).
 
 use std::fs::File;
 use std::io::Write;
@@ -16,45 +18,42 @@ use crate::result::Truncation;
 pub struct Capture {
     projector: TextProjector,
     redactor: Redactor,
-    secrets: Vec<String>,
     decoder: Utf8Decoder,
     clip: HeadTailClip,
     limit: usize,
     chars: u64,
-    spill: Option<File>,
+    spill: Spill,
     spill_path: PathBuf,
     text: String,
+    scratch: String,
     shown_partial: String,
 }
 
+/// Where the whole output goes: memory until it outgrows the clip, then
+/// the spill file.
+#[derive(Debug)]
+enum Spill {
+    Memory(String),
+    File(Option<File>),
+}
+
 impl Capture {
-    /// A capture keeping at most `limit` bytes of text, redacting
-    /// `secrets` (non-empty), spilling everything to `spill_path`.
-    pub fn new(
-        limit: usize,
-        secrets: Vec<String>,
-        spill_path: PathBuf,
-    ) -> Result<Self, ShellError> {
-        let redactor = Redactor::new(&secrets)?;
-        let spill = File::create(&spill_path).map_err(|source| ShellError::Files {
-            what: "create the spill file",
-            path: spill_path.clone(),
-            source,
-        })?;
-        let spill = Some(spill);
-        Ok(Capture {
+    /// A capture keeping at most `limit` bytes of text, redacting with
+    /// `redactor` (a fresh clone of the session's), spilling to `spill_path`.
+    pub fn new(limit: usize, redactor: Redactor, spill_path: PathBuf) -> Self {
+        Capture {
             projector: TextProjector::new(),
             redactor,
-            secrets,
             decoder: Utf8Decoder::new(),
             clip: HeadTailClip::new(limit / 2, limit - limit / 2),
             limit,
             chars: 0,
-            spill,
+            spill: Spill::Memory(String::new()),
             spill_path,
             text: String::new(),
+            scratch: String::new(),
             shown_partial: String::new(),
-        })
+        }
     }
 
     /// Adds raw output bytes of the command.
@@ -73,14 +72,39 @@ impl Capture {
     }
 
     fn decoded(&mut self, bytes: &[u8]) {
-        let (clip, chars, spill) = (&mut self.clip, &mut self.chars, &mut self.spill);
-        self.decoder.decode(bytes, &mut |s| {
-            *chars += s.chars().count() as u64;
-            clip.push(s);
-            if let Some(f) = spill.as_mut() {
-                let _ = f.write_all(s.as_bytes());
+        let mut text = std::mem::take(&mut self.scratch);
+        self.decoder.decode(bytes, &mut |s| text.push_str(s));
+        self.accept(&text);
+        text.clear();
+        self.scratch = text;
+    }
+
+    fn accept(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        self.chars += s.chars().count() as u64;
+        self.clip.push(s);
+        match &mut self.spill {
+            Spill::Memory(buf) => {
+                buf.push_str(s);
+                if buf.len() > self.limit {
+                    let mut file = File::create(&self.spill_path).ok();
+                    if let Some(f) = file.as_mut()
+                        && f.write_all(buf.as_bytes()).is_err()
+                    {
+                        file = None;
+                    }
+                    self.spill = Spill::File(file);
+                }
             }
-        });
+            Spill::File(Some(f)) => {
+                if f.write_all(s.as_bytes()).is_err() {
+                    self.spill = Spill::File(None);
+                }
+            }
+            Spill::File(None) => {}
+        }
     }
 
     /// Ends the command's output: flushes the last partial line.
@@ -91,15 +115,10 @@ impl Capture {
         let mut rest = Vec::new();
         self.redactor.finish(&mut rest);
         self.decoded(&rest);
-        let (clip, chars, spill) = (&mut self.clip, &mut self.chars, &mut self.spill);
-        self.decoder.finish(&mut |s| {
-            *chars += s.chars().count() as u64;
-            clip.push(s);
-            if let Some(f) = spill.as_mut() {
-                let _ = f.write_all(s.as_bytes());
-            }
-        });
-        if let Some(f) = self.spill.as_mut() {
+        let mut last = String::new();
+        self.decoder.finish(&mut |s| last.push_str(s));
+        self.accept(&last);
+        if let Spill::File(Some(f)) = &mut self.spill {
             let _ = f.flush();
         }
     }
@@ -109,7 +128,7 @@ impl Capture {
     /// what follows.
     pub fn take(&mut self) -> (String, Option<Truncation>) {
         let clipped = self.clip.clipped();
-        let pending = redact_once(&self.secrets, &self.projector.current_line());
+        let pending = redact_once(&self.redactor, &self.projector.current_line());
         let total_chars = self.chars;
         let kept = (clipped.head.chars().count() + clipped.tail.chars().count()) as u64;
         let truncation = (!clipped.is_complete()).then(|| Truncation {
@@ -132,13 +151,16 @@ impl Capture {
     }
 }
 
-/// Redacts one short string on its own.
-fn redact_once(secrets: &[String], text: &str) -> String {
-    let Ok(mut r) = Redactor::new(secrets) else {
-        return text.to_owned();
-    };
+/// Redacts one short string on its own, with a fresh copy of `redactor`.
+fn redact_once(redactor: &Redactor, text: &str) -> String {
+    let mut r = redactor.fresh();
     let mut out = Vec::new();
     r.feed(text.as_bytes(), &mut out);
     r.finish(&mut out);
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Builds the session's redactor once (its matcher is shared by clones).
+pub fn session_redactor(secrets: &[String]) -> Result<Redactor, ShellError> {
+    Ok(Redactor::new(secrets)?)
 }

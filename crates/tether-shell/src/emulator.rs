@@ -13,6 +13,9 @@ const NAME: &str = "tether(0.1)";
 pub struct Emulator {
     screen: vt100::Parser,
     scanner: Scanner,
+    rows: u16,
+    lf_is_newline: bool,
+    scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -22,11 +25,16 @@ impl std::fmt::Debug for Emulator {
 }
 
 impl Emulator {
-    /// A `rows` x `cols` screen with no scrollback.
-    pub fn new(rows: u16, cols: u16) -> Self {
+    /// A `rows` x `cols` screen with no scrollback. `lf_is_newline` when
+    /// the terminal does not turn LF into CRLF itself (OPOST off), so a bare
+    /// LF must also return the cursor to the left edge.
+    pub fn new(rows: u16, cols: u16, lf_is_newline: bool) -> Self {
         Emulator {
             screen: vt100::Parser::new(nonzero(rows), nonzero(cols), 0),
             scanner: Scanner::escapes_only(),
+            rows,
+            lf_is_newline,
+            scratch: Vec::new(),
         }
     }
 
@@ -35,8 +43,25 @@ impl Emulator {
     /// position report sees every byte before the query).
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
         let mut replies = Vec::new();
-        let screen = &mut self.screen;
+        let (screen, scratch) = (&mut self.screen, &mut self.scratch);
+        let (rows, lf_is_newline) = (usize::from(self.rows), self.lf_is_newline);
         self.scanner.feed(bytes, |ev| {
+            if let Token::Text(text) = ev.token {
+                let text = visible_tail(text, rows);
+                if lf_is_newline && memchr::memchr(b'\n', text).is_some() {
+                    scratch.clear();
+                    for &b in text {
+                        if b == b'\n' {
+                            scratch.push(b'\r');
+                        }
+                        scratch.push(b);
+                    }
+                    screen.process(scratch);
+                } else {
+                    screen.process(text);
+                }
+                return;
+            }
             screen.process(ev.raw);
             answer(screen.screen(), &ev.token, &mut replies);
         });
@@ -50,10 +75,28 @@ impl Emulator {
 
     /// Changes the screen size.
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.rows = rows;
         self.screen
             .screen_mut()
             .set_size(nonzero(rows), nonzero(cols));
     }
+}
+
+/// The part of a text run (no escape sequences) that can still be on
+/// screen: after its last `rows + 1` line feeds everything before has
+/// scrolled off a zero-scrollback screen, so only the last `rows` lines and
+/// the partial line after them are fed. (Not when SO/SI, which switch
+/// character sets for what follows, are in the part skipped.)
+fn visible_tail(text: &[u8], rows: usize) -> &[u8] {
+    let mut feeds = memchr::memrchr_iter(b'\n', text);
+    let Some(cut) = feeds.nth(rows) else {
+        return text;
+    };
+    let skipped = &text[..=cut];
+    if memchr::memchr2(0x0e, 0x0f, skipped).is_some() {
+        return text;
+    }
+    &text[cut + 1..]
 }
 
 fn nonzero(n: u16) -> std::num::NonZeroU16 {

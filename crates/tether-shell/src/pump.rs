@@ -195,10 +195,11 @@ pub fn initial_state(
     nonce: &str,
     rows: u16,
     cols: u16,
+    lf_is_newline: bool,
 ) -> Result<PumpState, tether_term::TermError> {
     Ok(PumpState {
         markers: MarkerScanner::new(nonce)?,
-        emulator: Emulator::new(rows, cols),
+        emulator: Emulator::new(rows, cols, lf_is_newline),
         log: ByteLog::new(RAW_LOG_BYTES)?,
         capture: None,
         phase: Phase::Idle,

@@ -89,9 +89,9 @@ impl Session {
             st.markers.set_nonce(&nonce.joined())?;
             st.capture = Some(Capture::new(
                 opts.output_limit,
-                self.secrets.clone(),
+                self.redactor.fresh(),
                 spill,
-            )?);
+            ));
             st.phase = Phase::Sent;
         }
         self.started_at = Some(t0);

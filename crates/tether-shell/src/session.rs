@@ -63,7 +63,7 @@ pub struct Session {
     pub(crate) dir: PathBuf,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) secrets: Vec<String>,
+    pub(crate) redactor: tether_term::Redactor,
     pub(crate) last_status: i32,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) seq: u64,
@@ -85,7 +85,7 @@ impl Session {
     pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let env = session_env(opts.base_env.clone(), &opts.env_overrides);
-        let secrets = secrets_of(&env, &opts.secrets);
+        let redactor = crate::capture::session_redactor(&secrets_of(&env, &opts.secrets))?;
         let (terminal, shared) = launch(&opts, &dir, &env, None).await?;
         Ok(Session {
             cwd: opts.cwd.clone(),
@@ -93,7 +93,7 @@ impl Session {
             dir,
             terminal,
             shared,
-            secrets,
+            redactor,
             last_status: 0,
             seq: 0,
             restarted: false,
@@ -115,6 +115,11 @@ impl Session {
     /// The working directory after the last command.
     pub fn cwd(&self) -> Option<&Path> {
         self.cwd.as_deref()
+    }
+
+    /// The shell's pid, while it runs.
+    pub fn shell_pid(&self) -> Option<i32> {
+        self.terminal.inspect().ok()?.top.map(|p| p.pid)
     }
 
     /// The current screen as text (for full-screen programs).
@@ -317,6 +322,7 @@ async fn launch(
         &nonce.joined(),
         opts.size.rows,
         opts.size.cols,
+        !opts.output_processing,
     )?);
     tokio::spawn(pump::run(
         Arc::clone(&terminal),

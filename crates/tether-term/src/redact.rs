@@ -98,6 +98,17 @@ impl Redactor {
         Self::new(&secrets)
     }
 
+    /// A copy with the same secrets and nothing held (the matcher is shared,
+    /// so this is cheap).
+    pub fn fresh(&self) -> Redactor {
+        Redactor {
+            matcher: self.matcher.clone(),
+            longest: self.longest,
+            carry: Vec::new(),
+            count: 0,
+        }
+    }
+
     /// Bytes held back because they may begin a secret (always less than
     /// the longest secret's length).
     pub fn pending(&self) -> usize {

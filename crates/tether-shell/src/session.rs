@@ -241,14 +241,20 @@ fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
     s
 }
 
-/// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether` or
-/// `/tmp/tether-UID`.
+/// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether`, else
+/// `/dev/shm/tether-UID` (memory: the per-command files cost nothing
+/// there), else `/tmp/tether-UID`. A base directory that is a symlink or
+/// belongs to someone else is refused.
 fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
+    let uid = nix_uid();
     let base = match root {
         Some(r) => r.to_path_buf(),
         None => match std::env::var_os("XDG_RUNTIME_DIR") {
             Some(d) => PathBuf::from(d).join("tether"),
-            None => PathBuf::from(format!("/tmp/tether-{}", nix_uid())),
+            None if Path::new("/dev/shm").is_dir() => {
+                PathBuf::from(format!("/dev/shm/tether-{uid}"))
+            }
+            None => PathBuf::from(format!("/tmp/tether-{uid}")),
         },
     };
     let dir = base.join("sessions").join(split_nonce().a);
@@ -261,6 +267,14 @@ fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
         .mode(0o700)
         .create(&dir)
         .map_err(files("create", &dir))?;
+    let meta = std::fs::symlink_metadata(&base).map_err(files("inspect", &base))?;
+    if meta.file_type().is_symlink() || std::os::unix::fs::MetadataExt::uid(&meta) != uid {
+        return Err(ShellError::Files {
+            what: "trust",
+            path: base,
+            source: std::io::Error::other("it is a symlink or belongs to another user; remove it"),
+        });
+    }
     for d in [base.as_path(), dir.as_path()] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
             .map_err(files("make private", d))?;

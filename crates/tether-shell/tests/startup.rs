@@ -131,3 +131,20 @@ async fn an_rc_that_hangs_is_a_start_failure_at_the_deadline() {
     }
     let _ = std::fs::remove_dir_all(home);
 }
+
+#[tokio::test]
+async fn the_users_shell_history_is_left_alone() {
+    let home = home_with_rc("history", "HISTFILE=~/.bash_history\nset -o history\n");
+    let mut s = Session::start(with_home(&home, true)).await.unwrap();
+    s.run("echo one; echo two", &RunOptions::default())
+        .await
+        .unwrap();
+    let r = s.run("exit 0", &RunOptions::default()).await.unwrap();
+    assert_eq!(r.status, Status::ShellExited);
+    drop(s);
+    assert!(
+        !home.join(".bash_history").exists(),
+        "tether's wrapper lines must not reach the history"
+    );
+    let _ = std::fs::remove_dir_all(home);
+}

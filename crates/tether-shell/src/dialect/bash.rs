@@ -14,7 +14,8 @@ pub struct Bash;
 /// `set -o noclobber` (`>|`), redefined builtins (`builtin`), and a hostile
 /// PROMPT_COMMAND (ours runs first and is put back by every wrapper line).
 const FUNCTIONS: &str = r#"
-set +o errexit
+set +o errexit +o history
+unset HISTFILE
 trap - DEBUG RETURN
 __tether_rc() { return "$1"; }
 __tether_enc() {

@@ -46,6 +46,7 @@ impl Posix {
 
 const FUNCTIONS: &str = r#"
 set +e
+unset HISTFILE
 __tether_rc() { return "$1"; }
 __tether_nl='
 '

@@ -10,6 +10,7 @@ pub struct Zsh;
 
 const FUNCTIONS: &str = r#"
 setopt no_err_exit no_prompt_sp no_prompt_cr 2>/dev/null
+unset HISTFILE; SAVEHIST=0
 unsetopt zle 2>/dev/null
 __tether_rc() { return "$1" }
 __tether_enc() {

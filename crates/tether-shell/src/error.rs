@@ -39,6 +39,9 @@ pub enum ShellError {
         "the session is busy with a command that is still running; send it input, read its output, signal it, or reset the session"
     )]
     Busy,
+    /// No session of that name belongs to the caller.
+    #[error("there is no session named {0:?}; list your sessions, or run a command to create it")]
+    UnknownSession(String),
     /// A key name was not recognised.
     #[error(
         "unknown key {0:?}: use one of C-c, C-d, C-z, C-\\, Enter, Tab, Esc, Up, Down, Left, Right, Backspace"

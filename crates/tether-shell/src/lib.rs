@@ -22,11 +22,13 @@ mod emulator;
 mod error;
 pub mod keys;
 mod pump;
+pub mod registry;
 pub mod result;
 mod run;
 mod session;
 
 pub use error::ShellError;
+pub use registry::{Registry, SessionInfo};
 pub use result::{ForegroundProgram, RunResult, Status, Truncation};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
 pub use session::{Session, SessionOptions};

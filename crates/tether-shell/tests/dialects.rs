@@ -84,6 +84,20 @@ async fn hard_text(mut s: Session) {
     assert_eq!((r.status, r.output.as_str()), (Status::Exited, "1048576\n"));
 }
 
+async fn split_utf8_and_marker_lookalikes(mut s: Session) {
+    // A character written in two pieces, with time between them, so the
+    // pieces arrive in different reads.
+    let r = run(
+        &mut s,
+        "printf '\\342'; sleep 0.05; printf '\\202\\254 done\\n'",
+    )
+    .await;
+    assert_eq!(r.output, "€ done\n");
+    // Text that looks like a mark, split across reads, is just text.
+    let r = run(&mut s, "printf '6973;'; sleep 0.05; printf 'start\\n'").await;
+    assert_eq!(r.output, "6973;start\n");
+}
+
 async fn background_jobs(mut s: Session) {
     let r = s
         .run("sleep 100 & echo started", &within(5000))
@@ -311,6 +325,12 @@ macro_rules! suite {
             async fn quotes_heredocs_unicode_and_a_mebibyte_of_text() {
                 if let Some(s) = s().await {
                     hard_text(s).await
+                }
+            }
+            #[tokio::test]
+            async fn utf8_split_across_reads() {
+                if let Some(s) = s().await {
+                    split_utf8_and_marker_lookalikes(s).await
                 }
             }
             #[tokio::test]

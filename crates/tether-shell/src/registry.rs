@@ -1,0 +1,150 @@
+//! Named sessions with owners: calls on one session run one at a time, in
+//! order; different sessions run concurrently; an owner never sees or
+//! drives another owner's sessions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::SystemTime;
+
+use tokio::sync::Mutex;
+
+use crate::error::ShellError;
+use crate::session::{Session, SessionOptions};
+
+/// One session as [`Registry::list`] shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session's name.
+    pub name: String,
+    /// The dialect.
+    pub dialect: &'static str,
+    /// The working directory after its last command.
+    pub cwd: Option<std::path::PathBuf>,
+    /// True while a call holds it.
+    pub busy: bool,
+    /// When it was created.
+    pub created: SystemTime,
+    /// When a call last finished on it.
+    pub last_used: SystemTime,
+}
+
+struct Entry {
+    session: Arc<Mutex<Session>>,
+    created: SystemTime,
+    last_used: SystemTime,
+    dialect: &'static str,
+    cwd: Option<std::path::PathBuf>,
+}
+
+type Key = (String, String);
+
+/// The sessions of every owner.
+pub struct Registry {
+    entries: StdMutex<HashMap<Key, Entry>>,
+    options: SessionOptions,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// A registry whose new sessions start with `options`.
+    pub fn new(options: SessionOptions) -> Self {
+        Registry {
+            entries: StdMutex::new(HashMap::new()),
+            options,
+        }
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `owner`'s session `name`, started on first use.
+    pub async fn session(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Arc<Mutex<Session>>, ShellError> {
+        let key = (owner.to_owned(), name.to_owned());
+        if let Some(e) = self.entries().get(&key) {
+            return Ok(Arc::clone(&e.session));
+        }
+        let session = Session::start(self.options.clone()).await?;
+        let dialect = session.dialect();
+        let mut entries = self.entries();
+        // Another call may have started it meanwhile: keep the first.
+        let entry = entries.entry(key).or_insert_with(|| Entry {
+            session: Arc::new(Mutex::new(session)),
+            created: SystemTime::now(),
+            last_used: SystemTime::now(),
+            dialect,
+            cwd: None,
+        });
+        Ok(Arc::clone(&entry.session))
+    }
+
+    /// `owner`'s existing session `name`.
+    pub fn existing(&self, owner: &str, name: &str) -> Result<Arc<Mutex<Session>>, ShellError> {
+        self.entries()
+            .get(&(owner.to_owned(), name.to_owned()))
+            .map(|e| Arc::clone(&e.session))
+            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+    }
+
+    /// Runs `f` on `owner`'s session `name` (started on first use), after
+    /// every earlier call on it.
+    pub async fn with<T>(
+        &self,
+        owner: &str,
+        name: &str,
+        f: impl AsyncFnOnce(&mut Session) -> Result<T, ShellError>,
+    ) -> Result<T, ShellError> {
+        let session = self.session(owner, name).await?;
+        let mut guard = session.lock().await;
+        let out = f(&mut guard).await;
+        let cwd = guard.cwd().map(std::path::Path::to_path_buf);
+        drop(guard);
+        if let Some(e) = self.entries().get_mut(&(owner.to_owned(), name.to_owned())) {
+            e.last_used = SystemTime::now();
+            e.cwd = cwd;
+        }
+        out
+    }
+
+    /// `owner`'s sessions, by name.
+    pub fn list(&self, owner: &str) -> Vec<SessionInfo> {
+        let mut list: Vec<SessionInfo> = self
+            .entries()
+            .iter()
+            .filter(|((o, _), _)| o == owner)
+            .map(|((_, name), e)| SessionInfo {
+                name: name.clone(),
+                dialect: e.dialect,
+                cwd: e.cwd.clone(),
+                busy: e.session.try_lock().is_err(),
+                created: e.created,
+                last_used: e.last_used,
+            })
+            .collect();
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        list
+    }
+
+    /// Ends `owner`'s session `name`: kills its process tree and removes
+    /// its files, after the call in progress (if any).
+    pub async fn close(&self, owner: &str, name: &str) -> Result<(), ShellError> {
+        let key = (owner.to_owned(), name.to_owned());
+        let entry = self
+            .entries()
+            .remove(&key)
+            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))?;
+        // Wait for a running call to let go; then dropping the session ends it.
+        drop(entry.session.lock().await);
+        drop(entry);
+        Ok(())
+    }
+}

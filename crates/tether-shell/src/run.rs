@@ -95,8 +95,12 @@ impl Session {
             st.phase = Phase::Sent;
         }
         self.started_at = Some(t0);
-        self.terminal
-            .write(self.opts.dialect.wrapper_line(&file, &nonce).into_bytes())?;
+        self.terminal.write(
+            self.opts
+                .dialect
+                .wrapper_line(&file, &nonce, code)
+                .into_bytes(),
+        )?;
         let deadline = t0 + opts.timeout;
         match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
@@ -314,12 +318,14 @@ impl Session {
     }
 
     fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
-        self.shared
+        let (output, truncated) = self
+            .shared
             .lock()
             .capture
             .as_mut()
             .map(Capture::take)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (self.opts.dialect.strip_echo(output), truncated)
     }
 
     fn result(

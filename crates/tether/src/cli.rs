@@ -79,4 +79,6 @@ pub enum Shell {
     Dash,
     /// busybox sh.
     Busybox,
+    /// PowerShell 7.
+    Pwsh,
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
+use tether_shell::dialect::{Bash, Dialect, Posix, Pwsh, Zsh};
 use tether_shell::{RunOptions, Session, SessionOptions, Status};
 
 use crate::cli::{RunArgs, Shell};
@@ -34,6 +34,7 @@ async fn run_async(args: RunArgs) -> Result<i32> {
         Shell::Sh => Arc::new(Posix::default()),
         Shell::Dash => Arc::new(Posix::dash()),
         Shell::Busybox => Arc::new(Posix::busybox()),
+        Shell::Pwsh => Arc::new(Pwsh),
     };
     let opts = SessionOptions {
         dialect,

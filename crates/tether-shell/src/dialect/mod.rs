@@ -11,11 +11,13 @@
 mod bash;
 mod heredoc;
 mod posix;
+mod pwsh;
 mod zsh;
 
 pub use bash::Bash;
 pub use heredoc::unterminated_heredoc;
 pub use posix::Posix;
+pub use pwsh::{Pwsh, quote_for_pwsh};
 pub use zsh::Zsh;
 
 use std::path::Path;
@@ -91,8 +93,9 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// set to `last_status`.
     fn command_file(&self, code: &str, last_status: i32, nonce: &SplitNonce) -> String;
 
-    /// The line typed to run the command file at `path` under `nonce`.
-    fn wrapper_line(&self, path: &Path, nonce: &SplitNonce) -> String;
+    /// The line typed to run the command file at `path` (holding `code`)
+    /// under `nonce`.
+    fn wrapper_line(&self, path: &Path, nonce: &SplitNonce, code: &str) -> String;
 
     /// A program that checks `file` for syntax without running it, when the
     /// dialect has one (`bash -n`).
@@ -121,6 +124,12 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
 
     /// Whether the exit status of each pipeline stage is reported.
     fn has_pipe_status(&self) -> bool;
+
+    /// Removes the dialect's own echoed input from output (pwsh's line
+    /// editor echoes what is typed; the other shells run with echo off).
+    fn strip_echo(&self, output: String) -> String {
+        output
+    }
 }
 
 /// Quotes `s` for a POSIX shell as one word.

@@ -43,7 +43,7 @@ fn norc(output_processing: bool) -> SessionOptions {
 }
 
 async fn round_trip(calls: usize) -> (f64, f64, f64) {
-    let mut s = Session::start(norc(true)).await.unwrap();
+    let mut s = Session::start(norc(false)).await.unwrap();
     let opts = RunOptions::default();
     for _ in 0..50 {
         s.run("true", &opts).await.unwrap();
@@ -87,7 +87,7 @@ fn watch_block(root: i32, stop: Arc<AtomicBool>, at: Arc<AtomicU64>, t0: Instant
 }
 
 async fn waiting_latency(code: &str, answer: &str, rounds: usize) -> (f64, f64, f64) {
-    let mut s = Session::start(norc(true)).await.unwrap();
+    let mut s = Session::start(norc(false)).await.unwrap();
     let root = s.shell_pid().unwrap();
     let opts = RunOptions {
         timeout: Duration::from_secs(20),
@@ -168,7 +168,7 @@ async fn idle_sessions(count: usize) -> (u64, (f64, f64, f64)) {
     let mut start_ms = Vec::new();
     for _ in 0..count {
         let t = Instant::now();
-        sessions.push(Session::start(norc(true)).await.unwrap());
+        sessions.push(Session::start(norc(false)).await.unwrap());
         start_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let after = rss_kib();

@@ -96,3 +96,17 @@ async fn vim_can_be_driven_and_quit() {
     );
     let _ = std::fs::remove_file(file);
 }
+
+#[tokio::test]
+async fn plain_lines_render_at_the_left_edge_without_output_processing() {
+    // Sessions run with OPOST off: the program's bare LF must still start a
+    // new line on the headless screen.
+    let mut s = xterm_session().await;
+    let r = s
+        .run("printf '\\033[H\\033[2Jone\\ntwo\\nthree\\n'", &within(10))
+        .await
+        .unwrap();
+    assert_eq!(r.output, "one\ntwo\nthree\n");
+    let screen = s.screen();
+    assert!(screen.starts_with("one\ntwo\nthree"), "{screen:?}");
+}

@@ -27,7 +27,8 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// A `rows` x `cols` screen with no scrollback. `lf_is_newline` when
     /// the terminal does not turn LF into CRLF itself (OPOST off), so a bare
-    /// LF must also return the cursor to the left edge.
+    /// LF on the main screen also returns the cursor to the left edge (as
+    /// the line output of ordinary programs means).
     pub fn new(rows: u16, cols: u16, lf_is_newline: bool) -> Self {
         Emulator {
             screen: vt100::Parser::new(nonzero(rows), nonzero(cols), 0),
@@ -47,8 +48,13 @@ impl Emulator {
         let (rows, lf_is_newline) = (usize::from(self.rows), self.lf_is_newline);
         self.scanner.feed(bytes, |ev| {
             if let Token::Text(text) = ev.token {
-                let text = visible_tail(text, rows);
-                if lf_is_newline && memchr::memchr(b'\n', text).is_some() {
+                // Full-screen programs (alternate screen) address the cursor
+                // themselves, may use LF to move straight down, and set
+                // scroll regions: their text is fed whole and as it is.
+                let main = !screen.screen().alternate_screen();
+                let text = if main { visible_tail(text, rows) } else { text };
+                let newline = lf_is_newline && main;
+                if newline && memchr::memchr(b'\n', text).is_some() {
                     scratch.clear();
                     for &b in text {
                         if b == b'\n' {

@@ -176,21 +176,25 @@ impl Session {
         let mut candidate: Option<(Instant, u64)> = None;
         loop {
             let changed = self.shared.changed.notified();
-            let (started, quiet, processed) = {
+            let (started, idle, processed) = {
                 let st = self.shared.lock();
                 if let Phase::Ended(end) = &st.phase {
                     return Woke::Ended(end.clone());
                 }
-                let quiet = st.last_output.elapsed() >= INSPECT_EVERY;
-                (st.phase == Phase::Started, quiet, st.processed)
+                (
+                    st.phase == Phase::Started,
+                    st.last_output.elapsed(),
+                    st.processed,
+                )
             };
+            let quiet = idle >= INSPECT_EVERY;
             if let Some(info) = *exit.borrow() {
                 return Woke::ShellExited(info);
             }
             let now = Instant::now();
             if started && quiet && now.duration_since(last_inspect) >= INSPECT_EVERY {
                 last_inspect = now;
-                match (self.reading_foreground(), candidate) {
+                match (self.reading_foreground(idle), candidate) {
                     (Some(fg), Some((since, seen)))
                         if seen == processed && now.duration_since(since) >= INSPECT_EVERY =>
                     {
@@ -214,13 +218,18 @@ impl Session {
     }
 
     /// `Some` when the foreground program is blocked reading the terminal
-    /// with nothing left to read, and everything it wrote has been seen.
-    fn reading_foreground(&self) -> Option<Option<ForegroundProgram>> {
+    /// with nothing left to read, and everything it wrote has been seen; or,
+    /// without kernel evidence, when output has been silent for the
+    /// silence fallback (`idle` is how long it has been silent).
+    fn reading_foreground(&self, idle: Duration) -> Option<Option<ForegroundProgram>> {
         let i = self.terminal.inspect().ok()?;
         let settled = i.input_queued.unwrap_or(0) == 0
             && i.output_unread.unwrap_or(0) == 0
             && self.shared.lock().processed >= i.output_delivered;
-        let fg = i.foreground?;
+        let evidence = i.foreground.filter(|_| self.opts.kernel_evidence);
+        let Some(fg) = evidence else {
+            return (settled && idle >= self.opts.silence_fallback).then_some(None);
+        };
         (settled && fg.reading_terminal).then(|| {
             fg.process.map(|p| ForegroundProgram {
                 pid: p.pid,

@@ -36,6 +36,13 @@ pub struct SessionOptions {
     pub runtime_dir: Option<PathBuf>,
     /// Extra secret values to redact.
     pub secrets: Vec<String>,
+    /// Use the transport's kernel evidence (a local PTY's `/proc`) to tell a
+    /// program blocked reading the terminal. Off, or on a transport without
+    /// evidence, readiness falls back to `silence_fallback`.
+    pub kernel_evidence: bool,
+    /// How long a running command must be silent before it is reported as
+    /// waiting for input when there is no kernel evidence.
+    pub silence_fallback: Duration,
     /// Keep output post-processing (OPOST: LF to CRLF) on. Off by default:
     /// a flood of short lines runs about ten times faster without it, the
     /// projection treats LF and CRLF alike, and the headless screen treats
@@ -55,6 +62,8 @@ impl Default for SessionOptions {
             start_timeout: Duration::from_secs(10),
             runtime_dir: None,
             secrets: Vec::new(),
+            kernel_evidence: true,
+            silence_fallback: Duration::from_secs(3),
             output_processing: false,
         }
     }

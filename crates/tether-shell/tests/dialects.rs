@@ -383,3 +383,31 @@ suite!(bash, "bash", Bash, pipes: true, e_stops: true);
 suite!(zsh, "zsh", Zsh, pipes: true, e_stops: true);
 suite!(dash, "dash", Posix::dash(), pipes: false, e_stops: false);
 suite!(busybox_sh, "busybox", Posix::busybox(), pipes: false, e_stops: false);
+
+#[tokio::test]
+async fn without_kernel_evidence_silence_is_the_fallback() {
+    let opts = SessionOptions {
+        run_rc_files: false,
+        kernel_evidence: false,
+        silence_fallback: Duration::from_millis(300),
+        ..SessionOptions::default()
+    };
+    let mut s = Session::start(opts).await.unwrap();
+    let r = s
+        .run("printf 'Name: '; read x; echo \"got $x\"", &within(10_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, "Name: ")
+    );
+    assert!(
+        r.duration_ms >= 300,
+        "silence, not kernel evidence, decided: {r:?}"
+    );
+    let r = s
+        .send(Some("x\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "got x\n"));
+}

@@ -132,6 +132,36 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// The end of a POSIX-family setup script: restore the exported
+/// variables and the cwd (after a restart), then print the ready mark.
+/// `builtin` is the prefix that bypasses functions (`builtin` in bash and
+/// zsh, `command` in POSIX sh).
+pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
+    let mut s = String::new();
+    if let Some(env) = ctx.restore_env {
+        s.push_str(&format!(
+            ". {} 2>/dev/null\n",
+            sh_quote(&env.display().to_string())
+        ));
+    }
+    if let Some(cwd) = ctx.restore_cwd {
+        s.push_str(&format!(
+            "{builtin} cd -- {} 2>/dev/null\n",
+            sh_quote(&cwd.display().to_string())
+        ));
+    }
+    s.push_str(&format!(
+        "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
+        ctx.nonce.a, ctx.nonce.b
+    ));
+    s
+}
+
+/// The typed line that sources the setup script at `path` (with `--norc`).
+pub(crate) fn source_line(run_rc_files: bool, path: &Path) -> Option<String> {
+    (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))
+}
+
 /// Quotes `s` for a POSIX shell as one word.
 pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))

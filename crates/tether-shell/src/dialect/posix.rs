@@ -105,22 +105,7 @@ impl Dialect for Posix {
             "__tether_dir={}\n{FUNCTIONS}",
             sh_quote(&ctx.dir.display().to_string())
         ));
-        if let Some(env) = ctx.restore_env {
-            s.push_str(&format!(
-                ". {} 2>/dev/null\n",
-                sh_quote(&env.display().to_string())
-            ));
-        }
-        if let Some(cwd) = ctx.restore_cwd {
-            s.push_str(&format!(
-                "cd -- {} 2>/dev/null\n",
-                sh_quote(&cwd.display().to_string())
-            ));
-        }
-        s.push_str(&format!(
-            "command printf '\\033]6973;%s%s;ready\\007' {} {}\n",
-            ctx.nonce.a, ctx.nonce.b
-        ));
+        s.push_str(&super::restore_and_ready(ctx, "command"));
         s
     }
 

@@ -102,27 +102,12 @@ impl Dialect for Zsh {
             "__tether_dir={}\n{FUNCTIONS}",
             sh_quote(&ctx.dir.display().to_string())
         );
-        if let Some(env) = ctx.restore_env {
-            s.push_str(&format!(
-                "builtin . {} 2>/dev/null\n",
-                sh_quote(&env.display().to_string())
-            ));
-        }
-        if let Some(cwd) = ctx.restore_cwd {
-            s.push_str(&format!(
-                "builtin cd -- {} 2>/dev/null\n",
-                sh_quote(&cwd.display().to_string())
-            ));
-        }
-        s.push_str(&format!(
-            "builtin printf '\\033]6973;%s%s;ready\\007' {} {}\n",
-            ctx.nonce.a, ctx.nonce.b
-        ));
+        s.push_str(&super::restore_and_ready(ctx, "builtin"));
         s
     }
 
     fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String> {
-        (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))
+        super::source_line(run_rc_files, path)
     }
 
     fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {

@@ -19,6 +19,8 @@ pub enum Command {
     /// Run a command in a fresh persistent-shell session and print its
     /// output; exits with the command's exit code.
     Run(RunArgs),
+    /// Serve persistent shell sessions to an agent over MCP (stdio).
+    Mcp(McpArgs),
     /// Run a terminal byte stream (a recording, or stdin) through the
     /// terminal-protocol core.
     Term(TermArgs),
@@ -81,4 +83,12 @@ pub enum Shell {
     Busybox,
     /// PowerShell 7.
     Pwsh,
+}
+
+/// Arguments of `tether mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Start sessions without the user's start-up files.
+    #[arg(long)]
+    pub norc: bool,
 }

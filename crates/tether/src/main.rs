@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Parser;
 
 mod cli;
+mod mcp;
 mod run_cmd;
 mod term_cmd;
 
@@ -15,5 +16,14 @@ fn main() -> Result<()> {
             std::process::exit(code);
         }
         cli::Command::Term(args) => term_cmd::run(args),
+        cli::Command::Mcp(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(mcp::serve(tether_shell::SessionOptions {
+                run_rc_files: !args.norc,
+                ..tether_shell::SessionOptions::default()
+            }))
+        }
     }
 }

@@ -1,0 +1,40 @@
+//! `tether mcp` driven by the official MCP Python SDK (`tests/mcp/client.py`):
+//! every tool, every status, bad input, and malformed JSON-RPC.
+//!
+//! `scripts/test` creates the virtualenv with the `mcp` package
+//! (`target/mcp-venv`, or `$TETHER_MCP_PYTHON`); without it this test says
+//! so and skips.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn the_python_mcp_client_passes_every_check() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = std::env::var_os("TETHER_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
+    if !python.exists() {
+        eprintln!(
+            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
+            python.display()
+        );
+        return;
+    }
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let out = Command::new(&python)
+        .arg(&client)
+        .arg(env!("CARGO_BIN_EXE_tether"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("mcp client: all checks passed"), "{stdout}");
+    assert!(
+        stdout.contains("mcp raw: malformed input answered with an error"),
+        "{stdout}"
+    );
+}

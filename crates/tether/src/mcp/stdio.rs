@@ -96,4 +96,3 @@ fn reject(line: &str) -> Option<String> {
         )),
     }
 }
-

@@ -49,6 +49,24 @@ fn engine_error(e: ShellError) -> CallToolResult {
     tool_error(e.to_string())
 }
 
+/// Runs `f` on the caller's existing session `name` (none is created) and
+/// shapes its result; errors become tool errors.
+async fn on_existing(
+    registry: &Registry,
+    name: &str,
+    f: impl AsyncFnOnce(&mut tether_shell::Session) -> Result<RunResult, ShellError>,
+) -> CallToolResult {
+    let session = match registry.existing(OWNER, name) {
+        Ok(s) => s,
+        Err(e) => return engine_error(e),
+    };
+    let mut s = session.lock().await;
+    match f(&mut s).await {
+        Ok(r) => shell_result(name, r),
+        Err(e) => engine_error(e),
+    }
+}
+
 fn seconds(name: &str, value: f64, max: f64) -> Result<Duration, CallToolResult> {
     if value.is_finite() && (0.0..=max).contains(&value) {
         Ok(Duration::from_secs_f64(value))
@@ -143,15 +161,11 @@ impl TetherMcp {
                 return Ok(engine_error(e));
             }
         }
-        let session = match self.registry.existing(OWNER, &p.session) {
-            Ok(s) => s,
-            Err(e) => return Ok(engine_error(e)),
-        };
-        let mut s = session.lock().await;
-        Ok(match s.send(p.input.as_deref(), &p.keys, wait).await {
-            Ok(r) => shell_result(&p.session, r),
-            Err(e) => engine_error(e),
+        let (input, keys) = (p.input.clone(), p.keys.clone());
+        Ok(on_existing(&self.registry, &p.session, async move |s| {
+            s.send(input.as_deref(), &keys, wait).await
         })
+        .await)
     }
 
     #[tool(
@@ -167,15 +181,10 @@ impl TetherMcp {
             Ok(w) => w,
             Err(e) => return Ok(e),
         };
-        let session = match self.registry.existing(OWNER, &p.session) {
-            Ok(s) => s,
-            Err(e) => return Ok(engine_error(e)),
-        };
-        let mut s = session.lock().await;
-        Ok(match s.read(wait).await {
-            Ok(r) => shell_result(&p.session, r),
-            Err(e) => engine_error(e),
+        Ok(on_existing(&self.registry, &p.session, async move |s| {
+            s.read(wait).await
         })
+        .await)
     }
 
     #[tool(
@@ -193,18 +202,11 @@ impl TetherMcp {
                 p.signal
             )));
         };
-        let session = match self.registry.existing(OWNER, &p.session) {
-            Ok(s) => s,
-            Err(e) => return Ok(engine_error(e)),
-        };
-        let mut s = session.lock().await;
-        if let Err(e) = s.signal(signal) {
-            return Ok(engine_error(e));
-        }
-        Ok(match s.read(Duration::from_millis(500)).await {
-            Ok(r) => shell_result(&p.session, r),
-            Err(e) => engine_error(e),
+        Ok(on_existing(&self.registry, &p.session, async move |s| {
+            s.signal(signal)?;
+            s.read(Duration::from_millis(500)).await
         })
+        .await)
     }
 
     #[tool(

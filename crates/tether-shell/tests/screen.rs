@@ -71,20 +71,26 @@ async fn vim_can_be_driven_and_quit() {
         .await
         .unwrap();
     assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    // Text first: after a lone Esc vim waits (blocked reading) to see
+    // whether a key sequence follows, before it redraws.
     let r = s
-        .send(
-            Some("ihello from tether"),
-            &["Esc".into()],
-            Duration::from_secs(5),
-        )
+        .send(Some("ihello from tether"), &[], Duration::from_secs(5))
         .await
         .unwrap();
     assert_eq!(r.status, Status::WaitingForInput);
-    assert!(
-        s.screen().starts_with("hello from tether"),
-        "{}",
-        s.screen()
-    );
+    // vim may still be settling its start-up (terminal queries) when it
+    // first blocks: wait, with a deadline, for the text to be drawn.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !s.screen().starts_with("hello from tether") {
+        assert!(std::time::Instant::now() < deadline, "{}", s.screen());
+        let r = s.read(Duration::from_millis(100)).await.unwrap();
+        assert_ne!(r.status, Status::Exited, "{r:?}");
+    }
+    let r = s
+        .send(None, &["Esc".into()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::WaitingForInput);
     let r = s
         .send(Some(":wq\r"), &[], Duration::from_secs(5))
         .await

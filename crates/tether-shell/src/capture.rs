@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use tether_term::utf8::Utf8Decoder;
 use tether_term::{HeadTailClip, Redactor, TextProjector};
 
-use crate::error::ShellError;
 use crate::result::Truncation;
 
 /// The streaming pipeline for one call's output.
@@ -158,9 +157,4 @@ fn redact_once(redactor: &Redactor, text: &str) -> String {
     r.feed(text.as_bytes(), &mut out);
     r.finish(&mut out);
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Builds the session's redactor once (its matcher is shared by clones).
-pub fn session_redactor(secrets: &[String]) -> Result<Redactor, ShellError> {
-    Ok(Redactor::new(secrets)?)
 }

@@ -94,7 +94,6 @@ impl Session {
             ));
             st.phase = Phase::Sent;
         }
-        self.started_at = Some(t0);
         self.terminal.write(
             self.opts
                 .dialect

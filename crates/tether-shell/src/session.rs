@@ -80,7 +80,6 @@ pub struct Session {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) seq: u64,
     pub(crate) restarted: bool,
-    pub(crate) started_at: Option<Instant>,
     pub(crate) keep_spills: bool,
 }
 
@@ -97,7 +96,8 @@ impl Session {
     pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let env = session_env(opts.base_env.clone(), &opts.env_overrides);
-        let redactor = crate::capture::session_redactor(&secrets_of(&env, &opts.secrets))?;
+        // One matcher per session; each command's capture takes a fresh clone.
+        let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
         let (terminal, shared) = launch(&opts, &dir, &env, None).await?;
         Ok(Session {
             cwd: opts.cwd.clone(),
@@ -109,7 +109,6 @@ impl Session {
             last_status: 0,
             seq: 0,
             restarted: false,
-            started_at: None,
             keep_spills: false,
         })
     }

@@ -282,6 +282,19 @@ impl Terminal for LocalPty {
         self.exit.clone()
     }
 
+    fn set_echo(&self, on: bool) -> Result<bool, TransportError> {
+        let err = |e: nix::Error| setup("termios")(io_err(e));
+        // The master shares the slave's settings on Linux.
+        let fd = self.pty.as_fd();
+        let mut t = termios::tcgetattr(fd).map_err(err)?;
+        if !t.local_flags.contains(LocalFlags::ICANON) {
+            return Ok(false);
+        }
+        t.local_flags.set(LocalFlags::ECHO, on);
+        termios::tcsetattr(fd, SetArg::TCSANOW, &t).map_err(err)?;
+        Ok(true)
+    }
+
     fn inspect(&self) -> Result<Inspection, TransportError> {
         // Read the counters first: a later delivery then shows as unsettled.
         let output_delivered = self.delivered.load(Ordering::Acquire);

@@ -41,17 +41,23 @@ impl Emulator {
 
     /// Consumes output; returns the replies to write to the terminal, in
     /// order. Each reply reflects the screen as of its query (a cursor
-    /// position report sees every byte before the query).
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+    /// position report sees every byte before the query). With `display`,
+    /// also appends the bytes a real terminal watching the session should
+    /// get: the output as it is, except that a bare LF on the main screen
+    /// becomes CRLF when the terminal does not do that itself.
+    pub fn feed(&mut self, bytes: &[u8], mut display: Option<&mut Vec<u8>>) -> Vec<u8> {
         let mut replies = Vec::new();
         let (screen, scratch) = (&mut self.screen, &mut self.scratch);
         let (rows, lf_is_newline) = (usize::from(self.rows), self.lf_is_newline);
         self.scanner.feed(bytes, |ev| {
             if let Token::Text(text) = ev.token {
+                let main = !screen.screen().alternate_screen();
+                if let Some(d) = display.as_deref_mut() {
+                    push_display(d, text, lf_is_newline && main);
+                }
                 // Full-screen programs (alternate screen) address the cursor
                 // themselves, may use LF to move straight down, and set
                 // scroll regions: their text is fed whole and as it is.
-                let main = !screen.screen().alternate_screen();
                 let text = if main { visible_tail(text, rows) } else { text };
                 let newline = lf_is_newline && main;
                 if newline && memchr::memchr(b'\n', text).is_some() {
@@ -68,6 +74,9 @@ impl Emulator {
                 }
                 return;
             }
+            if let Some(d) = display.as_deref_mut() {
+                d.extend_from_slice(ev.raw);
+            }
             screen.process(ev.raw);
             answer(screen.screen(), &ev.token, &mut replies);
         });
@@ -79,6 +88,25 @@ impl Emulator {
         self.screen.screen().contents()
     }
 
+    /// Bytes that draw the current screen on a real terminal from any
+    /// state: the screen (alternate or main), its contents with colours,
+    /// the cursor, and the input modes programs turned on.
+    pub fn redraw(&self) -> Vec<u8> {
+        let screen = self.screen.screen();
+        let mut out = Vec::new();
+        if screen.alternate_screen() {
+            out.extend_from_slice(b"\x1b[?1049h");
+        }
+        out.extend_from_slice(screen.state_formatted().as_bytes());
+        out
+    }
+
+    /// The screen size, rows then columns.
+    pub fn size(&self) -> (u16, u16) {
+        let (rows, cols) = self.screen.screen().size();
+        (rows.get(), cols.get())
+    }
+
     /// Changes the screen size.
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.rows = rows;
@@ -86,6 +114,23 @@ impl Emulator {
             .screen_mut()
             .set_size(nonzero(rows), nonzero(cols));
     }
+}
+
+/// Appends a text run for a watching terminal, LF as CRLF when `newline`.
+fn push_display(out: &mut Vec<u8>, text: &[u8], newline: bool) {
+    if !newline {
+        out.extend_from_slice(text);
+        return;
+    }
+    let mut at = 0;
+    for lf in memchr::memchr_iter(b'\n', text) {
+        out.extend_from_slice(&text[at..lf]);
+        if lf == 0 || text[lf - 1] != b'\r' {
+            out.push(b'\r');
+        }
+        at = lf;
+    }
+    out.extend_from_slice(&text[at..]);
 }
 
 /// The part of a text run (no escape sequences) that can still be on

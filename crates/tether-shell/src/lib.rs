@@ -21,6 +21,7 @@ pub mod dialect;
 mod emulator;
 mod error;
 pub mod keys;
+mod live;
 mod pump;
 pub mod registry;
 pub mod result;
@@ -28,6 +29,7 @@ mod run;
 mod session;
 
 pub use error::ShellError;
+pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{Registry, SessionInfo};
 pub use result::{ForegroundProgram, RunResult, Status, Truncation};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};

@@ -8,13 +8,16 @@ use std::time::Instant;
 
 use tether_term::{ByteLog, Marker, MarkerEvent, MarkerScanner};
 use tether_transport::{OutputStream, Terminal};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, broadcast};
 
 use crate::capture::Capture;
 use crate::emulator::Emulator;
 
 /// Raw bytes kept per session for "since offset N" reads.
 pub const RAW_LOG_BYTES: usize = 1 << 20;
+
+/// Output chunks a watcher may fall behind by before it is redrawn.
+const WATCH_CHUNKS: usize = 1024;
 
 /// What the end mark of a command said.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +64,9 @@ pub struct PumpState {
     pub eof: bool,
     /// Bytes processed so far.
     pub processed: u64,
+    /// Display output for people watching the session (`None` after the
+    /// stream ends, which tells them the terminal is gone).
+    pub watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
 }
 
 /// The pump's state and the notification of every change.
@@ -100,7 +106,11 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
     if let Some(c) = shared.lock().capture.as_mut() {
         c.finish();
     }
-    shared.lock().eof = true;
+    {
+        let mut st = shared.lock();
+        st.eof = true;
+        st.watch = None;
+    }
     shared.changed.notify_waiters();
 }
 
@@ -110,7 +120,17 @@ impl PumpState {
         self.processed += chunk.len() as u64;
         let base = self.log.end();
         self.log.append(chunk);
-        let replies = self.emulator.feed(chunk);
+        let watched = self.watch.as_ref().is_some_and(|w| w.receiver_count() > 0);
+        let replies = if watched {
+            let mut display = Vec::with_capacity(chunk.len() + 64);
+            let replies = self.emulator.feed(chunk, Some(&mut display));
+            if let Some(w) = &self.watch {
+                let _ = w.send(Arc::new(display));
+            }
+            replies
+        } else {
+            self.emulator.feed(chunk, None)
+        };
         let mut marks = Vec::new();
         self.markers.feed(chunk, &mut marks);
         let mut at = 0usize;
@@ -207,5 +227,6 @@ pub fn initial_state(
         last_output: Instant::now(),
         eof: false,
         processed: 0,
+        watch: Some(broadcast::channel(WATCH_CHUNKS).0),
     })
 }

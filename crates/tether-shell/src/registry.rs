@@ -9,11 +9,15 @@ use std::time::SystemTime;
 use tokio::sync::Mutex;
 
 use crate::error::ShellError;
+use crate::live::LiveWatch;
+use crate::result::ForegroundProgram;
 use crate::session::{Session, SessionOptions};
 
 /// One session as [`Registry::list`] shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
+    /// Its owner.
+    pub owner: String,
     /// The session's name.
     pub name: String,
     /// The dialect.
@@ -26,10 +30,13 @@ pub struct SessionInfo {
     pub created: SystemTime,
     /// When a call last finished on it.
     pub last_used: SystemTime,
+    /// The program in the foreground, when it is not the shell.
+    pub foreground: Option<ForegroundProgram>,
 }
 
 struct Entry {
     session: Arc<Mutex<Session>>,
+    live: LiveWatch,
     created: SystemTime,
     last_used: SystemTime,
     dialect: &'static str,
@@ -69,15 +76,28 @@ impl Registry {
         owner: &str,
         name: &str,
     ) -> Result<Arc<Mutex<Session>>, ShellError> {
+        self.session_with(owner, name, None).await
+    }
+
+    /// `owner`'s session `name`, started with `options` (or the registry's)
+    /// on first use.
+    pub async fn session_with(
+        &self,
+        owner: &str,
+        name: &str,
+        options: Option<SessionOptions>,
+    ) -> Result<Arc<Mutex<Session>>, ShellError> {
         let key = (owner.to_owned(), name.to_owned());
         if let Some(e) = self.entries().get(&key) {
             return Ok(Arc::clone(&e.session));
         }
-        let session = Session::start(self.options.clone()).await?;
+        let session = Session::start(options.unwrap_or_else(|| self.options.clone())).await?;
         let dialect = session.dialect();
+        let live = session.live_watch();
         let mut entries = self.entries();
         // Another call may have started it meanwhile: keep the first.
         let entry = entries.entry(key).or_insert_with(|| Entry {
+            live,
             session: Arc::new(Mutex::new(session)),
             created: SystemTime::now(),
             last_used: SystemTime::now(),
@@ -95,6 +115,15 @@ impl Registry {
             .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
     }
 
+    /// The live terminal of `owner`'s session `name`, usable while a call
+    /// holds the session.
+    pub fn live(&self, owner: &str, name: &str) -> Result<LiveWatch, ShellError> {
+        self.entries()
+            .get(&(owner.to_owned(), name.to_owned()))
+            .map(|e| e.live.clone())
+            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+    }
+
     /// Runs `f` on `owner`'s session `name` (started on first use), after
     /// every earlier call on it.
     pub async fn with<T>(
@@ -103,7 +132,18 @@ impl Registry {
         name: &str,
         f: impl AsyncFnOnce(&mut Session) -> Result<T, ShellError>,
     ) -> Result<T, ShellError> {
-        let session = self.session(owner, name).await?;
+        self.with_options(owner, name, None, f).await
+    }
+
+    /// [`Registry::with`], starting a missing session with `options`.
+    pub async fn with_options<T>(
+        &self,
+        owner: &str,
+        name: &str,
+        options: Option<SessionOptions>,
+        f: impl AsyncFnOnce(&mut Session) -> Result<T, ShellError>,
+    ) -> Result<T, ShellError> {
+        let session = self.session_with(owner, name, options).await?;
         let mut guard = session.lock().await;
         let out = f(&mut guard).await;
         let cwd = guard.cwd().map(std::path::Path::to_path_buf);
@@ -117,21 +157,51 @@ impl Registry {
 
     /// `owner`'s sessions, by name.
     pub fn list(&self, owner: &str) -> Vec<SessionInfo> {
+        self.list_where(|o| o == owner)
+    }
+
+    /// Every owner's sessions, by owner and name.
+    pub fn list_all(&self) -> Vec<SessionInfo> {
+        self.list_where(|_| true)
+    }
+
+    fn list_where(&self, keep: impl Fn(&str) -> bool) -> Vec<SessionInfo> {
         let mut list: Vec<SessionInfo> = self
             .entries()
             .iter()
-            .filter(|((o, _), _)| o == owner)
-            .map(|((_, name), e)| SessionInfo {
+            .filter(|((o, _), _)| keep(o))
+            .map(|((owner, name), e)| SessionInfo {
+                owner: owner.clone(),
                 name: name.clone(),
                 dialect: e.dialect,
                 cwd: e.cwd.clone(),
                 busy: e.session.try_lock().is_err(),
                 created: e.created,
                 last_used: e.last_used,
+                foreground: e.live.borrow().foreground(),
             })
             .collect();
-        list.sort_by(|a, b| a.name.cmp(&b.name));
+        list.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));
         list
+    }
+
+    /// True when no owner has a session.
+    pub fn is_empty(&self) -> bool {
+        self.entries().is_empty()
+    }
+
+    /// Ends every session of `owner`.
+    pub async fn close_owner(&self, owner: &str) {
+        for info in self.list(owner) {
+            let _ = self.close(owner, &info.name).await;
+        }
+    }
+
+    /// Ends every session.
+    pub async fn close_all(&self) {
+        for info in self.list_all() {
+            let _ = self.close(&info.owner, &info.name).await;
+        }
     }
 
     /// Ends `owner`'s session `name`: kills its process tree and removes

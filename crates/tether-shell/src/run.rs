@@ -94,12 +94,14 @@ impl Session {
             ));
             st.phase = Phase::Sent;
         }
-        self.terminal.write(
+        let mut line = self.opts.dialect.line_kill().to_vec();
+        line.extend_from_slice(
             self.opts
                 .dialect
                 .wrapper_line(&file, &nonce, code)
-                .into_bytes(),
-        )?;
+                .as_bytes(),
+        );
+        self.terminal.write(line)?;
         let deadline = t0 + opts.timeout;
         match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {

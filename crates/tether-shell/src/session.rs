@@ -81,6 +81,8 @@ pub struct Session {
     pub(crate) seq: u64,
     pub(crate) restarted: bool,
     pub(crate) keep_spills: bool,
+    /// The current terminal for watchers; replaced on restart.
+    pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
 }
 
 impl std::fmt::Debug for Session {
@@ -99,7 +101,9 @@ impl Session {
         // One matcher per session; each command's capture takes a fresh clone.
         let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
         let (terminal, shared) = launch(&opts, &dir, &env, None).await?;
+        let live = tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared));
         Ok(Session {
+            live,
             cwd: opts.cwd.clone(),
             opts,
             dir,
@@ -161,12 +165,17 @@ impl Session {
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
         let _ = self.terminal.kill(Duration::from_millis(300));
+        // A person attached may have resized the terminal since the start.
+        let (rows, cols) = self.shared.lock().emulator.size();
+        self.opts.size = TermSize { rows, cols };
         let env = session_env(self.opts.base_env.clone(), &self.opts.env_overrides);
         let restore = Restore {
             env: self.dir.join("env"),
             cwd: self.cwd.clone(),
         };
         let (terminal, shared) = launch(&self.opts, &self.dir, &env, Some(&restore)).await?;
+        self.live
+            .send_replace(crate::live::Live::new(&terminal, &shared));
         self.terminal = terminal;
         self.shared = shared;
         self.last_status = 0;

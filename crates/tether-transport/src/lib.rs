@@ -214,4 +214,12 @@ pub trait Terminal: Send + Sync {
 
     /// Inspects the terminal's processes now.
     fn inspect(&self) -> Result<Inspection, TransportError>;
+
+    /// Turns the terminal's own echo of typed input on or off, but only
+    /// while it is in canonical (line) mode: a program in raw mode keeps its
+    /// settings. Returns whether the setting was applied.
+    fn set_echo(&self, on: bool) -> Result<bool, TransportError> {
+        let _ = on;
+        Err(TransportError::Unsupported("changing the echo"))
+    }
 }

@@ -16,14 +16,199 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a command in a fresh persistent-shell session and print its
-    /// output; exits with the command's exit code.
+    /// Run a command in a persistent session (created on first use) and
+    /// print its output; exit with its exit code.
     Run(RunArgs),
+    /// Type input or press keys in a session's foreground program.
+    Send(SendArgs),
+    /// Print output produced since the last result (and the final status
+    /// of a command kept past its deadline).
+    Read(ReadArgs),
+    /// Signal a session's foreground program.
+    Signal(SignalArgs),
+    /// Print a session's current screen (for full-screen programs).
+    Screen(SessionArg),
+    /// Kill a session's processes and start its shell afresh (cwd and
+    /// exported variables restored).
+    Reset(SessionArg),
+    /// End a session.
+    Close(SessionArg),
+    /// List the sessions (yours and your agents').
+    Ls(LsArgs),
+    /// Join a session's live terminal: watch, type, and detach with `~.`
+    /// at the start of a line.
+    Attach(AttachArgs),
     /// Serve persistent shell sessions to an agent over MCP (stdio).
     Mcp(McpArgs),
+    /// Control the per-user session daemon (started on demand).
+    Daemon(DaemonArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
     /// Run a terminal byte stream (a recording, or stdin) through the
     /// terminal-protocol core.
     Term(TermArgs),
+}
+
+/// The session a command addresses.
+#[derive(Debug, Args)]
+pub struct SessionArg {
+    /// The session: a name, or NAMESPACE/NAME for an agent's session (see
+    /// `tether ls`).
+    #[arg(short, long, default_value = "main")]
+    pub session: String,
+    /// Print the structured result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tether run`.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct RunArgs {
+    /// The session: a name, or NAMESPACE/NAME for an agent's session.
+    #[arg(short, long, default_value = "main")]
+    pub session: String,
+    /// Run on this host (remote hosts are not available yet).
+    #[arg(long = "host", short = 'H')]
+    pub host: Option<String>,
+    /// Seconds before the command is interrupted (or, with --keep, left
+    /// running).
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// At the deadline, leave the command running (`tether read` returns
+    /// the rest) instead of interrupting it.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the structured result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Characters of output to print at most (head and tail are kept; the
+    /// whole output is in a file named on stderr).
+    #[arg(long, default_value_t = 16_000)]
+    pub output_limit: usize,
+    /// The shell of a session this creates.
+    #[arg(long, value_enum, default_value_t = Shell::Bash)]
+    pub shell: Shell,
+    /// Start a session this creates without the user's start-up files.
+    #[arg(long)]
+    pub norc: bool,
+    /// Run in a fresh shell that ends with the command, without the daemon.
+    #[arg(long, conflicts_with_all = ["session", "keep", "host"])]
+    pub once: bool,
+    /// The command (shell code; several words are joined with spaces, as
+    /// ssh does).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// The exit codes, for `--help`.
+pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal N ended it); \
+121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one); \
+123 still running (kept past the deadline); 124 timed out (interrupted); 125 waiting for input; \
+255 tether itself failed; 2 bad usage.";
+
+/// Arguments of `tether send`.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct SendArgs {
+    /// The session.
+    #[arg(short, long, default_value = "main")]
+    pub session: String,
+    /// Keys to press after the input: C-c, C-d, C-z, Enter, Tab, Esc, Up,
+    /// Down, Left, Right, Backspace (comma-separated or repeated).
+    #[arg(short, long, value_delimiter = ',')]
+    pub keys: Vec<String>,
+    /// Seconds to wait for the session to be ready again.
+    #[arg(long, default_value_t = 10.0)]
+    pub wait: f64,
+    /// Print the structured result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Text to type, as is (`\n` is not interpreted; use `-k Enter`).
+    pub input: Option<String>,
+}
+
+/// Arguments of `tether read`.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct ReadArgs {
+    /// The session.
+    #[arg(short, long, default_value = "main")]
+    pub session: String,
+    /// Seconds to wait for more output or the final status.
+    #[arg(long, default_value_t = 0.0)]
+    pub wait: f64,
+    /// Print the structured result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tether signal`.
+#[derive(Debug, Args)]
+pub struct SignalArgs {
+    /// The session.
+    #[arg(short, long, default_value = "main")]
+    pub session: String,
+    /// Print the structured result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
+    pub signal: String,
+}
+
+/// Arguments of `tether ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tether attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The session: a name, or NAMESPACE/NAME; a bare name that only an
+    /// agent's session has finds it.
+    #[arg(default_value = "main")]
+    pub session: String,
+}
+
+/// Arguments of `tether daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: DaemonAction,
+}
+
+/// `tether daemon` actions.
+#[derive(Debug, Subcommand)]
+pub enum DaemonAction {
+    /// Serve in the foreground (the CLI starts it in the background on
+    /// demand).
+    Serve {
+        /// Exit after this many seconds with no sessions and no clients
+        /// (default: $TETHER_IDLE_EXIT, else 60).
+        #[arg(long)]
+        idle_exit: Option<f64>,
+        /// Detach from the terminal (start a new session id).
+        #[arg(long, hide = true)]
+        detach: bool,
+    },
+    /// Start it in the background unless it runs already.
+    Start,
+    /// End every session and stop it.
+    Stop,
+    /// Say whether it runs, where, and its version.
+    Status,
+}
+
+/// Arguments of `tether completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Arguments of `tether term`.
@@ -49,27 +234,8 @@ pub enum TermMode {
     Scan,
 }
 
-/// Arguments of `tether run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The command text (any shell code; several lines are fine).
-    pub command: String,
-    /// The shell dialect.
-    #[arg(long, value_enum, default_value_t = Shell::Bash)]
-    pub shell: Shell,
-    /// Skip the user's start-up files (`.bashrc` ...).
-    #[arg(long)]
-    pub norc: bool,
-    /// Seconds before the command is interrupted.
-    #[arg(long, default_value_t = 120.0)]
-    pub timeout: f64,
-    /// Characters of output to print at most (head and tail are kept).
-    #[arg(long, default_value_t = 16_000)]
-    pub output_limit: usize,
-}
-
 /// Shell dialects.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Shell {
     /// GNU bash.
     Bash,
@@ -83,6 +249,20 @@ pub enum Shell {
     Busybox,
     /// PowerShell 7.
     Pwsh,
+}
+
+impl Shell {
+    /// The engine's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shell::Bash => "bash",
+            Shell::Zsh => "zsh",
+            Shell::Sh => "sh",
+            Shell::Dash => "dash",
+            Shell::Busybox => "busybox",
+            Shell::Pwsh => "pwsh",
+        }
+    }
 }
 
 /// Arguments of `tether mcp`.

@@ -1,29 +1,57 @@
 //! The `tether` binary: a thin command line over the library crates.
 
-use anyhow::Result;
-use clap::Parser;
+use std::process::ExitCode;
 
+use anyhow::Result;
+use clap::{CommandFactory, Parser};
+
+mod attach_cmd;
 mod cli;
+mod daemon_cmd;
 mod mcp;
+mod result_out;
 mod run_cmd;
+mod session_cmd;
 mod term_cmd;
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    match cli.command {
-        cli::Command::Run(args) => {
-            let code = run_cmd::run(args)?;
-            std::process::exit(code);
+    match dispatch(cli.command) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
+        Err(e) => {
+            eprintln!("tether: {e:#}");
+            ExitCode::from(u8::try_from(result_out::TETHER_FAILED).unwrap_or(u8::MAX))
         }
-        cli::Command::Term(args) => term_cmd::run(args),
-        cli::Command::Mcp(args) => {
+    }
+}
+
+fn dispatch(command: cli::Command) -> Result<i32> {
+    use cli::Command as C;
+    match command {
+        C::Run(args) if args.once => run_cmd::run(args),
+        C::Run(args) => session_cmd::run(args),
+        C::Send(args) => session_cmd::send(args),
+        C::Read(args) => session_cmd::read(args),
+        C::Signal(args) => session_cmd::signal(args),
+        C::Screen(args) => session_cmd::screen(args),
+        C::Reset(args) => session_cmd::reset(args),
+        C::Close(args) => session_cmd::close(args),
+        C::Ls(args) => session_cmd::ls(args),
+        C::Attach(args) => attach_cmd::run(args),
+        C::Daemon(args) => daemon_cmd::run(args.action),
+        C::Completions(args) => {
+            let mut cmd = cli::Cli::command();
+            clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());
+            Ok(0)
+        }
+        C::Term(args) => term_cmd::run(args).map(|()| 0),
+        C::Mcp(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(mcp::serve(tether_shell::SessionOptions {
-                run_rc_files: !args.norc,
-                ..tether_shell::SessionOptions::default()
-            }))
+            let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc);
+            runtime.block_on(mcp::serve(server))?;
+            Ok(0)
         }
     }
 }

@@ -1,15 +1,13 @@
-//! `tether run`: one command in a fresh session, printed like a terminal
-//! would show it, with the shell's exit code as ours.
+//! `tether run --once`: one command in a fresh shell of this process (no
+//! daemon), printed like a terminal would show it.
 
-use std::io::Write;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tether_shell::dialect::{Bash, Dialect, Posix, Pwsh, Zsh};
-use tether_shell::{RunOptions, Session, SessionOptions, Status};
+use tether_shell::{RunOptions, Session, SessionOptions};
 
-use crate::cli::{RunArgs, Shell};
+use crate::cli::RunArgs;
+use crate::result_out;
 
 /// Runs the command; returns the exit code to exit with.
 pub fn run(args: RunArgs) -> Result<i32> {
@@ -28,14 +26,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 async fn run_async(args: RunArgs) -> Result<i32> {
-    let dialect: Arc<dyn Dialect> = match args.shell {
-        Shell::Bash => Arc::new(Bash),
-        Shell::Zsh => Arc::new(Zsh),
-        Shell::Sh => Arc::new(Posix::default()),
-        Shell::Dash => Arc::new(Posix::dash()),
-        Shell::Busybox => Arc::new(Posix::busybox()),
-        Shell::Pwsh => Arc::new(Pwsh),
-    };
+    let dialect = tether_shell::dialect::by_name(args.shell.name()).context("unknown shell")?;
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,
@@ -49,41 +40,9 @@ async fn run_async(args: RunArgs) -> Result<i32> {
         output_limit: args.output_limit,
         ..RunOptions::default()
     };
-    let result = session.run(&args.command, &run).await?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(result.output.as_bytes())?;
-    out.flush()?;
-    if let Some(t) = &result.truncated {
-        eprintln!(
-            "tether: {} of {} characters omitted; the whole output is in {}",
-            t.omitted_chars,
-            t.total_chars,
-            t.full_output_path.display()
-        );
-    }
-    let code = match result.status {
-        Status::Exited | Status::ShellExited => result.exit_code.unwrap_or(1),
-        Status::TimedOut => {
-            eprintln!(
-                "tether: timed out after {} s; the command was interrupted",
-                args.timeout
-            );
-            124
-        }
-        Status::WaitingForInput => {
-            eprintln!(
-                "tether: the command is waiting for input; `tether run` cannot answer it (use a session)"
-            );
-            125
-        }
-        Status::IncompleteInput => {
-            eprintln!(
-                "tether: the command is incomplete (an open quote, heredoc or block); nothing was run"
-            );
-            2
-        }
-        Status::Running => 124,
-    };
+    let result = session.run(&args.command.join(" "), &run).await?;
+    let shaped = tether_daemon::ops::shell_result("once", result.clone());
+    let code = result_out::print(&shaped, args.json)?;
     // The spill file named above outlives the session.
     if result.truncated.is_some() {
         session.keep_spill_files();

@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -24,7 +26,10 @@ fn the_python_mcp_client_passes_every_check() {
         return;
     }
     let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let daemon = common::Daemon::new("mcp-python");
     let out = Command::new(&python)
+        .env("TETHER_DIR", &daemon.dir)
+        .env_remove("XDG_RUNTIME_DIR")
         .arg(&client)
         .arg(env!("CARGO_BIN_EXE_tether"))
         .output()

@@ -1,60 +1,171 @@
-//! `tether run` end to end: output, exit codes, and what it says when the
-//! command cannot complete.
+//! `tether run` and the session commands end to end, through a daemon of
+//! the test's own: output, exit codes, persistence, and what they say when
+//! a command cannot complete.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn tether(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .output()
+use common::Daemon;
+
+fn code(out: &std::process::Output) -> Option<i32> {
+    out.status.code()
+}
+
+#[test]
+fn sessions_persist_between_invocations() {
+    let d = Daemon::new("persist");
+    let out = d.run(&["run", "-s", "a", "--norc", "--", "cd", "/tmp"]);
+    assert_eq!(code(&out), Some(0), "{out:?}");
+    assert_eq!(d.stdout(&["run", "-s", "a", "--", "pwd"]), "/tmp\n");
+    d.run(&["run", "-s", "a", "--", "export", "K=v1"]);
+    assert_eq!(d.stdout(&["run", "-s", "a", "--", "echo $K"]), "v1\n");
+    // Another session is another shell.
+    assert_eq!(
+        d.stdout(&["run", "-s", "b", "--norc", "--", "echo ${K:-unset}"]),
+        "unset\n"
+    );
+    let ls = d.stdout(&["ls", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&ls).unwrap();
+    let names: Vec<&str> = v["sessions"]
+        .as_array()
         .unwrap()
+        .iter()
+        .map(|s| s["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(code(&d.run(&["close", "-s", "b"])), Some(0));
+    let out = d.run(&["read", "-s", "b"]);
+    assert_eq!(code(&out), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session named \"b\""));
 }
 
 #[test]
-fn prints_output_and_exits_with_the_command_code() {
-    let out = tether(&["run", "--norc", "echo hello; (exit 3)"]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
-    assert_eq!(out.status.code(), Some(3));
+fn exit_codes_tell_every_status_apart() {
+    let d = Daemon::new("codes");
+    let out = d.run(&["run", "--norc", "--", "echo hello; (exit 3)"]);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+        ("hello\n", Some(3))
+    );
+    let out = d.run(&["run", "--", "echo 'open"]);
+    assert_eq!(code(&out), Some(121));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("incomplete"));
+    let out = d.run(&["run", "--timeout", "0.3", "--", "echo started; sleep 30"]);
+    assert_eq!(code(&out), Some(124));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("started\n"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timed out"));
+    let out = d.run(&[
+        "run",
+        "--timeout",
+        "10",
+        "--",
+        "read -r line; echo got $line",
+    ]);
+    assert_eq!(code(&out), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("waiting for input"));
+    let out = d.run(&["send", "answer", "-k", "Enter"]);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+        ("got answer\n", Some(0))
+    );
+    let out = d.run(&[
+        "run",
+        "--timeout",
+        "0.2",
+        "--keep",
+        "--",
+        "sleep 0.5; echo late",
+    ]);
+    assert_eq!(code(&out), Some(123));
+    let out = d.run(&["read", "--wait", "10", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["output"].as_str()),
+        (Some("exited"), Some("late\n"))
+    );
+    let out = d.run(&["run", "--", "exit 4"]);
+    assert_eq!(code(&out), Some(122));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the shell exited with code 4"));
+    let out = d.run(&["run", "--timeout=-1", "--", "true"]);
+    assert_eq!(code(&out), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout must be a positive number"));
+    let out = d.run(&["run", "--host", "web01", "--", "true"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("remote hosts are not available yet"));
 }
 
 #[test]
-fn every_shell_runs() {
+fn signal_screen_and_reset() {
+    let d = Daemon::new("signal");
+    d.run(&["run", "--norc", "--", "cd /usr"]);
+    let out = d.run(&["run", "--timeout", "0.2", "--keep", "--", "sleep 30"]);
+    assert_eq!(code(&out), Some(123));
+    let out = d.run(&["signal", "INT", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["exit_code"].as_i64(), v["signal"].as_str()),
+        (Some(130), Some("SIGINT"))
+    );
+    d.run(&["run", "--", "printf 'on the screen\\n'"]);
+    assert!(d.stdout(&["screen"]).contains("on the screen"));
+    assert_eq!(code(&d.run(&["reset"])), Some(0));
+    assert_eq!(d.stdout(&["run", "--", "pwd"]), "/usr\n");
+}
+
+#[test]
+fn once_runs_without_a_daemon_in_every_shell() {
+    let d = Daemon::new("once");
     for shell in ["bash", "zsh", "dash", "busybox"] {
-        let out = tether(&["run", "--norc", "--shell", shell, "echo ok"]);
+        let out = d.run(&["run", "--once", "--norc", "--shell", shell, "--", "echo ok"]);
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             "ok\n",
             "{shell}: {out:?}"
         );
     }
-}
-
-#[test]
-fn incomplete_input_and_timeouts_are_explained() {
-    let out = tether(&["run", "--norc", "echo 'open"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("incomplete"));
-    let out = tether(&[
-        "run",
-        "--norc",
-        "--timeout",
-        "0.3",
-        "echo started; sleep 30",
-    ]);
-    assert_eq!(out.status.code(), Some(124));
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("started\n"));
-    let out = tether(&["run", "--norc", "--timeout=-1", "true"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout must be a positive number"));
+    assert!(
+        !d.dir.join("daemon.sock").exists(),
+        "--once started no daemon"
+    );
 }
 
 #[test]
 fn clipped_output_names_the_spill_file() {
-    let out = tether(&["run", "--norc", "--output-limit", "40", "seq 1 500"]);
+    let d = Daemon::new("clip");
+    let out = d.run(&[
+        "run",
+        "--once",
+        "--norc",
+        "--output-limit",
+        "40",
+        "--",
+        "seq 1 500",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     let path = err.trim_end().rsplit(' ').next().unwrap();
     let full = std::fs::read_to_string(path).unwrap();
     assert!(full.starts_with("1\n2\n") && full.ends_with("499\n500\n"));
     let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn help_version_and_completions() {
+    let d = Daemon::new("help");
+    let out = d.run(&["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("tether {}", env!("CARGO_PKG_VERSION"))
+    );
+    let help = d.stdout(&["run", "--help"]);
+    assert!(
+        help.contains("Exit codes:") && help.contains("124 timed out"),
+        "{help}"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let script = d.stdout(&["completions", shell]);
+        assert!(
+            script.contains("attach"),
+            "{shell} completions name the subcommands"
+        );
+    }
 }

@@ -97,6 +97,13 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// under `nonce`.
     fn wrapper_line(&self, path: &Path, nonce: &SplitNonce, code: &str) -> String;
 
+    /// Bytes typed before each wrapper line to discard a partial line a
+    /// person may have left at the prompt (the terminal's line-kill
+    /// character, for shells that read in line mode).
+    fn line_kill(&self) -> &'static [u8] {
+        b"\x15"
+    }
+
     /// A program that checks `file` for syntax without running it, when the
     /// dialect has one (`bash -n`).
     fn syntax_check(&self, file: &Path) -> Option<(String, Vec<String>)>;
@@ -165,4 +172,21 @@ pub(crate) fn source_line(run_rc_files: bool, path: &Path) -> Option<String> {
 /// Quotes `s` for a POSIX shell as one word.
 pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The names [`by_name`] knows.
+pub const NAMES: &[&str] = &["bash", "zsh", "sh", "dash", "busybox", "pwsh"];
+
+/// The dialect called `name` (one of [`NAMES`]).
+pub fn by_name(name: &str) -> Option<std::sync::Arc<dyn Dialect>> {
+    use std::sync::Arc;
+    Some(match name {
+        "bash" => Arc::new(Bash),
+        "zsh" => Arc::new(Zsh),
+        "sh" => Arc::new(Posix::default()),
+        "dash" => Arc::new(Posix::dash()),
+        "busybox" => Arc::new(Posix::busybox()),
+        "pwsh" => Arc::new(Pwsh),
+        _ => return None,
+    })
 }

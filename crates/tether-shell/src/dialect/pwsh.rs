@@ -178,6 +178,11 @@ impl Dialect for Pwsh {
         false
     }
 
+    fn line_kill(&self) -> &'static [u8] {
+        // PSReadLine reads raw keys; it has no line-kill character.
+        b""
+    }
+
     fn strip_echo(&self, output: String) -> String {
         if !output.contains(WRAPPER_TOKEN) {
             return output;

@@ -1,5 +1,9 @@
 //! `tether mcp`: the MCP server over stdio. The `rmcp` SDK (pinned) is used
 //! only here. stdout carries only the protocol; nothing else writes to it.
+//!
+//! The sessions live in the per-user daemon (started on demand), in a
+//! namespace of this server's own (`mcp-PID`) that ends with it: a person
+//! can `tether attach` to them while the agent works.
 
 mod shape;
 mod stdio;
@@ -7,27 +11,57 @@ mod stdio;
 pub use stdio::serve;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
-use tether_shell::{OnTimeout, Registry, RunOptions, RunResult, SessionOptions, ShellError};
-use tether_transport::Signal;
+use serde_json::Value;
+use tether_daemon::protocol::{Create, Request, ShellResult};
+use tether_daemon::{Client, DaemonError, Paths};
 
-use shape::{ReadParams, RunParams, SendParams, SessionParams, ShellResult, SignalParams};
+use shape::{ReadParams, RunParams, SendParams, SessionParams, SignalParams};
 
-/// The owner of this server's sessions.
-const OWNER: &str = "mcp";
-/// Longest `timeout_s` accepted.
-const MAX_TIMEOUT_S: f64 = 3600.0;
+/// How this server reaches the daemon.
+struct Link {
+    paths: Paths,
+    namespace: String,
+    /// Held open for the server's life: when it closes, the daemon ends
+    /// this namespace's sessions.
+    lease: std::sync::Mutex<Option<Client>>,
+    /// Skip the user's start-up files in new sessions.
+    norc: bool,
+}
 
-/// The server: one registry of sessions.
+impl Link {
+    fn connect(&self, lease: bool) -> Result<Client, DaemonError> {
+        let hello = tether_daemon::client::hello(
+            &crate::daemon_cmd::me(),
+            Some(self.namespace.clone()),
+            lease,
+        );
+        Client::connect_or_start(&self.paths, &hello, &crate::daemon_cmd::launch)
+    }
+
+    /// Makes sure the lease connection is open (again, after a daemon
+    /// restart).
+    fn ensure_lease(&self) -> Result<(), DaemonError> {
+        let mut lease = self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        let alive = lease
+            .as_mut()
+            .is_some_and(|c| c.call(&Request::List { all: false }).is_ok());
+        if !alive {
+            *lease = Some(self.connect(true)?);
+        }
+        Ok(())
+    }
+}
+
+/// The server.
 #[derive(Clone)]
 pub struct TetherMcp {
-    registry: Arc<Registry>,
+    link: Arc<Link>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -35,54 +69,51 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
-fn shell_result(session: &str, r: RunResult) -> CallToolResult {
-    let status = r.status;
-    let result = ShellResult::new(session, r);
-    let text = result.text(status);
-    let value = serde_json::to_value(&result).unwrap_or_default();
+fn structured(value: Value, text: String) -> CallToolResult {
     let mut out = CallToolResult::structured(value);
     out.content = vec![ContentBlock::text(text)];
     out
 }
 
-fn engine_error(e: ShellError) -> CallToolResult {
-    tool_error(e.to_string())
-}
-
-/// Runs `f` on the caller's existing session `name` (none is created) and
-/// shapes its result; errors become tool errors.
-async fn on_existing(
-    registry: &Registry,
-    name: &str,
-    f: impl AsyncFnOnce(&mut tether_shell::Session) -> Result<RunResult, ShellError>,
-) -> CallToolResult {
-    let session = match registry.existing(OWNER, name) {
-        Ok(s) => s,
-        Err(e) => return engine_error(e),
-    };
-    let mut s = session.lock().await;
-    match f(&mut s).await {
-        Ok(r) => shell_result(name, r),
-        Err(e) => engine_error(e),
+impl TetherMcp {
+    /// Sends `request` to the daemon; its failures become tool errors.
+    async fn call(&self, request: Request) -> Result<Value, CallToolResult> {
+        let link = Arc::clone(&self.link);
+        let done = tokio::task::spawn_blocking(move || {
+            link.ensure_lease()?;
+            link.connect(false)?.call(&request)
+        })
+        .await;
+        match done {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(tool_error(e.to_string())),
+            Err(e) => Err(tool_error(format!("the request failed: {e}"))),
+        }
     }
-}
 
-fn seconds(name: &str, value: f64, max: f64) -> Result<Duration, CallToolResult> {
-    if value.is_finite() && (0.0..=max).contains(&value) {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(tool_error(format!(
-            "{name} must be between 0 and {max} seconds, got {value}"
-        )))
+    async fn shell(&self, request: Request) -> CallToolResult {
+        match self.call(request).await {
+            Ok(v) => match serde_json::from_value::<ShellResult>(v.clone()) {
+                Ok(r) => structured(v, shape::render(&r)),
+                Err(e) => tool_error(format!("unreadable result from the daemon: {e}")),
+            },
+            Err(e) => e,
+        }
     }
 }
 
 #[tool_router(router = tool_router)]
 impl TetherMcp {
-    /// A server whose sessions start with `options`.
-    pub fn new(options: SessionOptions) -> Self {
+    /// A server whose sessions live in the daemon at `paths`.
+    pub fn new(paths: Paths, norc: bool) -> Self {
+        let link = Link {
+            paths,
+            namespace: format!("mcp-{}", std::process::id()),
+            lease: std::sync::Mutex::new(None),
+            norc,
+        };
         TetherMcp {
-            registry: Arc::new(Registry::new(options)),
+            link: Arc::new(link),
             tool_router: Self::tool_router(),
         }
     }
@@ -96,51 +127,24 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<RunParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        if let Some(host) = &p.host {
-            return Ok(tool_error(format!(
-                "remote hosts are not available yet (asked for {host:?}); omit `host` to run locally"
-            )));
-        }
-        let timeout = match seconds("timeout_s", p.timeout_s, MAX_TIMEOUT_S) {
-            Ok(t) if !t.is_zero() => t,
-            Ok(_) => return Ok(tool_error("timeout_s must be more than 0 seconds")),
-            Err(e) => return Ok(e),
-        };
-        let opts = RunOptions {
-            timeout,
-            on_timeout: match p.on_timeout {
-                shape::OnTimeout::Interrupt => OnTimeout::Interrupt,
-                shape::OnTimeout::Keep => OnTimeout::Keep,
+        let request = Request::Run {
+            session: p.session,
+            command: p.command,
+            host: p.host,
+            timeout_s: p.timeout_s,
+            on_timeout: p.on_timeout,
+            output_limit: p.output_limit,
+            workdir: p.workdir,
+            create: Create {
+                shell: None,
+                norc: self.link.norc,
+                cwd: std::env::current_dir()
+                    .ok()
+                    .map(|d| d.display().to_string()),
+                env: Some(std::env::vars().collect()),
             },
-            output_limit: p.output_limit.max(1),
         };
-        let workdir = p.workdir.clone();
-        let command = p.command.clone();
-        let result = self
-            .registry
-            .with(OWNER, &p.session, async move |s| {
-                if let Some(dir) = workdir {
-                    let cd = s
-                        .run(
-                            &format!("cd -- {}", shell_word(&dir)),
-                            &RunOptions::default(),
-                        )
-                        .await?;
-                    if cd.exit_code != Some(0) {
-                        return Ok(cd);
-                    }
-                }
-                s.run(&command, &opts).await
-            })
-            .await;
-        Ok(match result {
-            Ok(r) => shell_result(&p.session, r),
-            Err(ShellError::Busy) => tool_error(format!(
-                "session {:?} is still running a command kept past its deadline (or waiting for input): use shell_read or shell_send, shell_signal it, or shell_reset the session",
-                p.session
-            )),
-            Err(e) => engine_error(e),
-        })
+        Ok(self.shell(request).await)
     }
 
     #[tool(
@@ -152,20 +156,14 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<SendParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let wait = match seconds("wait_s", p.wait_s, MAX_TIMEOUT_S) {
-            Ok(w) => w,
-            Err(e) => return Ok(e),
-        };
-        for k in &p.keys {
-            if let Err(e) = tether_shell::keys::key_bytes(k) {
-                return Ok(engine_error(e));
-            }
-        }
-        let (input, keys) = (p.input.clone(), p.keys.clone());
-        Ok(on_existing(&self.registry, &p.session, async move |s| {
-            s.send(input.as_deref(), &keys, wait).await
-        })
-        .await)
+        Ok(self
+            .shell(Request::Send {
+                session: p.session,
+                input: p.input,
+                keys: p.keys,
+                wait_s: p.wait_s,
+            })
+            .await)
     }
 
     #[tool(
@@ -177,14 +175,12 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<ReadParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let wait = match seconds("wait_s", p.wait_s, MAX_TIMEOUT_S) {
-            Ok(w) => w,
-            Err(e) => return Ok(e),
-        };
-        Ok(on_existing(&self.registry, &p.session, async move |s| {
-            s.read(wait).await
-        })
-        .await)
+        Ok(self
+            .shell(Request::Read {
+                session: p.session,
+                wait_s: p.wait_s,
+            })
+            .await)
     }
 
     #[tool(
@@ -196,17 +192,12 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<SignalParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(signal) = Signal::from_name(&p.signal) else {
-            return Ok(tool_error(format!(
-                "unknown signal {:?}: use INT, TERM, KILL, QUIT, HUP, TSTP or CONT",
-                p.signal
-            )));
-        };
-        Ok(on_existing(&self.registry, &p.session, async move |s| {
-            s.signal(signal)?;
-            s.read(Duration::from_millis(500)).await
-        })
-        .await)
+        Ok(self
+            .shell(Request::Signal {
+                session: p.session,
+                signal: p.signal,
+            })
+            .await)
     }
 
     #[tool(
@@ -217,16 +208,15 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<SessionParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let session = match self.registry.existing(OWNER, &p.session) {
-            Ok(s) => s,
-            Err(e) => return Ok(engine_error(e)),
-        };
-        let screen = session.lock().await.screen();
-        let mut out = CallToolResult::structured(
-            serde_json::json!({ "session": p.session, "screen": screen }),
-        );
-        out.content = vec![ContentBlock::text(screen)];
-        Ok(out)
+        Ok(
+            match self.call(Request::Screen { session: p.session }).await {
+                Ok(v) => {
+                    let text = v["screen"].as_str().unwrap_or_default().to_owned();
+                    structured(v, text)
+                }
+                Err(e) => e,
+            },
+        )
     }
 
     #[tool(
@@ -237,22 +227,13 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<SessionParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let session = match self.registry.existing(OWNER, &p.session) {
-            Ok(s) => s,
-            Err(e) => return Ok(engine_error(e)),
-        };
-        let mut s = session.lock().await;
-        Ok(match s.restart().await {
-            Ok(()) => {
-                let cwd = s.cwd().map(|c| c.display().to_string());
-                let mut out = CallToolResult::structured(
-                    serde_json::json!({ "session": p.session, "reset": true, "cwd": cwd }),
-                );
-                out.content = vec![ContentBlock::text(format!("[session {} reset]", p.session))];
-                out
-            }
-            Err(e) => engine_error(e),
-        })
+        let text = format!("[session {} reset]", p.session);
+        Ok(
+            match self.call(Request::Reset { session: p.session }).await {
+                Ok(v) => structured(v, text),
+                Err(e) => e,
+            },
+        )
     }
 
     #[tool(
@@ -263,66 +244,39 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<SessionParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.registry.close(OWNER, &p.session).await {
-            Ok(()) => {
-                let mut out = CallToolResult::structured(
-                    serde_json::json!({ "session": p.session, "closed": true }),
-                );
-                out.content = vec![ContentBlock::text(format!(
-                    "[session {} closed]",
-                    p.session
-                ))];
-                out
-            }
-            Err(e) => engine_error(e),
-        })
+        let text = format!("[session {} closed]", p.session);
+        Ok(
+            match self.call(Request::Close { session: p.session }).await {
+                Ok(v) => structured(v, text),
+                Err(e) => e,
+            },
+        )
     }
 
     #[tool(
         name = "shell_list",
-        description = "Your sessions: name, host, dialect, cwd, state, created, last used."
+        description = "Your sessions: name, host, dialect, cwd, state, foreground program, created, last used (and the address a person uses to `tether attach` to one)."
     )]
     async fn shell_list(&self) -> Result<CallToolResult, ErrorData> {
-        let since = |t: std::time::SystemTime| {
-            t.duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0)
+        let v = match self.call(Request::List { all: false }).await {
+            Ok(v) => v,
+            Err(e) => return Ok(e),
         };
-        let sessions: Vec<serde_json::Value> = self
-            .registry
-            .list(OWNER)
-            .into_iter()
-            .map(|i| {
-                serde_json::json!({
-                    "name": i.name, "host": null, "dialect": i.dialect,
-                    "cwd": i.cwd.map(|c| c.display().to_string()),
-                    "state": if i.busy { "busy" } else { "idle" },
-                    "created": since(i.created), "last_used": since(i.last_used),
-                })
-            })
-            .collect();
-        let text = sessions
-            .iter()
-            .map(|s| s["name"].as_str().unwrap_or("").to_owned())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut out = CallToolResult::structured(serde_json::json!({ "sessions": sessions }));
-        out.content = vec![ContentBlock::text(if text.is_empty() {
+        let names: Vec<&str> = v["sessions"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
+            .unwrap_or_default();
+        let text = if names.is_empty() {
             "[no sessions]".to_owned()
         } else {
-            text
-        })];
-        Ok(out)
+            names.join("\n")
+        };
+        Ok(structured(v.clone(), text))
     }
 }
 
 #[tool_handler(router = self.tool_router, name = "tether", version = "0.1.0")]
 impl ServerHandler for TetherMcp {}
-
-/// Quotes a directory for `cd` in the POSIX-family shells.
-fn shell_word(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
 
 impl std::fmt::Debug for TetherMcp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

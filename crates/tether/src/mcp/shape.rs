@@ -1,9 +1,10 @@
-//! The JSON shapes of the MCP tools: parameters (with their schemas) and
-//! the one result every shell tool returns.
+//! The JSON shapes of the MCP tools' parameters (with their schemas), and
+//! the text rendering of the one result every shell tool returns (its
+//! shape is the daemon's `ShellResult`).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use tether_shell::{RunResult, Status};
+use serde::Deserialize;
+use tether_daemon::protocol::ShellResult;
 
 fn main_session() -> String {
     "main".to_owned()
@@ -18,16 +19,7 @@ fn default_wait() -> f64 {
     10.0
 }
 
-/// What to do when `timeout_s` passes.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum OnTimeout {
-    /// Interrupt the command (SIGINT, then TERM, then KILL) and keep the shell.
-    #[default]
-    Interrupt,
-    /// Leave it running; `shell_read` returns the rest and the final status.
-    Keep,
-}
+pub use tether_daemon::protocol::OnTimeout;
 
 /// Parameters of `shell_run`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -100,116 +92,41 @@ pub struct SessionParams {
     pub session: String,
 }
 
-/// Where output was clipped.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Truncated {
-    /// Characters left out between head and tail.
-    pub omitted_chars: u64,
-    /// Characters of output in all.
-    pub total_chars: u64,
-    /// File holding the complete output.
-    pub full_output_path: String,
-}
-
-/// The program still in the foreground.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Foreground {
-    /// Its process id.
-    pub pid: i32,
-    /// Its command name.
-    pub command: String,
-}
-
-/// The result of `shell_run`, `shell_send`, `shell_read` and `shell_signal`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ShellResult {
-    /// The session.
-    pub session: String,
-    /// The host, or null for local.
-    pub host: Option<String>,
-    /// exited | waiting_for_input | running | timed_out | shell_exited | incomplete_input
-    pub status: String,
-    /// The exit code, when the command (or the shell) finished.
-    pub exit_code: Option<i32>,
-    /// The terminating signal (e.g. SIGKILL), when there was one.
-    pub signal: Option<String>,
-    /// The output (terminal sequences removed, secrets redacted, clipped).
-    pub output: String,
-    /// Null, or where the output was clipped.
-    pub truncated: Option<Truncated>,
-    /// The working directory after the command.
-    pub cwd: Option<String>,
-    /// Null, or the program still in the foreground.
-    pub foreground: Option<Foreground>,
-    /// Wall time of the call.
-    pub duration_ms: u64,
-    /// True when the shell was (re)started for this call.
-    pub shell_restarted: bool,
-}
-
-impl ShellResult {
-    /// The MCP shape of an engine result.
-    pub fn new(session: &str, r: RunResult) -> Self {
-        ShellResult {
-            session: session.to_owned(),
-            host: None,
-            status: r.status.as_str().to_owned(),
-            exit_code: r.exit_code,
-            signal: r.signal,
-            output: r.output,
-            truncated: r.truncated.map(|t| Truncated {
-                omitted_chars: t.omitted_chars,
-                total_chars: t.total_chars,
-                full_output_path: t.full_output_path.display().to_string(),
-            }),
-            cwd: r.cwd.map(|c| c.display().to_string()),
-            foreground: r.foreground.map(|f| Foreground {
-                pid: f.pid,
-                command: f.command,
-            }),
-            duration_ms: r.duration_ms,
-            shell_restarted: r.shell_restarted,
+/// The text a model reads: the output, then one status line.
+pub fn render(r: &ShellResult) -> String {
+    let mut parts = vec![match (r.status.as_str(), r.exit_code) {
+        ("exited", Some(code)) => format!("exit {code}"),
+        ("shell_exited", Some(code)) => {
+            format!("shell exited {code}; the next call starts a fresh shell")
         }
+        ("waiting_for_input", _) => "waiting for input: use shell_send".to_owned(),
+        ("running", _) => "still running: use shell_read".to_owned(),
+        ("timed_out", _) => "timed out: interrupted, shell kept".to_owned(),
+        ("incomplete_input", _) => {
+            "incomplete input (open quote, heredoc or block): nothing was run".to_owned()
+        }
+        (other, _) => other.to_owned(),
+    }];
+    if let Some(sig) = &r.signal {
+        parts.push(sig.clone());
     }
-
-    /// The text a model reads: the output, then one status line.
-    pub fn text(&self, status: Status) -> String {
-        let mut parts = vec![match (status, self.exit_code) {
-            (Status::Exited | Status::ShellExited, Some(code)) if status == Status::Exited => {
-                format!("exit {code}")
-            }
-            (Status::ShellExited, Some(code)) => {
-                format!("shell exited {code}; the next call starts a fresh shell")
-            }
-            (Status::WaitingForInput, _) => "waiting for input: use shell_send".to_owned(),
-            (Status::Running, _) => "still running: use shell_read".to_owned(),
-            (Status::TimedOut, _) => "timed out: interrupted, shell kept".to_owned(),
-            (Status::IncompleteInput, _) => {
-                "incomplete input (open quote, heredoc or block): nothing was run".to_owned()
-            }
-            _ => self.status.clone(),
-        }];
-        if let Some(sig) = &self.signal {
-            parts.push(sig.clone());
-        }
-        if let Some(fg) = &self.foreground {
-            parts.push(format!("{} (pid {})", fg.command, fg.pid));
-        }
-        parts.push(format!("{} ms", self.duration_ms));
-        if let Some(cwd) = &self.cwd {
-            parts.push(format!("cwd {cwd}"));
-        }
-        if let Some(t) = &self.truncated {
-            parts.push(format!(
-                "{} of {} chars omitted, full output in {}",
-                t.omitted_chars, t.total_chars, t.full_output_path
-            ));
-        }
-        let mut text = self.output.clone();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("[{}]", parts.join(" · ")));
-        text
+    if let Some(fg) = &r.foreground {
+        parts.push(format!("{} (pid {})", fg.command, fg.pid));
     }
+    parts.push(format!("{} ms", r.duration_ms));
+    if let Some(cwd) = &r.cwd {
+        parts.push(format!("cwd {cwd}"));
+    }
+    if let Some(t) = &r.truncated {
+        parts.push(format!(
+            "{} of {} chars omitted, full output in {}",
+            t.omitted_chars, t.total_chars, t.full_output_path
+        ));
+    }
+    let mut text = r.output.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("[{}]", parts.join(" · ")));
+    text
 }

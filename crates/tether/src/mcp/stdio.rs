@@ -2,7 +2,6 @@
 //! that answers malformed JSON-RPC lines itself.
 
 use rmcp::ServiceExt;
-use tether_shell::SessionOptions;
 
 use super::TetherMcp;
 
@@ -13,7 +12,7 @@ use super::TetherMcp;
 /// error or invalid request) instead of reaching the SDK, which would drop
 /// it silently. Both the SDK's replies and those errors go to stdout
 /// through one writer, a whole line at a time.
-pub async fn serve(options: SessionOptions) -> anyhow::Result<()> {
+pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let (to_sdk, sdk_in) = tokio::io::duplex(1 << 16);
@@ -63,7 +62,7 @@ pub async fn serve(options: SessionOptions) -> anyhow::Result<()> {
             }
         }
     });
-    let service = TetherMcp::new(options).serve((sdk_in, sdk_out)).await?;
+    let service = server.serve((sdk_in, sdk_out)).await?;
     service.waiting().await?;
     inbound.abort();
     let _ = outbound.await;

@@ -8,6 +8,8 @@ Exits non-zero (with the failing check) when something is wrong.
 
 import asyncio
 import json
+import os
+import time
 import subprocess
 import sys
 
@@ -45,7 +47,7 @@ def structured(r):
 
 
 async def main():
-    params = StdioServerParameters(command=TETHER, args=["mcp", "--norc"])
+    params = StdioServerParameters(command=TETHER, args=["mcp", "--norc"], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
@@ -146,6 +148,16 @@ async def main():
                 check(r.is_error and needle in r.content[0].text, f"{name} {args}: {r.content}")
             r = structured(await call(s, "shell_run", command="echo still serving"))
             check(r["output"] == "still serving\n", "the server kept serving")
+    # The server's sessions lived in the daemon, in its own namespace, and
+    # end with the server.
+    deadline = time.monotonic() + 10
+    while True:
+        listed = json.loads(subprocess.run([TETHER, "ls", "--json"], capture_output=True, text=True, check=True).stdout)
+        left = [x["address"] for x in listed["sessions"] if (x["namespace"] or "").startswith("mcp-")]
+        if not left:
+            break
+        check(time.monotonic() < deadline, f"sessions outlived the MCP server: {left}")
+        time.sleep(0.02)
     print("mcp client: all checks passed")
 
 

@@ -1,0 +1,139 @@
+//! The binary frames of an attached connection: one kind byte, a 4-byte
+//! big-endian length, the payload. Terminal bytes pass as they are (no
+//! JSON escaping of a flood of output).
+
+use std::io::Read;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// The most a frame may carry (a frame this large is a broken peer).
+pub const MAX_FRAME: usize = 1 << 24;
+
+/// One frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// Daemon to client: bytes for the terminal.
+    Output(Vec<u8>),
+    /// Client to daemon: bytes typed.
+    Input(Vec<u8>),
+    /// Client to daemon: the terminal's new size.
+    Resize {
+        /// Rows.
+        rows: u16,
+        /// Columns.
+        cols: u16,
+    },
+    /// Client to daemon: leaving; the session keeps running.
+    Detach,
+    /// Daemon to client: the session ended (closed, or the daemon stops);
+    /// the text says why.
+    Ended(String),
+}
+
+impl Frame {
+    /// The frame's bytes on the wire.
+    pub fn encode(&self) -> Vec<u8> {
+        let (kind, payload): (u8, &[u8]) = match self {
+            Frame::Output(b) => (0, b),
+            Frame::Input(b) => (1, b),
+            Frame::Resize { rows, cols } => {
+                let mut out = vec![2, 0, 0, 0, 4];
+                out.extend_from_slice(&rows.to_be_bytes());
+                out.extend_from_slice(&cols.to_be_bytes());
+                return out;
+            }
+            Frame::Detach => (3, &[]),
+            Frame::Ended(why) => (4, why.as_bytes()),
+        };
+        let mut out = Vec::with_capacity(5 + payload.len());
+        out.push(kind);
+        out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    fn decode(kind: u8, payload: Vec<u8>) -> std::io::Result<Frame> {
+        Ok(match kind {
+            0 => Frame::Output(payload),
+            1 => Frame::Input(payload),
+            2 if payload.len() == 4 => Frame::Resize {
+                rows: u16::from_be_bytes([payload[0], payload[1]]),
+                cols: u16::from_be_bytes([payload[2], payload[3]]),
+            },
+            3 => Frame::Detach,
+            4 => Frame::Ended(String::from_utf8_lossy(&payload).into_owned()),
+            _ => return Err(bad(format!("unknown frame kind {kind}"))),
+        })
+    }
+}
+
+fn bad(what: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what)
+}
+
+fn length(header: [u8; 5]) -> std::io::Result<usize> {
+    let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+    if len > MAX_FRAME {
+        return Err(bad(format!("a frame of {len} bytes is too large")));
+    }
+    Ok(len)
+}
+
+/// Reads one frame; `None` at a clean end of stream.
+pub fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Frame>> {
+    let mut header = [0u8; 5];
+    match r.read_exact(&mut header) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let mut payload = vec![0u8; length(header)?];
+    r.read_exact(&mut payload)?;
+    Frame::decode(header[0], payload).map(Some)
+}
+
+/// Reads one frame; `None` at a clean end of stream.
+pub async fn read_frame_async(r: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Option<Frame>> {
+    let mut header = [0u8; 5];
+    match r.read_exact(&mut header).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let mut payload = vec![0u8; length(header)?];
+    r.read_exact(&mut payload).await?;
+    Frame::decode(header[0], payload).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_frame_reads_back_as_written() {
+        let frames = [
+            Frame::Output(b"\x1b[1mhi\r\n".to_vec()),
+            Frame::Input(vec![]),
+            Frame::Resize {
+                rows: 50,
+                cols: 200,
+            },
+            Frame::Detach,
+            Frame::Ended("closed".into()),
+        ];
+        let wire: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
+        let mut r = &wire[..];
+        for f in &frames {
+            assert_eq!(read_frame(&mut r).unwrap().as_ref(), Some(f));
+        }
+        assert_eq!(read_frame(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn an_oversized_or_unknown_frame_is_an_error() {
+        let mut r = &[0u8, 0xff, 0xff, 0xff, 0xff][..];
+        assert!(read_frame(&mut r).is_err());
+        let mut r = &[9u8, 0, 0, 0, 0][..];
+        assert!(read_frame(&mut r).is_err());
+    }
+}

@@ -1,0 +1,376 @@
+//! The requests on sessions, checked and carried out on the engine's
+//! registry; every front-end gets the same checks and messages from here.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use tether_shell::{
+    OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionInfo, SessionOptions,
+    ShellError,
+};
+use tether_transport::Signal;
+
+use crate::protocol::{
+    Create, Failure, Foreground, OnTimeout, Request, SessionEntry, ShellResult, Truncated,
+};
+
+/// Longest timeout or wait accepted, in seconds.
+pub const MAX_SECONDS: f64 = 3600.0;
+
+/// A session address resolved to its owner (namespace) and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Address {
+    /// The namespace ("" is the CLI's shared one).
+    pub owner: String,
+    /// The name.
+    pub name: String,
+}
+
+impl Address {
+    /// How clients write it: `name`, or `namespace/name`.
+    pub fn display(&self) -> String {
+        if self.owner.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.owner, self.name)
+        }
+    }
+}
+
+pub(crate) fn failure(kind: &str, message: impl Into<String>) -> Failure {
+    Failure {
+        kind: kind.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn engine(e: ShellError) -> Failure {
+    let kind = match e {
+        ShellError::UnknownSession(_) => "unknown_session",
+        ShellError::Busy => "busy",
+        ShellError::UnknownKey(_) => "bad_request",
+        _ => "engine",
+    };
+    failure(kind, e.to_string())
+}
+
+/// Resolves `session` as written by a client of namespace `ns`. The shared
+/// namespace may write `namespace/name` to reach another one.
+pub fn resolve(ns: &str, session: &str) -> Result<Address, Failure> {
+    if session.is_empty() {
+        return Err(failure("bad_request", "the session name is empty"));
+    }
+    match session.split_once('/') {
+        Some((owner, name)) if ns.is_empty() && !name.is_empty() => Ok(Address {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+        }),
+        Some(_) => Err(failure(
+            "bad_request",
+            format!("session names cannot contain '/' (got {session:?}); pick another name"),
+        )),
+        None => Ok(Address {
+            owner: ns.to_owned(),
+            name: session.to_owned(),
+        }),
+    }
+}
+
+/// Like [`resolve`], but a bare name missing from the namespace may name
+/// the only session of that name in another namespace (for attaching).
+pub fn resolve_loose(registry: &Registry, ns: &str, session: &str) -> Result<Address, Failure> {
+    let exact = resolve(ns, session)?;
+    if session.contains('/') || registry.live(&exact.owner, &exact.name).is_ok() {
+        return Ok(exact);
+    }
+    let matches: Vec<Address> = registry
+        .list_all()
+        .into_iter()
+        .filter(|i| i.name == session)
+        .map(|i| Address {
+            owner: i.owner,
+            name: i.name,
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(engine(ShellError::UnknownSession(session.to_owned()))),
+        many => Err(failure(
+            "ambiguous",
+            format!(
+                "several sessions are named {session:?}: {}; use the full address",
+                many.iter()
+                    .map(Address::display)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
+    if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(failure(
+            "bad_request",
+            format!("{name} must be between 0 and {MAX_SECONDS} seconds, got {value}"),
+        ))
+    }
+}
+
+/// The engine options for a session a request creates.
+pub fn session_options(base: &SessionOptions, create: &Create) -> Result<SessionOptions, Failure> {
+    let mut opts = base.clone();
+    if let Some(shell) = &create.shell {
+        opts.dialect = tether_shell::dialect::by_name(shell).ok_or_else(|| {
+            failure(
+                "bad_request",
+                format!(
+                    "unknown shell {shell:?}: use one of {}",
+                    tether_shell::dialect::NAMES.join(", ")
+                ),
+            )
+        })?;
+    }
+    if create.norc {
+        opts.run_rc_files = false;
+    }
+    if let Some(cwd) = &create.cwd {
+        opts.cwd = Some(PathBuf::from(cwd));
+    }
+    if let Some(env) = &create.env {
+        opts.base_env = env.clone();
+    }
+    Ok(opts)
+}
+
+/// The wire shape of an engine result for the session the client called
+/// `session`.
+pub fn shell_result(session: &str, r: RunResult) -> ShellResult {
+    ShellResult {
+        session: session.to_owned(),
+        host: None,
+        status: r.status.as_str().to_owned(),
+        exit_code: r.exit_code,
+        signal: r.signal,
+        output: r.output,
+        truncated: r.truncated.map(|t| Truncated {
+            omitted_chars: t.omitted_chars,
+            total_chars: t.total_chars,
+            full_output_path: t.full_output_path.display().to_string(),
+        }),
+        cwd: r.cwd.map(|c| c.display().to_string()),
+        foreground: r.foreground.map(|f| Foreground {
+            pid: f.pid,
+            command: f.command,
+        }),
+        duration_ms: r.duration_ms,
+        shell_restarted: r.shell_restarted,
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, Failure> {
+    serde_json::to_value(v).map_err(|e| failure("engine", e.to_string()))
+}
+
+/// Quotes a directory for `cd` in the POSIX-family shells.
+fn shell_word(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Carries out every request but `attach` and `stop` for namespace `ns`.
+pub async fn handle(
+    registry: &Registry,
+    base: &SessionOptions,
+    ns: &str,
+    request: Request,
+) -> Result<Value, Failure> {
+    match request {
+        Request::Run {
+            session,
+            command,
+            host,
+            timeout_s,
+            on_timeout,
+            output_limit,
+            workdir,
+            create,
+        } => {
+            if let Some(host) = host {
+                return Err(failure(
+                    "bad_request",
+                    format!(
+                        "remote hosts are not available yet (asked for {host:?}); omit the host to run locally"
+                    ),
+                ));
+            }
+            let address = resolve(ns, &session)?;
+            let timeout = seconds("timeout_s", timeout_s)?;
+            if timeout.is_zero() {
+                return Err(failure(
+                    "bad_request",
+                    "timeout_s must be more than 0 seconds",
+                ));
+            }
+            let opts = RunOptions {
+                timeout,
+                on_timeout: match on_timeout {
+                    OnTimeout::Interrupt => EngineOnTimeout::Interrupt,
+                    OnTimeout::Keep => EngineOnTimeout::Keep,
+                },
+                output_limit: output_limit.max(1),
+            };
+            let create = session_options(base, &create)?;
+            let result = registry
+                .with_options(
+                    &address.owner,
+                    &address.name,
+                    Some(create),
+                    async move |s| {
+                        if let Some(dir) = workdir {
+                            let cd = s
+                                .run(
+                                    &format!("cd -- {}", shell_word(&dir)),
+                                    &RunOptions::default(),
+                                )
+                                .await?;
+                            if cd.exit_code != Some(0) {
+                                return Ok(cd);
+                            }
+                        }
+                        s.run(&command, &opts).await
+                    },
+                )
+                .await;
+            match result {
+                Ok(r) => to_value(&shell_result(&session, r)),
+                Err(ShellError::Busy) => Err(failure(
+                    "busy",
+                    format!(
+                        "session {session:?} is still running a command kept past its deadline (or waiting for input): read it, send it input, signal it, or reset the session"
+                    ),
+                )),
+                Err(e) => Err(engine(e)),
+            }
+        }
+        Request::Send {
+            session,
+            input,
+            keys,
+            wait_s,
+        } => {
+            let wait = seconds("wait_s", wait_s)?;
+            for k in &keys {
+                tether_shell::keys::key_bytes(k).map_err(engine)?;
+            }
+            on_existing(registry, ns, &session, async move |s| {
+                s.send(input.as_deref(), &keys, wait).await
+            })
+            .await
+        }
+        Request::Read { session, wait_s } => {
+            let wait = seconds("wait_s", wait_s)?;
+            on_existing(registry, ns, &session, async move |s| s.read(wait).await).await
+        }
+        Request::Signal { session, signal } => {
+            let Some(signal) = Signal::from_name(signal.trim_start_matches("SIG")) else {
+                return Err(failure(
+                    "bad_request",
+                    format!(
+                        "unknown signal {signal:?}: use INT, TERM, KILL, QUIT, HUP, TSTP or CONT"
+                    ),
+                ));
+            };
+            on_existing(registry, ns, &session, async move |s| {
+                s.signal(signal)?;
+                s.read(Duration::from_millis(500)).await
+            })
+            .await
+        }
+        Request::Screen { session } => {
+            let address = resolve(ns, &session)?;
+            let live = registry
+                .live(&address.owner, &address.name)
+                .map_err(engine)?;
+            let screen = live.borrow().screen();
+            Ok(json!({ "session": session, "screen": screen }))
+        }
+        Request::Reset { session } => {
+            let address = resolve(ns, &session)?;
+            let s = registry
+                .existing(&address.owner, &address.name)
+                .map_err(engine)?;
+            let mut s = s.lock().await;
+            s.restart().await.map_err(engine)?;
+            let cwd = s.cwd().map(|c| c.display().to_string());
+            Ok(json!({ "session": session, "reset": true, "cwd": cwd }))
+        }
+        Request::Close { session } => {
+            let address = resolve(ns, &session)?;
+            registry
+                .close(&address.owner, &address.name)
+                .await
+                .map_err(engine)?;
+            Ok(json!({ "session": session, "closed": true }))
+        }
+        Request::List { all } => {
+            let infos = if all {
+                registry.list_all()
+            } else {
+                registry.list(ns)
+            };
+            let sessions: Vec<SessionEntry> = infos.into_iter().map(entry).collect();
+            Ok(json!({ "sessions": sessions }))
+        }
+        Request::Attach { .. } | Request::Stop => Err(failure(
+            "bad_request",
+            "attach and stop are handled by the connection",
+        )),
+    }
+}
+
+async fn on_existing(
+    registry: &Registry,
+    ns: &str,
+    session: &str,
+    f: impl AsyncFnOnce(&mut tether_shell::Session) -> Result<RunResult, ShellError>,
+) -> Result<Value, Failure> {
+    let address = resolve(ns, session)?;
+    let s = registry
+        .existing(&address.owner, &address.name)
+        .map_err(engine)?;
+    let mut s = s.lock().await;
+    let r = f(&mut s).await.map_err(engine)?;
+    to_value(&shell_result(session, r))
+}
+
+fn unix(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn entry(i: SessionInfo) -> SessionEntry {
+    let address = Address {
+        owner: i.owner.clone(),
+        name: i.name.clone(),
+    };
+    SessionEntry {
+        address: address.display(),
+        name: i.name,
+        namespace: (!i.owner.is_empty()).then_some(i.owner),
+        host: None,
+        dialect: i.dialect.to_owned(),
+        cwd: i.cwd.map(|c| c.display().to_string()),
+        state: if i.busy { "busy" } else { "idle" }.to_owned(),
+        foreground: i.foreground.map(|f| Foreground {
+            pid: f.pid,
+            command: f.command,
+        }),
+        attached: 0,
+        created: unix(i.created),
+        last_used: unix(i.last_used),
+    }
+}

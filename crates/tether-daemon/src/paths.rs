@@ -1,0 +1,86 @@
+//! Where the daemon lives: one private directory per user holding the
+//! socket, the lock that makes the daemon single, and its log.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::DaemonError;
+
+/// The daemon's files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Paths {
+    /// The private directory (0700).
+    pub dir: PathBuf,
+}
+
+impl Paths {
+    /// `$TETHER_DIR` when set, else `$XDG_RUNTIME_DIR/tether`, else
+    /// `/dev/shm/tether-UID` (memory), else `/tmp/tether-UID`.
+    pub fn from_env() -> Paths {
+        let uid = nix::unistd::getuid().as_raw();
+        let dir = if let Some(d) = std::env::var_os("TETHER_DIR") {
+            PathBuf::from(d)
+        } else if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR") {
+            PathBuf::from(d).join("tether")
+        } else if Path::new("/dev/shm").is_dir() {
+            PathBuf::from(format!("/dev/shm/tether-{uid}"))
+        } else {
+            PathBuf::from(format!("/tmp/tether-{uid}"))
+        };
+        Paths { dir }
+    }
+
+    /// The socket.
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("daemon.sock")
+    }
+
+    /// The lock held by the running daemon.
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join("daemon.lock")
+    }
+
+    /// The daemon's log (its stderr).
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("daemon.log")
+    }
+
+    /// Creates the directory 0700 if needed and checks it is ours: a
+    /// symlink, another owner, or access for others is refused.
+    pub fn ensure_private(&self) -> Result<(), DaemonError> {
+        let io = |source| DaemonError::Dir {
+            path: self.dir.clone(),
+            problem: format!("cannot be created: {source}"),
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(io)?;
+        self.check_private()
+    }
+
+    /// Checks the directory is a real directory, owned by us, 0700.
+    pub fn check_private(&self) -> Result<(), DaemonError> {
+        let bad = |problem: String| DaemonError::Dir {
+            path: self.dir.clone(),
+            problem,
+        };
+        let meta = std::fs::symlink_metadata(&self.dir).map_err(|e| bad(e.to_string()))?;
+        let uid = nix::unistd::getuid().as_raw();
+        if meta.file_type().is_symlink() || !meta.is_dir() {
+            return Err(bad("is not a directory (a symlink?); remove it".into()));
+        }
+        if meta.uid() != uid {
+            return Err(bad(format!(
+                "belongs to uid {}, not to you (uid {uid}); remove it or set TETHER_DIR",
+                meta.uid()
+            )));
+        }
+        if meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| bad(format!("cannot be made private: {e}")))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,253 @@
+//! The protocol between clients (the CLI, `tether mcp`, `tether attach`)
+//! and the daemon: JSON lines on a Unix socket.
+//!
+//! The client opens with a [`Hello`]; the daemon answers with a
+//! [`Welcome`] or an error (another protocol version, another user), then
+//! each request line gets one reply line, `{"ok": …}` or `{"error": …}`,
+//! in order. An `attach` request turns the connection into the binary
+//! frames of [`crate::frame`] after its reply.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bumped on any change a peer of another version would misread.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The client's first line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Hello {
+    /// The protocol version the client speaks.
+    pub protocol: u32,
+    /// The client's program and version, for messages.
+    pub client: String,
+    /// The namespace whose sessions the connection addresses; `None` is
+    /// the shared one of the CLI.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// When true, the namespace lives as long as this connection: its
+    /// sessions end when the connection closes (an MCP server's sessions).
+    #[serde(default)]
+    pub lease: bool,
+}
+
+/// The daemon's answer to a [`Hello`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Welcome {
+    /// The protocol version the daemon speaks.
+    pub protocol: u32,
+    /// The daemon's program and version.
+    pub server: String,
+    /// The daemon's process id.
+    pub pid: u32,
+}
+
+/// How a session is started, when a request creates it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Create {
+    /// The dialect: bash, zsh, sh, dash, busybox or pwsh (default bash).
+    #[serde(default)]
+    pub shell: Option<String>,
+    /// Skip the user's start-up files.
+    #[serde(default)]
+    pub norc: bool,
+    /// The starting directory (default: the daemon's).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The environment (default: the daemon's).
+    #[serde(default)]
+    pub env: Option<Vec<(String, String)>>,
+}
+
+/// What to do when `timeout_s` passes.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OnTimeout {
+    /// Interrupt the command (SIGINT, then TERM, then KILL) and keep the shell.
+    #[default]
+    Interrupt,
+    /// Leave it running; a later read returns the rest and the final status.
+    Keep,
+}
+
+/// One request.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Run a command in a session (created on first use).
+    Run {
+        /// The session.
+        session: String,
+        /// The command text.
+        command: String,
+        /// A remote host (not available yet).
+        #[serde(default)]
+        host: Option<String>,
+        /// Seconds before the deadline.
+        timeout_s: f64,
+        /// What happens at the deadline.
+        #[serde(default)]
+        on_timeout: OnTimeout,
+        /// Most characters of output in the result.
+        output_limit: usize,
+        /// Directory to run in.
+        #[serde(default)]
+        workdir: Option<String>,
+        /// How to start the session if it does not exist.
+        #[serde(default)]
+        create: Create,
+    },
+    /// Type input and keys, then wait.
+    Send {
+        /// The session.
+        session: String,
+        /// Text typed as is.
+        #[serde(default)]
+        input: Option<String>,
+        /// Key names pressed after it.
+        #[serde(default)]
+        keys: Vec<String>,
+        /// Seconds to wait for the session to be ready again.
+        wait_s: f64,
+    },
+    /// Output since the last result.
+    Read {
+        /// The session.
+        session: String,
+        /// Seconds to wait.
+        wait_s: f64,
+    },
+    /// Signal the foreground process group.
+    Signal {
+        /// The session.
+        session: String,
+        /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
+        signal: String,
+    },
+    /// The rendered screen.
+    Screen {
+        /// The session.
+        session: String,
+    },
+    /// Kill and restart the shell.
+    Reset {
+        /// The session.
+        session: String,
+    },
+    /// End the session.
+    Close {
+        /// The session.
+        session: String,
+    },
+    /// The sessions of this connection's namespace, or of all.
+    List {
+        /// Every namespace, not only this connection's.
+        #[serde(default)]
+        all: bool,
+    },
+    /// Join the live terminal (the connection switches to frames).
+    Attach {
+        /// The session; a bare name that is not in this namespace may name
+        /// the only session of that name in another one.
+        session: String,
+        /// The attaching terminal's rows.
+        rows: u16,
+        /// Its columns.
+        cols: u16,
+    },
+    /// End every session and exit.
+    Stop,
+}
+
+/// A failed request.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Failure {
+    /// A stable kind: `unknown_session`, `busy`, `bad_request`, `refused`,
+    /// `version`, `engine`.
+    pub kind: String,
+    /// What happened and what to do.
+    pub message: String,
+}
+
+/// One reply line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// The result of the request.
+    Ok(serde_json::Value),
+    /// Why it failed.
+    Error(Failure),
+}
+
+/// Where output was clipped.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Truncated {
+    /// Characters left out between head and tail.
+    pub omitted_chars: u64,
+    /// Characters of output in all.
+    pub total_chars: u64,
+    /// File holding the complete output.
+    pub full_output_path: String,
+}
+
+/// The program still in the foreground.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Foreground {
+    /// Its process id.
+    pub pid: i32,
+    /// Its command name.
+    pub command: String,
+}
+
+/// The result of run, send, read and signal.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct ShellResult {
+    /// The session.
+    pub session: String,
+    /// The host, or null for local.
+    pub host: Option<String>,
+    /// exited | waiting_for_input | running | timed_out | shell_exited | incomplete_input
+    pub status: String,
+    /// The exit code, when the command (or the shell) finished.
+    pub exit_code: Option<i32>,
+    /// The terminating signal (e.g. SIGKILL), when there was one.
+    pub signal: Option<String>,
+    /// The output (terminal sequences removed, secrets redacted, clipped).
+    pub output: String,
+    /// Null, or where the output was clipped.
+    pub truncated: Option<Truncated>,
+    /// The working directory after the command.
+    pub cwd: Option<String>,
+    /// Null, or the program still in the foreground.
+    pub foreground: Option<Foreground>,
+    /// Wall time of the call.
+    pub duration_ms: u64,
+    /// True when the shell was (re)started for this call.
+    pub shell_restarted: bool,
+}
+
+/// One session in a listing.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct SessionEntry {
+    /// Its name within its namespace.
+    pub name: String,
+    /// Its namespace (null: the CLI's shared one).
+    pub namespace: Option<String>,
+    /// The address other clients use: `name`, or `namespace/name`.
+    pub address: String,
+    /// The host, or null for local.
+    pub host: Option<String>,
+    /// The dialect.
+    pub dialect: String,
+    /// The working directory after its last command.
+    pub cwd: Option<String>,
+    /// `idle` or `busy`.
+    pub state: String,
+    /// Null, or the program in the foreground.
+    pub foreground: Option<Foreground>,
+    /// People attached now.
+    pub attached: u32,
+    /// Unix time of creation.
+    pub created: u64,
+    /// Unix time of the last call.
+    pub last_used: u64,
+}

@@ -1,0 +1,350 @@
+//! The daemon: one per user, holding sessions for every client. It serves
+//! a 0600 socket in a 0700 directory, refuses peers of another uid, keeps
+//! itself single with a lock, and exits after an idle period with no
+//! sessions and no clients (or on SIGTERM/SIGINT/SIGHUP, or `stop`),
+//! ending every session's process tree.
+
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde_json::Value;
+use tether_shell::{Registry, SessionOptions};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixListener;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::Notify;
+
+use crate::attach::{self, Attachments};
+use crate::error::DaemonError;
+use crate::ops::{self, failure};
+use crate::paths::Paths;
+use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+
+/// How the daemon runs.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Its directory.
+    pub paths: Paths,
+    /// Exit after this long with no sessions and no clients.
+    pub idle_exit: Duration,
+    /// Options for new sessions (requests may change the dialect, rc
+    /// files, cwd and environment).
+    pub sessions: SessionOptions,
+    /// This program and version, for the welcome line.
+    pub server: String,
+}
+
+/// What every connection shares.
+pub(crate) struct State {
+    pub(crate) registry: Registry,
+    pub(crate) base: SessionOptions,
+    pub(crate) attachments: Attachments,
+    server: String,
+    uid: u32,
+    clients: AtomicUsize,
+    last_active: std::sync::Mutex<Instant>,
+    stop: Notify,
+}
+
+impl State {
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_active.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_active
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+}
+
+/// Serves until idle, signalled or stopped. Returns at once, successfully,
+/// when another daemon already holds the lock.
+pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
+    opts.paths.ensure_private()?;
+    let socket = opts.paths.socket();
+    let serve_err = |source| DaemonError::Serve {
+        socket: socket.clone(),
+        source,
+    };
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(opts.paths.lock())
+        .map_err(serve_err)?;
+    let _lock = match Flock::lock(lock_file, FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err(_) => {
+            eprintln!(
+                "tether daemon: another daemon already serves {}",
+                socket.display()
+            );
+            return Ok(());
+        }
+    };
+    // The lock is ours: a socket file left here is stale.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).map_err(serve_err)?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(serve_err)?;
+    let mut base = opts.sessions.clone();
+    base.runtime_dir
+        .get_or_insert_with(|| opts.paths.dir.clone());
+    let state = Arc::new(State {
+        registry: Registry::new(base.clone()),
+        base,
+        attachments: Attachments::default(),
+        server: opts.server.clone(),
+        uid: nix::unistd::getuid().as_raw(),
+        clients: AtomicUsize::new(0),
+        last_active: std::sync::Mutex::new(Instant::now()),
+        stop: Notify::new(),
+    });
+    eprintln!(
+        "tether daemon {} (pid {}) serving {}",
+        opts.server,
+        std::process::id(),
+        socket.display()
+    );
+    let check_every = (opts.idle_exit / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    let mut tick = tokio::time::interval(check_every);
+    let signals = shutdown_signals();
+    tokio::pin!(signals);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    state.touch();
+                    tokio::spawn(connection(Arc::clone(&state), stream));
+                }
+                Err(e) => eprintln!("tether daemon: accept failed: {e}"),
+            },
+            _ = tick.tick() => {
+                let idle = state.clients.load(Ordering::Acquire) == 0
+                    && state.registry.is_empty();
+                if !idle {
+                    state.touch();
+                } else if state.idle_for() >= opts.idle_exit {
+                    eprintln!("tether daemon: idle for {:?} with no sessions; exiting", opts.idle_exit);
+                    break;
+                }
+            }
+            _ = state.stop.notified() => {
+                eprintln!("tether daemon: stop requested");
+                break;
+            }
+            _ = &mut signals => {
+                eprintln!("tether daemon: signalled; ending every session");
+                break;
+            }
+        }
+    }
+    // Stop accepting before the sessions go, then remove the socket while
+    // the lock is still held.
+    drop(listener);
+    let _ = std::fs::remove_file(&socket);
+    state.attachments.end_all("the tether daemon stopped");
+    state.registry.close_all().await;
+    Ok(())
+}
+
+async fn shutdown_signals() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        eprintln!("tether daemon: cannot watch signals; stop it with `tether daemon stop`");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+        _ = hup.recv() => {}
+    }
+}
+
+pub(crate) async fn write_line(w: &mut OwnedWriteHalf, value: &impl serde::Serialize) -> bool {
+    let mut line = serde_json::to_vec(value).unwrap_or_default();
+    line.push(b'\n');
+    w.write_all(&line).await.is_ok()
+}
+
+struct ClientCount(Arc<State>);
+
+impl Drop for ClientCount {
+    fn drop(&mut self) {
+        self.0.clients.fetch_sub(1, Ordering::AcqRel);
+        self.0.touch();
+    }
+}
+
+async fn connection(state: Arc<State>, stream: tokio::net::UnixStream) {
+    state.clients.fetch_add(1, Ordering::AcqRel);
+    let _count = ClientCount(Arc::clone(&state));
+    let peer = stream.peer_cred().map(|c| c.uid());
+    let (read, mut write) = stream.into_split();
+    match peer {
+        Ok(uid) if uid == state.uid => {}
+        other => {
+            let who = other.map_or_else(|_| "an unknown user".to_owned(), |u| format!("uid {u}"));
+            eprintln!("tether daemon: refused a connection from {who}");
+            let msg = format!(
+                "this tether daemon belongs to uid {}; {who} may not use it (each user runs their own daemon)",
+                state.uid
+            );
+            write_line(&mut write, &Reply::Error(failure("refused", msg))).await;
+            return;
+        }
+    }
+    let mut read = BufReader::new(read);
+    let Some(hello) = hello(&state, &mut read, &mut write).await else {
+        return;
+    };
+    let ns = hello.namespace.clone().unwrap_or_default();
+    serve_requests(&state, &ns, read, write).await;
+    if hello.lease {
+        state.registry.close_owner(&ns).await;
+    }
+}
+
+async fn hello(
+    state: &State,
+    read: &mut BufReader<OwnedReadHalf>,
+    write: &mut OwnedWriteHalf,
+) -> Option<Hello> {
+    let mut line = String::new();
+    let read_hello = read.read_line(&mut line);
+    let got = tokio::time::timeout(Duration::from_secs(10), read_hello).await;
+    if !matches!(got, Ok(Ok(n)) if n > 0) {
+        return None;
+    }
+    let refuse = |kind: &str, message: String| Reply::Error(failure(kind, message));
+    let hello: Hello = match serde_json::from_str(&line) {
+        Ok(h) => h,
+        Err(e) => {
+            let r = refuse(
+                "bad_request",
+                format!("the first line must be a hello: {e}"),
+            );
+            write_line(write, &r).await;
+            return None;
+        }
+    };
+    if hello.protocol != PROTOCOL_VERSION {
+        let r = refuse(
+            "version",
+            format!(
+                "the running tether daemon ({}, pid {}) speaks protocol {PROTOCOL_VERSION}, but {} speaks protocol {}: stop the daemon (kill {}) and run the command again",
+                state.server,
+                std::process::id(),
+                hello.client,
+                hello.protocol,
+                std::process::id()
+            ),
+        );
+        write_line(write, &r).await;
+        return None;
+    }
+    if let Some(ns) = &hello.namespace
+        && (ns.is_empty() || ns.contains('/'))
+    {
+        let r = refuse(
+            "bad_request",
+            format!("namespace {ns:?} must be non-empty, without '/'"),
+        );
+        write_line(write, &r).await;
+        return None;
+    }
+    let welcome = Welcome {
+        protocol: PROTOCOL_VERSION,
+        server: state.server.clone(),
+        pid: std::process::id(),
+    };
+    write_line(
+        write,
+        &Reply::Ok(serde_json::to_value(welcome).unwrap_or_default()),
+    )
+    .await
+    .then_some(hello)
+}
+
+async fn serve_requests(
+    state: &Arc<State>,
+    ns: &str,
+    mut read: BufReader<OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match read.read_line(&mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let request: Request = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                let f = failure("bad_request", format!("cannot read the request: {e}"));
+                if !write_line(&mut write, &Reply::Error(f)).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let reply = match request {
+            Request::Attach {
+                session,
+                rows,
+                cols,
+            } => {
+                attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
+                return;
+            }
+            Request::Stop => {
+                write_line(
+                    &mut write,
+                    &Reply::Ok(serde_json::json!({"stopping": true})),
+                )
+                .await;
+                state.stop.notify_one();
+                return;
+            }
+            request => {
+                let list = matches!(request, Request::List { .. });
+                let result = ops::handle(&state.registry, &state.base, ns, request).await;
+                state.touch();
+                match result {
+                    Ok(mut v) if list => {
+                        count_attached(state, &mut v);
+                        Reply::Ok(v)
+                    }
+                    Ok(v) => Reply::Ok(v),
+                    Err(f) => Reply::Error(f),
+                }
+            }
+        };
+        if !write_line(&mut write, &reply).await {
+            return;
+        }
+    }
+}
+
+fn count_attached(state: &State, list: &mut Value) {
+    let Some(sessions) = list.get_mut("sessions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for s in sessions {
+        let address = s.get("address").and_then(Value::as_str).unwrap_or_default();
+        let n = state.attachments.count(address);
+        s["attached"] = Value::from(n);
+    }
+}

@@ -1,0 +1,124 @@
+//! Watching and typing into a session while commands run on it: what a
+//! person attached to an agent's shell uses. A [`Live`] handle works without
+//! the session's call lock, so it keeps flowing while a command is in
+//! flight; it belongs to one shell, and tells its watchers when that shell's
+//! terminal ends (a restart starts a new one: take a new handle).
+
+use std::sync::Arc;
+
+use tether_transport::{TermSize, Terminal};
+use tokio::sync::broadcast;
+
+use crate::error::ShellError;
+use crate::pump::Shared;
+use crate::session::Session;
+
+/// What a watcher receives: display output, or how many chunks it missed
+/// by falling behind (redraw the screen then).
+pub type Watcher = broadcast::Receiver<Arc<Vec<u8>>>;
+
+/// A handle on the session's current terminal.
+#[derive(Clone)]
+pub struct Live {
+    terminal: Arc<dyn Terminal>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").finish_non_exhaustive()
+    }
+}
+
+/// The session's current [`Live`] handle, updated when the shell is
+/// restarted; `changed()` fails once the session has ended.
+pub type LiveWatch = tokio::sync::watch::Receiver<Live>;
+
+impl Session {
+    /// A handle on the current terminal, for watching and typing.
+    pub fn live(&self) -> Live {
+        self.live.borrow().clone()
+    }
+
+    /// The current handle and every later one (after restarts), usable
+    /// without the session's call lock.
+    pub fn live_watch(&self) -> LiveWatch {
+        self.live.subscribe()
+    }
+}
+
+impl Live {
+    pub(crate) fn new(terminal: &Arc<dyn Terminal>, shared: &Arc<Shared>) -> Live {
+        Live {
+            terminal: Arc::clone(terminal),
+            shared: Arc::clone(shared),
+        }
+    }
+
+    /// The program in the foreground when it is not the shell itself.
+    pub fn foreground(&self) -> Option<crate::ForegroundProgram> {
+        let fg = self.terminal.inspect().ok()?.foreground?;
+        let p = fg.process.filter(|_| !fg.is_top)?;
+        Some(crate::ForegroundProgram {
+            pid: p.pid,
+            command: p.command,
+        })
+    }
+
+    /// The bytes that draw the current screen, and a subscription to all
+    /// output after it (nothing lost or repeated between the two). `None`
+    /// when this terminal has ended.
+    pub fn watch(&self) -> Option<(Vec<u8>, Watcher)> {
+        let st = self.shared.lock();
+        let rx = st.watch.as_ref()?.subscribe();
+        Some((st.emulator.redraw(), rx))
+    }
+
+    /// The current screen as text.
+    pub fn screen(&self) -> String {
+        self.shared.lock().emulator.contents()
+    }
+
+    /// The bytes that draw the current screen.
+    pub fn redraw(&self) -> Vec<u8> {
+        self.shared.lock().emulator.redraw()
+    }
+
+    /// Types `bytes` into the terminal, as a person at its keyboard.
+    pub fn write(&self, bytes: Vec<u8>) -> Result<(), ShellError> {
+        Ok(self.terminal.write(bytes)?)
+    }
+
+    /// Changes the terminal size (the program gets SIGWINCH); later restarts
+    /// keep it.
+    pub fn resize(&self, size: TermSize) -> Result<(), ShellError> {
+        self.terminal.resize(size)?;
+        self.shared.lock().emulator.resize(size.rows, size.cols);
+        Ok(())
+    }
+
+    /// The terminal size now.
+    pub fn size(&self) -> TermSize {
+        let (rows, cols) = self.shared.lock().emulator.size();
+        TermSize { rows, cols }
+    }
+
+    /// Echo for a person typing at the shell's prompt: turned on or off
+    /// only while the shell itself is in the foreground in line mode, so a
+    /// program's own settings (a password prompt, an editor) are never
+    /// touched. Returns whether it was changed.
+    pub fn set_echo(&self, on: bool) -> bool {
+        let shell_in_front = self
+            .terminal
+            .inspect()
+            .ok()
+            .and_then(|i| i.foreground)
+            .is_some_and(|f| f.is_top);
+        shell_in_front && self.terminal.set_echo(on).unwrap_or(false)
+    }
+
+    /// True once this terminal's output has ended.
+    pub fn ended(&self) -> bool {
+        self.shared.lock().eof
+    }
+}

@@ -1,0 +1,129 @@
+//! `tether daemon`, and the launcher every client uses to start the daemon
+//! on demand: `tether daemon start` runs `tether daemon serve --detach` in
+//! the background and returns at once, so the daemon is nobody's child
+//! (no zombie when it exits) and holds no terminal.
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tether_daemon::protocol::Request;
+use tether_daemon::{Client, DaemonError, Paths, ServerOptions};
+
+use crate::cli::DaemonAction;
+
+/// Seconds with no sessions and no clients before the daemon exits.
+const DEFAULT_IDLE_EXIT_S: f64 = 60.0;
+
+/// This program, for hellos and welcomes.
+pub fn me() -> String {
+    format!("tether {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Starts the daemon in the background (via `tether daemon start`).
+pub fn launch() -> std::io::Result<()> {
+    let status = Command::new(std::env::current_exe()?)
+        .args(["daemon", "start"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "`tether daemon start` failed ({status})"
+        )))
+    }
+}
+
+/// A connection of the CLI's shared namespace, starting the daemon if
+/// needed.
+pub fn connect() -> Result<Client, DaemonError> {
+    let hello = tether_daemon::client::hello(&me(), None, false);
+    Client::connect_or_start(&Paths::from_env(), &hello, &launch)
+}
+
+pub fn run(action: DaemonAction) -> Result<i32> {
+    let paths = Paths::from_env();
+    match action {
+        DaemonAction::Serve { idle_exit, detach } => {
+            if detach {
+                // Leave the caller's terminal session: no SIGHUP when it closes.
+                let _ = nix::unistd::setsid();
+            }
+            let idle = idle_exit
+                .or_else(|| std::env::var("TETHER_IDLE_EXIT").ok()?.parse().ok())
+                .unwrap_or(DEFAULT_IDLE_EXIT_S);
+            let idle_exit = Duration::try_from_secs_f64(idle)
+                .context("--idle-exit must be a number of seconds, 0 or more")?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            runtime.block_on(tether_daemon::serve(ServerOptions {
+                paths,
+                idle_exit,
+                sessions: tether_shell::SessionOptions::default(),
+                server: me(),
+            }))?;
+            Ok(0)
+        }
+        DaemonAction::Start => {
+            paths.ensure_private()?;
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(paths.log())
+                .with_context(|| format!("cannot open the daemon log {}", paths.log().display()))?;
+            Command::new(std::env::current_exe()?)
+                .args(["daemon", "serve", "--detach"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .context("cannot start the daemon")?;
+            Ok(0)
+        }
+        DaemonAction::Stop => {
+            let hello = tether_daemon::client::hello(&me(), None, false);
+            match Client::connect(&paths, &hello) {
+                Ok(mut c) => {
+                    c.call(&Request::Stop)?;
+                    eprintln!("tether: the daemon (pid {}) is stopping", c.welcome.pid);
+                }
+                Err(DaemonError::Unreachable { .. }) => eprintln!("tether: no daemon is running"),
+                Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {
+                    eprintln!("tether: no daemon is running")
+                }
+                Err(e) => return Err(e.into()),
+            }
+            Ok(0)
+        }
+        DaemonAction::Status => {
+            let hello = tether_daemon::client::hello(&me(), None, false);
+            match Client::connect(&paths, &hello) {
+                Ok(c) => {
+                    println!(
+                        "running: {} (pid {}) at {}",
+                        c.welcome.server,
+                        c.welcome.pid,
+                        paths.socket().display()
+                    );
+                    Ok(0)
+                }
+                Err(DaemonError::Unreachable { .. }) => {
+                    println!("not running ({})", paths.socket().display());
+                    Ok(3)
+                }
+                Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {
+                    println!("not running ({})", paths.socket().display());
+                    Ok(3)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}

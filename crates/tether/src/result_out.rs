@@ -1,0 +1,86 @@
+//! Printing a shell result the way a terminal user expects: the output on
+//! stdout, one note on stderr when the command did not simply exit, and an
+//! exit code that tells every status apart (see `EXIT_CODES` in cli.rs).
+
+use std::io::Write;
+
+use anyhow::Result;
+use tether_daemon::protocol::ShellResult;
+
+/// Exit code: the command did not parse as complete; nothing ran.
+pub const INCOMPLETE: i32 = 121;
+/// Exit code: the command ended the shell.
+pub const SHELL_EXITED: i32 = 122;
+/// Exit code: the command is still running (kept past its deadline).
+pub const RUNNING: i32 = 123;
+/// Exit code: the deadline passed and the command was interrupted.
+pub const TIMED_OUT: i32 = 124;
+/// Exit code: the foreground program waits for input.
+pub const WAITING: i32 = 125;
+/// Exit code: tether itself failed (daemon, unknown session, bad input).
+pub const TETHER_FAILED: i32 = 255;
+
+/// The exit code for `r`.
+pub fn exit_code(r: &ShellResult) -> i32 {
+    match r.status.as_str() {
+        "exited" => r.exit_code.unwrap_or(TETHER_FAILED),
+        "incomplete_input" => INCOMPLETE,
+        "shell_exited" => SHELL_EXITED,
+        "running" => RUNNING,
+        "timed_out" => TIMED_OUT,
+        "waiting_for_input" => WAITING,
+        _ => TETHER_FAILED,
+    }
+}
+
+/// Prints `r` (as JSON with `json`) and returns the exit code.
+pub fn print(r: &ShellResult, json: bool) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, r)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+        return Ok(exit_code(r));
+    }
+    out.write_all(r.output.as_bytes())?;
+    out.flush()?;
+    if let Some(t) = &r.truncated {
+        eprintln!(
+            "tether: {} of {} characters omitted; the whole output is in {}",
+            t.omitted_chars, t.total_chars, t.full_output_path
+        );
+    }
+    if let Some(note) = note(r) {
+        eprintln!("tether: {note}");
+    }
+    Ok(exit_code(r))
+}
+
+fn note(r: &ShellResult) -> Option<String> {
+    let s = &r.session;
+    let seconds = r.duration_ms as f64 / 1000.0;
+    let program = r.foreground.as_ref().map_or_else(
+        || "the command".to_owned(),
+        |f| format!("{} (pid {})", f.command, f.pid),
+    );
+    Some(match r.status.as_str() {
+        "exited" => return None,
+        "incomplete_input" => {
+            "the command is incomplete (an open quote, heredoc or block); nothing was run".into()
+        }
+        "shell_exited" => format!(
+            "the shell exited{}; the next command starts a fresh shell (cwd and exports restored)",
+            r.exit_code
+                .map(|c| format!(" with code {c}"))
+                .unwrap_or_default()
+        ),
+        "running" => format!(
+            "{program} is still running after {seconds:.1} s; `tether read -s {s}` returns the rest"
+        ),
+        "timed_out" => format!("timed out after {seconds:.1} s; the command was interrupted"),
+        "waiting_for_input" => format!(
+            "{program} is waiting for input; answer with `tether send -s {s} TEXT -k Enter`, or `tether attach {s}`"
+        ),
+        other => format!("status {other}"),
+    })
+}

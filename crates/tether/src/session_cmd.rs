@@ -1,0 +1,162 @@
+//! The session commands (`run`, `send`, `read`, `signal`, `screen`,
+//! `reset`, `close`, `ls`): one request each to the daemon, whose answer is
+//! printed. The checks and messages live in the daemon, shared with MCP.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+use tether_daemon::protocol::{Create, OnTimeout, Request, SessionEntry, ShellResult};
+
+use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
+use crate::daemon_cmd;
+use crate::result_out;
+
+fn call(request: &Request) -> Result<Value> {
+    let mut client = daemon_cmd::connect()?;
+    Ok(client.call(request)?)
+}
+
+fn print_result(value: Value, json: bool) -> Result<i32> {
+    let r: ShellResult = serde_json::from_value(value)?;
+    result_out::print(&r, json)
+}
+
+fn print_json(value: &Value) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// `tether run` through the daemon.
+pub fn run(args: RunArgs) -> Result<i32> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        bail!(
+            "--timeout must be a positive number of seconds, got {}",
+            args.timeout
+        );
+    }
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string());
+    let request = Request::Run {
+        session: args.session,
+        command: args.command.join(" "),
+        host: args.host,
+        timeout_s: args.timeout,
+        on_timeout: if args.keep {
+            OnTimeout::Keep
+        } else {
+            OnTimeout::Interrupt
+        },
+        output_limit: args.output_limit,
+        workdir: None,
+        create: Create {
+            shell: Some(args.shell.name().to_owned()),
+            norc: args.norc,
+            cwd,
+            env: Some(std::env::vars().collect()),
+        },
+    };
+    print_result(call(&request)?, args.json)
+}
+
+pub fn send(args: SendArgs) -> Result<i32> {
+    let request = Request::Send {
+        session: args.session,
+        input: args.input,
+        keys: args.keys,
+        wait_s: args.wait,
+    };
+    print_result(call(&request)?, args.json)
+}
+
+pub fn read(args: ReadArgs) -> Result<i32> {
+    let request = Request::Read {
+        session: args.session,
+        wait_s: args.wait,
+    };
+    print_result(call(&request)?, args.json)
+}
+
+pub fn signal(args: SignalArgs) -> Result<i32> {
+    let request = Request::Signal {
+        session: args.session,
+        signal: args.signal.to_uppercase(),
+    };
+    print_result(call(&request)?, args.json)
+}
+
+pub fn screen(args: SessionArg) -> Result<i32> {
+    let v = call(&Request::Screen {
+        session: args.session,
+    })?;
+    if args.json {
+        print_json(&v)?;
+    } else {
+        let screen = v.get("screen").and_then(Value::as_str).unwrap_or_default();
+        println!("{}", screen.trim_end_matches('\n'));
+    }
+    Ok(0)
+}
+
+pub fn reset(args: SessionArg) -> Result<i32> {
+    let v = call(&Request::Reset {
+        session: args.session.clone(),
+    })?;
+    if args.json {
+        print_json(&v)?;
+    } else {
+        eprintln!("tether: session {} restarted", args.session);
+    }
+    Ok(0)
+}
+
+pub fn close(args: SessionArg) -> Result<i32> {
+    let v = call(&Request::Close {
+        session: args.session.clone(),
+    })?;
+    if args.json {
+        print_json(&v)?;
+    } else {
+        eprintln!("tether: session {} closed", args.session);
+    }
+    Ok(0)
+}
+
+pub fn ls(args: LsArgs) -> Result<i32> {
+    let v = call(&Request::List { all: true })?;
+    if args.json {
+        print_json(&v)?;
+        return Ok(0);
+    }
+    let sessions: Vec<SessionEntry> =
+        serde_json::from_value(v.get("sessions").cloned().unwrap_or_default())?;
+    if sessions.is_empty() {
+        eprintln!("tether: no sessions");
+        return Ok(0);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<28} {:<8} {:<6} {:<16} {:<4} CWD",
+        "SESSION", "SHELL", "STATE", "FOREGROUND", "ATT"
+    )?;
+    for s in sessions {
+        let fg = s
+            .foreground
+            .map_or_else(|| "-".to_owned(), |f| format!("{}[{}]", f.command, f.pid));
+        writeln!(
+            out,
+            "{:<28} {:<8} {:<6} {:<16} {:<4} {}",
+            s.address,
+            s.dialect,
+            s.state,
+            fg,
+            s.attached,
+            s.cwd.unwrap_or_default()
+        )?;
+    }
+    Ok(0)
+}

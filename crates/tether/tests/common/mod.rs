@@ -1,0 +1,65 @@
+//! A private daemon directory per test, and the daemon in it stopped (every
+//! session's process tree ended) when the test ends.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+pub const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+
+/// One test's daemon directory.
+pub struct Daemon {
+    pub dir: PathBuf,
+}
+
+impl Daemon {
+    pub fn new(name: &str) -> Daemon {
+        let dir = std::env::temp_dir().join(format!("tether-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Daemon { dir }
+    }
+
+    /// `tether ARGS` against this daemon.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(TETHER);
+        c.args(args)
+            .env("TETHER_DIR", &self.dir)
+            .env("TETHER_IDLE_EXIT", "30")
+            .env_remove("XDG_RUNTIME_DIR");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    pub fn stdout(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.run(&["daemon", "stop"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.dir.join("daemon.sock").exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics after `secs`.
+pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -114,7 +114,11 @@ impl Live {
             .ok()
             .and_then(|i| i.foreground)
             .is_some_and(|f| f.is_top);
-        shell_in_front && self.terminal.set_echo(on).unwrap_or(false)
+        let changed = shell_in_front && self.terminal.set_echo(on).unwrap_or(false);
+        if changed {
+            self.shared.lock().echo_on = on;
+        }
+        changed
     }
 
     /// True once this terminal's output has ended.

@@ -64,6 +64,8 @@ pub struct PumpState {
     pub eof: bool,
     /// Bytes processed so far.
     pub processed: u64,
+    /// The terminal echoes typed input (turned on for a person attached).
+    pub echo_on: bool,
     /// Display output for people watching the session (`None` after the
     /// stream ends, which tells them the terminal is gone).
     pub watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
@@ -120,34 +122,58 @@ impl PumpState {
         self.processed += chunk.len() as u64;
         let base = self.log.end();
         self.log.append(chunk);
-        let watched = self.watch.as_ref().is_some_and(|w| w.receiver_count() > 0);
-        let replies = if watched {
-            let mut display = Vec::with_capacity(chunk.len() + 64);
-            let replies = self.emulator.feed(chunk, Some(&mut display));
-            if let Some(w) = &self.watch {
-                let _ = w.send(Arc::new(display));
-            }
-            replies
-        } else {
-            self.emulator.feed(chunk, None)
-        };
+        let watched = self.watched();
+        let mut display = watched.then(|| Vec::with_capacity(chunk.len() + 64));
+        let mut replies = Vec::new();
         let mut marks = Vec::new();
         self.markers.feed(chunk, &mut marks);
         let mut at = 0usize;
         for m in marks {
-            let start = usize::try_from(m.start.saturating_sub(base)).unwrap_or(0);
+            let start = usize::try_from(m.start.saturating_sub(base))
+                .unwrap_or(0)
+                .max(at);
+            let end = usize::try_from(m.end - base)
+                .unwrap_or(chunk.len())
+                .clamp(start, chunk.len());
             if start > at {
+                self.show(&chunk[at..start], &mut replies, &mut display);
                 self.route(&chunk[at..start]);
             }
-            at = usize::try_from(m.end - base)
-                .unwrap_or(chunk.len())
-                .min(chunk.len());
+            self.show(&chunk[start..end], &mut replies, &mut display);
+            at = end;
             self.mark(m);
         }
         if at < chunk.len() {
+            self.show(&chunk[at..], &mut replies, &mut display);
             self.route(&chunk[at..]);
         }
+        if let (Some(d), Some(w)) = (display, &self.watch)
+            && !d.is_empty()
+        {
+            let _ = w.send(Arc::new(d));
+        }
         replies
+    }
+
+    /// True when someone watches the display output.
+    pub fn watched(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.receiver_count() > 0)
+    }
+
+    /// Sends `bytes` to the people watching (not to the screen).
+    pub fn tell_watchers(&self, bytes: Vec<u8>) {
+        if let Some(w) = &self.watch {
+            let _ = w.send(Arc::new(bytes));
+        }
+    }
+
+    /// Feeds the emulator; watchers get the display bytes, except the
+    /// terminal's echo of a wrapper line (typed while echo is on for a
+    /// person attached), which they are told about in words instead.
+    fn show(&mut self, bytes: &[u8], replies: &mut Vec<u8>, display: &mut Option<Vec<u8>>) {
+        let hide = self.echo_on && self.phase == Phase::Sent;
+        let d = if hide { None } else { display.as_mut() };
+        replies.extend(self.emulator.feed(bytes, d));
     }
 
     fn route(&mut self, bytes: &[u8]) {
@@ -227,6 +253,7 @@ pub fn initial_state(
         last_output: Instant::now(),
         eof: false,
         processed: 0,
+        echo_on: false,
         watch: Some(broadcast::channel(WATCH_CHUNKS).0),
     })
 }

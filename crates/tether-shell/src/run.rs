@@ -55,6 +55,17 @@ impl Default for RunOptions {
     }
 }
 
+/// What a person attached sees of a command the session runs: its first
+/// line, dimmed, as if typed at a prompt.
+fn command_note(code: &str) -> Vec<u8> {
+    let first = code.lines().next().unwrap_or_default();
+    let mut shown: String = first.chars().filter(|c| !c.is_control()).take(200).collect();
+    if shown.len() < first.len() || code.lines().nth(1).is_some() {
+        shown.push_str(" …");
+    }
+    format!("\x1b[2m$ {shown}\x1b[22m\r\n").into_bytes()
+}
+
 /// What ended a wait.
 enum Woke {
     Ended(EndMark),
@@ -93,6 +104,9 @@ impl Session {
                 spill,
             ));
             st.phase = Phase::Sent;
+            if st.echo_on && st.watched() {
+                st.tell_watchers(command_note(code));
+            }
         }
         let mut line = self.opts.dialect.line_kill().to_vec();
         line.extend_from_slice(

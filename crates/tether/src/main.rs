@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser};
 mod attach_cmd;
 mod cli;
 mod daemon_cmd;
+mod local_term;
 mod mcp;
 mod result_out;
 mod run_cmd;

@@ -1,0 +1,111 @@
+//! The ssh-style escape of a person's keyboard input: `~` typed at the
+//! start of a line begins an escape. `~.` detaches, `~?` asks for help,
+//! `~~` sends one `~`; `~` followed by anything else sends both bytes. A
+//! line starts at the beginning and after Enter (CR or LF).
+
+/// What the person's input means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keyed {
+    /// Bytes to send on to the session.
+    Send(Vec<u8>),
+    /// `~.`: leave.
+    Detach,
+    /// `~?`: list the escapes.
+    Help,
+}
+
+/// The help text for `~?` (CRLF line ends, for a terminal in raw mode).
+pub const ESCAPE_HELP: &str =
+    "\r\nSupported escape sequences:\r\n ~.  detach (the session keeps running)\r\n ~?  this help\r\n ~~  send one ~\r\n";
+
+/// Splits input into bytes to send and escapes, across reads.
+#[derive(Clone, Debug)]
+pub struct EscapeScanner {
+    line_start: bool,
+    tilde: bool,
+}
+
+impl Default for EscapeScanner {
+    fn default() -> Self {
+        EscapeScanner {
+            line_start: true,
+            tilde: false,
+        }
+    }
+}
+
+impl EscapeScanner {
+    /// A scanner at the start of a line.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Interprets `input`, in order.
+    pub fn feed(&mut self, input: &[u8]) -> Vec<Keyed> {
+        let mut out = Vec::new();
+        let mut bytes = Vec::with_capacity(input.len());
+        for &b in input {
+            if self.tilde {
+                self.tilde = false;
+                match b {
+                    b'.' | b'?' => {
+                        if !bytes.is_empty() {
+                            out.push(Keyed::Send(std::mem::take(&mut bytes)));
+                        }
+                        out.push(if b == b'.' { Keyed::Detach } else { Keyed::Help });
+                        continue;
+                    }
+                    b'~' => bytes.push(b'~'),
+                    other => bytes.extend_from_slice(&[b'~', other]),
+                }
+            } else if self.line_start && b == b'~' {
+                self.tilde = true;
+                continue;
+            } else {
+                bytes.push(b);
+            }
+            self.line_start = matches!(bytes.last(), Some(b'\r' | b'\n'));
+        }
+        if !bytes.is_empty() {
+            out.push(Keyed::Send(bytes));
+        }
+        out
+    }
+
+    /// True while a `~` is held back, waiting for the next byte.
+    pub fn holding(&self) -> bool {
+        self.tilde
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn all(chunks: &[&[u8]]) -> Vec<Keyed> {
+        let mut s = EscapeScanner::new();
+        chunks.iter().flat_map(|c| s.feed(c)).collect()
+    }
+
+    #[test]
+    fn tilde_dot_after_enter_detaches_even_across_reads() {
+        assert_eq!(
+            all(&[b"ls\r~", b"."]),
+            [Keyed::Send(b"ls\r".to_vec()), Keyed::Detach]
+        );
+        assert_eq!(all(&[b"~."]), [Keyed::Detach]);
+        assert_eq!(all(&[b"echo\n~?"]), [Keyed::Send(b"echo\n".to_vec()), Keyed::Help]);
+    }
+
+    #[test]
+    fn a_tilde_elsewhere_or_doubled_is_sent() {
+        assert_eq!(all(&[b"a~."]), [Keyed::Send(b"a~.".to_vec())]);
+        assert_eq!(all(&[b"~~."]), [Keyed::Send(b"~.".to_vec())]);
+        assert_eq!(all(&[b"~x"]), [Keyed::Send(b"~x".to_vec())]);
+        // After `~x` the line has started: a later `~.` is text.
+        assert_eq!(all(&[b"~x~."]), [Keyed::Send(b"~x~.".to_vec())]);
+        assert_eq!(all(&[b"~\r~."]), [Keyed::Send(b"~\r".to_vec()), Keyed::Detach]);
+    }
+}

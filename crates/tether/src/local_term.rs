@@ -1,0 +1,153 @@
+//! The person's own terminal while it shows a session: raw mode, the
+//! capture of its keyboard and screen state (so it can be put back
+//! exactly), every byte written to it tracked, and the restore on the way
+//! out, whether by detach, the session ending, a signal or a panic (the
+//! restore runs on drop).
+
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
+use tether_term::capture::{ACTIVE_SCREEN_QUERY, baseline_from, hidden_screen_query};
+use tether_term::{Baseline, CaptureParser, CaptureReplies, ScreenTracker, plan_restore, plan_setup};
+
+/// How long a terminal has to answer each capture transaction.
+const CAPTURE_DEADLINE: Duration = Duration::from_millis(400);
+
+/// The person's terminal, in raw mode until dropped.
+pub struct LocalTerminal {
+    original: Termios,
+    baseline: Baseline,
+    tracker: ScreenTracker,
+    restored: bool,
+}
+
+/// The terminal's size, rows then columns (24x80 when unknown).
+pub fn size() -> (u16, u16) {
+    match tcgetwinsize(std::io::stdout()) {
+        Ok(w) if w.ws_row > 0 && w.ws_col > 0 => (w.ws_row, w.ws_col),
+        _ => (24, 80),
+    }
+}
+
+impl LocalTerminal {
+    /// Enters raw mode and captures the terminal's state. Returns the
+    /// terminal and what the person typed during the capture (to be sent
+    /// on).
+    pub fn enter() -> Result<(LocalTerminal, Vec<u8>)> {
+        let stdin = std::io::stdin();
+        if !rustix::termios::isatty(&stdin) || !rustix::termios::isatty(std::io::stdout()) {
+            bail!("this needs a terminal on stdin and stdout; from a script use `tether screen` or `tether read`");
+        }
+        let original = tcgetattr(&stdin).context("cannot read the terminal settings")?;
+        let mut raw = original.clone();
+        raw.make_raw();
+        tcsetattr(&stdin, OptionalActions::Now, &raw).context("cannot put the terminal in raw mode")?;
+        let mut term = LocalTerminal {
+            original,
+            baseline: Baseline::Fallback,
+            tracker: ScreenTracker::new(),
+            restored: false,
+        };
+        let (active, mut typed) = transaction(ACTIVE_SCREEN_QUERY)?;
+        if let Some(screen) = active.active_screen() {
+            let (hidden, more) = transaction(&hidden_screen_query(screen))?;
+            typed.extend(more);
+            term.baseline = baseline_from(&active, &hidden);
+        }
+        term.tracker = ScreenTracker::starting_on(term.baseline.screen());
+        let setup = plan_setup(&term.baseline);
+        term.write(&setup)?;
+        Ok((term, typed))
+    }
+
+    /// Writes session output to the terminal, tracking the modes it sets.
+    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.tracker.written(bytes);
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()
+    }
+
+    /// Returns the terminal to its captured state, then writes `farewell`.
+    pub fn restore(&mut self, farewell: &str) {
+        if self.restored {
+            return;
+        }
+        self.restored = true;
+        let mut bytes = plan_restore(&self.baseline, self.tracker.state());
+        // Attributes and the cursor are not modes the planner tracks.
+        bytes.extend_from_slice(b"\x1b[0m\x1b[?25h");
+        bytes.extend_from_slice(farewell.as_bytes());
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&bytes);
+        let _ = out.flush();
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Drain, &self.original);
+    }
+}
+
+impl Drop for LocalTerminal {
+    fn drop(&mut self) {
+        self.restore("\r\n");
+    }
+}
+
+/// Writes one query batch and reads replies until its DA1 answer or the
+/// deadline. Returns the replies and every other byte read.
+fn transaction(query: &[u8]) -> Result<(CaptureReplies, Vec<u8>)> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(query)?;
+    out.flush()?;
+    drop(out);
+    let stdin = std::io::stdin();
+    let mut parser = CaptureParser::new();
+    let deadline = Instant::now() + CAPTURE_DEADLINE;
+    let mut buf = [0u8; 1024];
+    while !parser.is_complete() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [rustix::event::PollFd::new(&stdin, rustix::event::PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let n = stdin.as_fd();
+        let n = rustix::io::read(n, &mut buf).context("cannot read the terminal")?;
+        if n == 0 {
+            break;
+        }
+        parser.feed(&buf[..n]);
+    }
+    Ok(parser.finish())
+}
+
+/// Reads stdin on a thread of its own (a blocking read cannot be
+/// cancelled; the process exits past it).
+pub fn spawn_stdin_reader(tx: tokio::sync::mpsc::Sender<Vec<u8>>) {
+    let _ = std::thread::Builder::new()
+        .name("tether-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; 4096];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+}

@@ -59,7 +59,11 @@ impl Default for RunOptions {
 /// line, dimmed, as if typed at a prompt.
 fn command_note(code: &str) -> Vec<u8> {
     let first = code.lines().next().unwrap_or_default();
-    let mut shown: String = first.chars().filter(|c| !c.is_control()).take(200).collect();
+    let mut shown: String = first
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
     if shown.len() < first.len() || code.lines().nth(1).is_some() {
         shown.push_str(" …");
     }

@@ -15,8 +15,7 @@ pub enum Keyed {
 }
 
 /// The help text for `~?` (CRLF line ends, for a terminal in raw mode).
-pub const ESCAPE_HELP: &str =
-    "\r\nSupported escape sequences:\r\n ~.  detach (the session keeps running)\r\n ~?  this help\r\n ~~  send one ~\r\n";
+pub const ESCAPE_HELP: &str = "\r\nSupported escape sequences:\r\n ~.  detach (the session keeps running)\r\n ~?  this help\r\n ~~  send one ~\r\n";
 
 /// Splits input into bytes to send and escapes, across reads.
 #[derive(Clone, Debug)]
@@ -52,7 +51,11 @@ impl EscapeScanner {
                         if !bytes.is_empty() {
                             out.push(Keyed::Send(std::mem::take(&mut bytes)));
                         }
-                        out.push(if b == b'.' { Keyed::Detach } else { Keyed::Help });
+                        out.push(if b == b'.' {
+                            Keyed::Detach
+                        } else {
+                            Keyed::Help
+                        });
                         continue;
                     }
                     b'~' => bytes.push(b'~'),
@@ -96,7 +99,10 @@ mod tests {
             [Keyed::Send(b"ls\r".to_vec()), Keyed::Detach]
         );
         assert_eq!(all(&[b"~."]), [Keyed::Detach]);
-        assert_eq!(all(&[b"echo\n~?"]), [Keyed::Send(b"echo\n".to_vec()), Keyed::Help]);
+        assert_eq!(
+            all(&[b"echo\n~?"]),
+            [Keyed::Send(b"echo\n".to_vec()), Keyed::Help]
+        );
     }
 
     #[test]
@@ -106,6 +112,9 @@ mod tests {
         assert_eq!(all(&[b"~x"]), [Keyed::Send(b"~x".to_vec())]);
         // After `~x` the line has started: a later `~.` is text.
         assert_eq!(all(&[b"~x~."]), [Keyed::Send(b"~x~.".to_vec())]);
-        assert_eq!(all(&[b"~\r~."]), [Keyed::Send(b"~\r".to_vec()), Keyed::Detach]);
+        assert_eq!(
+            all(&[b"~\r~."]),
+            [Keyed::Send(b"~\r".to_vec()), Keyed::Detach]
+        );
     }
 }

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
 use tether_term::capture::{ACTIVE_SCREEN_QUERY, baseline_from, hidden_screen_query};
-use tether_term::{Baseline, CaptureParser, CaptureReplies, ScreenTracker, plan_restore, plan_setup};
+use tether_term::{
+    Baseline, CaptureParser, CaptureReplies, ScreenTracker, plan_restore, plan_setup,
+};
 
 /// How long a terminal has to answer each capture transaction.
 const CAPTURE_DEADLINE: Duration = Duration::from_millis(400);
@@ -39,12 +41,15 @@ impl LocalTerminal {
     pub fn enter() -> Result<(LocalTerminal, Vec<u8>)> {
         let stdin = std::io::stdin();
         if !rustix::termios::isatty(&stdin) || !rustix::termios::isatty(std::io::stdout()) {
-            bail!("this needs a terminal on stdin and stdout; from a script use `tether screen` or `tether read`");
+            bail!(
+                "this needs a terminal on stdin and stdout; from a script use `tether screen` or `tether read`"
+            );
         }
         let original = tcgetattr(&stdin).context("cannot read the terminal settings")?;
         let mut raw = original.clone();
         raw.make_raw();
-        tcsetattr(&stdin, OptionalActions::Now, &raw).context("cannot put the terminal in raw mode")?;
+        tcsetattr(&stdin, OptionalActions::Now, &raw)
+            .context("cannot put the terminal in raw mode")?;
         let mut term = LocalTerminal {
             original,
             baseline: Baseline::Fallback,
@@ -114,7 +119,10 @@ fn transaction(query: &[u8]) -> Result<(CaptureReplies, Vec<u8>)> {
             tv_sec: left.as_secs() as i64,
             tv_nsec: i64::from(left.subsec_nanos()),
         };
-        let mut fds = [rustix::event::PollFd::new(&stdin, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
         match rustix::event::poll(&mut fds, Some(&timeout)) {
             Ok(0) => break,
             Ok(_) => {}

@@ -1,0 +1,247 @@
+//! `tether attach` to a session an agent created through `tether mcp`: the
+//! person's side runs in a real PTY, the agent's side speaks JSON-RPC to
+//! `tether mcp`. The person sees the screen, the agent's commands as they
+//! run, types, resizes, detaches with `~.`, and the terminal is restored;
+//! the agent's session keeps working throughout.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::{Arc, Mutex};
+
+use common::{Daemon, TETHER, wait_for};
+use serde_json::{Value, json};
+use tether_pty::{LocalPty, SpawnSpec};
+use tether_transport::{ExitInfo, TermSize, Terminal};
+
+/// `tether mcp`, driven line by line.
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    id: u64,
+}
+
+impl Agent {
+    fn start(d: &Daemon) -> Agent {
+        let mut child = d
+            .cmd(&["mcp", "--norc"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut agent = Agent {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            id: 0,
+        };
+        agent.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "attach-test", "version": "0"}}),
+        );
+        agent.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        agent
+    }
+
+    fn send(&mut self, v: Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let id = self.id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "tether mcp closed stdout"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// `shell_run` in session "agent"; its structured result.
+    fn run(&mut self, command: &str) -> Value {
+        let r = self.request(
+            "tools/call",
+            json!({"name": "shell_run", "arguments": {"session": "agent", "command": command}}),
+        );
+        let result = &r["result"];
+        assert_ne!(result["isError"], json!(true), "{r}");
+        result["structuredContent"].clone()
+    }
+}
+
+/// `tether attach` on a PTY of its own, its output collected.
+struct Person {
+    pty: LocalPty,
+    seen: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Person {
+    fn attach(d: &Daemon, session: &str) -> Person {
+        let mut spec = SpawnSpec::new(TETHER);
+        spec.args = vec!["attach".into(), session.into()];
+        spec.env = vec![
+            ("TETHER_DIR".into(), d.dir.display().to_string()),
+            ("PATH".into(), std::env::var("PATH").unwrap()),
+            ("TERM".into(), "xterm-256color".into()),
+        ];
+        let pty = LocalPty::spawn(&spec).unwrap();
+        let mut out = pty.take_output().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            while let Some(chunk) = out.blocking_recv() {
+                sink.lock().unwrap().extend_from_slice(&chunk);
+            }
+        });
+        Person { pty, seen }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    fn sees(&self, what: &str) {
+        wait_for(20, what, || self.text().contains(what).then_some(()));
+    }
+
+    fn exit(&self) -> ExitInfo {
+        let exit = self.pty.exit();
+        wait_for(20, "attach to exit", || *exit.borrow())
+    }
+}
+
+fn session_entry(d: &Daemon, name: &str) -> Value {
+    let v: Value = serde_json::from_str(&d.stdout(&["ls", "--json"])).unwrap();
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == json!(name))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_person_attaches_to_an_agents_session_and_detaches() {
+    let d = Daemon::new("attach");
+    let mut agent = Agent::start(&d);
+    let r = agent.run("cd /tmp; echo before-attach");
+    assert_eq!(r["output"], json!("before-attach\n"));
+    let entry = session_entry(&d, "agent");
+    let address = entry["address"].as_str().unwrap().to_owned();
+    assert!(
+        address.starts_with("mcp-") && address.ends_with("/agent"),
+        "{entry}"
+    );
+
+    // A bare name finds the agent's session; the person sees its screen.
+    let person = Person::attach(&d, "agent");
+    person.sees("before-attach");
+    wait_for(20, "the attachment to be listed", || {
+        (session_entry(&d, "agent")["attached"] == json!(1)).then_some(())
+    });
+
+    // The agent keeps working, and the person sees it happen.
+    let r = agent.run("echo live-from-agent");
+    assert_eq!(
+        (r["status"].as_str(), r["output"].as_str()),
+        (Some("exited"), Some("live-from-agent\n"))
+    );
+    person.sees("$ echo live-from-agent");
+    person.sees("live-from-agent\r\n");
+
+    // The person types a command at the shell, with echo.
+    person
+        .pty
+        .write(b"echo typed-by-$((6*7))\r".to_vec())
+        .unwrap();
+    person.sees("echo typed-by-$((6*7))");
+    person.sees("typed-by-42\r\n");
+
+    // A resize reaches the session.
+    person
+        .pty
+        .resize(TermSize {
+            rows: 30,
+            cols: 100,
+        })
+        .unwrap();
+    wait_for(20, "the session to take the new size", || {
+        (agent.run("stty size")["output"] == json!("30 100\n")).then_some(())
+    });
+
+    // `~.` after Enter detaches; the terminal is restored.
+    person.pty.write(b"\r~.".to_vec()).unwrap();
+    assert_eq!(person.exit(), ExitInfo::Code(0));
+    let seen = person.text();
+    assert!(seen.contains(&format!("[detached: {address}]")), "{seen:?}");
+    assert!(
+        seen.contains("\x1b[c"),
+        "the terminal's state was queried first"
+    );
+    let restore = &seen[seen.rfind("typed-by-42").unwrap()..];
+    assert!(
+        restore.contains("\x1b[>4;0m") && restore.contains("\x1b[?25h"),
+        "{restore:?}"
+    );
+
+    // The session lives on with its own size and state back.
+    let r = agent.run("stty size; pwd");
+    assert_eq!(r["output"], json!("24 80\n/tmp\n"));
+    assert_eq!(session_entry(&d, "agent")["attached"], json!(0));
+
+    // The agent's sessions end with the agent.
+    drop(agent.stdin);
+    agent.child.wait().unwrap();
+    wait_for(20, "the agent's sessions to end", || {
+        session_entry(&d, "agent").is_null().then_some(())
+    });
+}
+
+#[test]
+fn attach_ends_cleanly_when_the_session_ends_or_on_a_signal() {
+    let d = Daemon::new("attach-end");
+    assert_eq!(
+        d.run(&["run", "-s", "s", "--norc", "--", "echo up"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let person = Person::attach(&d, "s");
+    person.sees("up");
+    assert_eq!(d.run(&["close", "-s", "s"]).status.code(), Some(0));
+    assert_eq!(person.exit(), ExitInfo::Code(1));
+    person.sees("[the session ended: s]");
+
+    d.run(&["run", "-s", "t", "--norc", "--", "echo again"]);
+    let person = Person::attach(&d, "t");
+    person.sees("again");
+    wait_for(20, "the attachment", || {
+        (session_entry(&d, "t")["attached"] == json!(1)).then_some(())
+    });
+    let pid = person.pty.pid();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(person.exit(), ExitInfo::Code(143));
+    person.sees("[terminated; detached: t]");
+    assert!(person.text().contains("\x1b[?25h"), "restored on a signal");
+    // Unknown sessions are refused before the terminal is touched.
+    let out = d.run(&["attach", "nope"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session named \"nope\""));
+}

@@ -169,3 +169,87 @@ fn help_version_and_completions() {
         );
     }
 }
+
+#[test]
+fn a_client_of_another_protocol_is_told_what_to_do() {
+    use std::io::{BufRead, BufReader, Write};
+    let d = Daemon::new("version");
+    assert_eq!(code(&d.run(&["daemon", "start"])), Some(0));
+    let socket = d.dir.join("daemon.sock");
+    let mut s = common::wait_for(10, "the socket", || {
+        std::os::unix::net::UnixStream::connect(&socket).ok()
+    });
+    s.write_all(b"{\"protocol\":999,\"client\":\"tether 9.0\"}\n")
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["error"]["kind"], "version", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("speaks protocol 1")
+            && msg.contains("tether 9.0 speaks protocol 999")
+            && msg.contains("kill"),
+        "{msg}"
+    );
+    // A malformed request gets an error, and the connection keeps serving.
+    let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    s.write_all(b"{\"protocol\":1,\"client\":\"t\"}\n{\"op\":\"fly\"}\n{\"op\":\"list\"}\n")
+        .unwrap();
+    let mut r = BufReader::new(&s);
+    let mut lines = vec![String::new(), String::new(), String::new()];
+    for l in &mut lines {
+        r.read_line(l).unwrap();
+    }
+    assert!(lines[0].contains("\"ok\""), "{lines:?}");
+    assert!(lines[1].contains("bad_request"), "{lines:?}");
+    assert!(lines[2].contains("\"sessions\""), "{lines:?}");
+}
+
+#[test]
+fn an_idle_daemon_with_no_sessions_exits_on_its_own() {
+    let d = Daemon::new("idle");
+    let out = d
+        .cmd(&["daemon", "start"])
+        .env("TETHER_IDLE_EXIT", "0.2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(0));
+    let socket = d.dir.join("daemon.sock");
+    common::wait_for(10, "the daemon to listen", || socket.exists().then_some(()));
+    common::wait_for(20, "the idle daemon to exit", || {
+        (!socket.exists()).then_some(())
+    });
+    let log = std::fs::read_to_string(d.dir.join("daemon.log")).unwrap();
+    assert!(log.contains("idle for"), "{log}");
+}
+
+#[test]
+fn clients_racing_to_start_the_daemon_share_one() {
+    let d = Daemon::new("race");
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            d.cmd(&[
+                "run",
+                "-s",
+                &format!("r{i}"),
+                "--norc",
+                "--",
+                &format!("echo {i}"),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{i}\n"));
+    }
+    let v: serde_json::Value = serde_json::from_str(&d.stdout(&["ls", "--json"])).unwrap();
+    assert_eq!(
+        v["sessions"].as_array().unwrap().len(),
+        4,
+        "all four sessions are in one daemon"
+    );
+}

@@ -6,6 +6,7 @@ Usage: target/mcp-venv/bin/python scripts/bench-mcp.py target/release/tether [N]
 """
 
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -15,7 +16,7 @@ from mcp.client.stdio import stdio_client
 
 
 async def main(tether, n):
-    params = StdioServerParameters(command=tether, args=["mcp", "--norc"])
+    params = StdioServerParameters(command=tether, args=["mcp", "--norc"], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
             await s.initialize()

@@ -30,6 +30,9 @@ struct Link {
     /// Held open for the server's life: when it closes, the daemon ends
     /// this namespace's sessions.
     lease: std::sync::Mutex<Option<Client>>,
+    /// Idle connections, reused by later calls (calls run concurrently,
+    /// each on a connection of its own).
+    pool: std::sync::Mutex<Vec<Client>>,
     /// Skip the user's start-up files in new sessions.
     norc: bool,
 }
@@ -44,17 +47,40 @@ impl Link {
         Client::connect_or_start(&self.paths, &hello, &crate::daemon_cmd::launch)
     }
 
-    /// Makes sure the lease connection is open (again, after a daemon
-    /// restart).
-    fn ensure_lease(&self) -> Result<(), DaemonError> {
+    /// A connection for one call: an idle one, or a new one (after making
+    /// sure the lease is held).
+    fn take(&self) -> Result<Client, DaemonError> {
+        if let Some(c) = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(c);
+        }
         let mut lease = self.lease.lock().unwrap_or_else(|p| p.into_inner());
-        let alive = lease
-            .as_mut()
-            .is_some_and(|c| c.call(&Request::List { all: false }).is_ok());
-        if !alive {
+        if lease.is_none() {
             *lease = Some(self.connect(true)?);
         }
-        Ok(())
+        drop(lease);
+        self.connect(false)
+    }
+
+    /// Sends `request`; when the connection turns out broken (the daemon
+    /// was restarted), takes a new lease and connection and tries once more.
+    fn call(&self, request: &Request) -> Result<Value, DaemonError> {
+        let mut client = self.take()?;
+        let result = match client.call(request) {
+            Err(DaemonError::Connection(_)) => {
+                self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                client = self.take()?;
+                client.call(request)
+            }
+            other => other,
+        };
+        if !matches!(result, Err(DaemonError::Connection(_))) {
+            self.pool
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(client);
+        }
+        result
     }
 }
 
@@ -79,11 +105,7 @@ impl TetherMcp {
     /// Sends `request` to the daemon; its failures become tool errors.
     async fn call(&self, request: Request) -> Result<Value, CallToolResult> {
         let link = Arc::clone(&self.link);
-        let done = tokio::task::spawn_blocking(move || {
-            link.ensure_lease()?;
-            link.connect(false)?.call(&request)
-        })
-        .await;
+        let done = tokio::task::spawn_blocking(move || link.call(&request)).await;
         match done {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(tool_error(e.to_string())),
@@ -110,6 +132,7 @@ impl TetherMcp {
             paths,
             namespace: format!("mcp-{}", std::process::id()),
             lease: std::sync::Mutex::new(None),
+            pool: std::sync::Mutex::new(Vec::new()),
             norc,
         };
         TetherMcp {

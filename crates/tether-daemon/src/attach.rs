@@ -20,6 +20,9 @@ use crate::ops;
 use crate::protocol::Reply;
 use crate::server::{State, write_line};
 
+/// How often echo is retried while the shell was not at its prompt.
+const ECHO_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
 struct Slot {
     count: u32,
     saved: TermSize,
@@ -67,9 +70,13 @@ impl Attachments {
         slot.echo |= live.set_echo(true);
     }
 
-    /// A restarted shell starts with echo off again.
-    fn rejoin(&self, address: &str, live: &Live) {
-        if let Some(slot) = self.slots().get_mut(address) {
+    /// Turns echo on if it is not yet (the shell was busy when the person
+    /// came), or again after a restart (`force`: a new shell starts with
+    /// echo off).
+    fn ensure_echo(&self, address: &str, live: &Live, force: bool) {
+        if let Some(slot) = self.slots().get_mut(address)
+            && (force || !slot.echo)
+        {
             slot.echo |= live.set_echo(true);
         }
     }
@@ -156,7 +163,7 @@ pub(crate) async fn serve(
                         break End::Ended("the session ended".into());
                     }
                     live = lives.borrow_and_update().clone();
-                    state.attachments.rejoin(&key, &live);
+                    state.attachments.ensure_echo(&key, &live, true);
                     continue;
                 }
                 f = from_client.recv() => match f {
@@ -171,8 +178,10 @@ pub(crate) async fn serve(
         if !send(&mut write, Frame::Output(screen)).await {
             break End::Left;
         }
+        let mut echo_check = tokio::time::interval(ECHO_CHECK);
         let step = loop {
             tokio::select! {
+                _ = echo_check.tick() => state.attachments.ensure_echo(&key, &live, false),
                 out = rx.recv() => {
                     let bytes = match out {
                         Ok(b) => b.to_vec(),

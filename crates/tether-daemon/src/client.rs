@@ -134,20 +134,20 @@ impl Client {
         self.reply()
     }
 
-    /// Sends `attach` and, once accepted, hands over the stream for frames
-    /// (and the session's full address).
-    pub fn attach(mut self, request: &Request) -> Result<(UnixStream, String), DaemonError> {
+    /// Sends `attach` and, once accepted, hands over the stream for frames,
+    /// the session's full address, and the bytes of frames already read
+    /// past the reply (they come first).
+    pub fn attach(
+        mut self,
+        request: &Request,
+    ) -> Result<(UnixStream, String, Vec<u8>), DaemonError> {
         let v = self.call(request)?;
-        if !self.reader.buffer().is_empty() {
-            return Err(DaemonError::Connection(
-                "the daemon sent frames before the attach reply".into(),
-            ));
-        }
+        let early = self.reader.buffer().to_vec();
         let address = v
             .get("session")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        Ok((self.writer, address))
+        Ok((self.writer, address, early))
     }
 }

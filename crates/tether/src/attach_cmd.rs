@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use tether_daemon::frame::{Frame, read_frame_async};
 use tether_daemon::protocol::Request;
 use tether_term::{ESCAPE_HELP, EscapeScanner, Keyed, ResponseFilter};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
@@ -34,13 +34,13 @@ pub fn run(args: AttachArgs) -> Result<i32> {
         rows,
         cols,
     };
-    let (stream, address) = client.attach(&request)?;
+    let (stream, address, early) = client.attach(&request)?;
     let (mut term, typed) = LocalTerminal::enter()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (code, farewell) = runtime.block_on(attached(stream, &mut term, typed))?;
+    let (code, farewell) = runtime.block_on(attached(stream, early, &mut term, typed))?;
     term.restore(&format!("\r\n[{farewell}: {address}]\r\n"));
     Ok(code)
 }
@@ -51,11 +51,13 @@ async fn send(w: &mut OwnedWriteHalf, frame: Frame) -> bool {
 
 async fn attached(
     stream: std::os::unix::net::UnixStream,
+    early: Vec<u8>,
     term: &mut LocalTerminal,
     typed: Vec<u8>,
 ) -> Result<(i32, String)> {
     stream.set_nonblocking(true)?;
-    let (mut from_daemon, mut to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
+    let (from_daemon, mut to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
+    let mut from_daemon = std::io::Cursor::new(early).chain(from_daemon);
     let (frames_tx, mut frames) = mpsc::channel::<Frame>(256);
     tokio::spawn(async move {
         while let Ok(Some(f)) = read_frame_async(&mut from_daemon).await {

@@ -113,7 +113,16 @@ impl Person {
     }
 
     fn sees(&self, what: &str) {
-        wait_for(20, what, || self.text().contains(what).then_some(()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !self.text().contains(what) {
+            let exited = *self.pty.exit().borrow();
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never saw {what:?}; attach exit {exited:?}; saw {:?}",
+                self.text()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     fn exit(&self) -> ExitInfo {
@@ -225,7 +234,20 @@ fn attach_ends_cleanly_when_the_session_ends_or_on_a_signal() {
     assert_eq!(person.exit(), ExitInfo::Code(1));
     person.sees("[the session ended: s]");
 
-    d.run(&["run", "-s", "t", "--norc", "--", "echo again"]);
+    // Attached while a command runs: echo comes on once the shell is back
+    // at its prompt.
+    let out = d.run(&[
+        "run",
+        "-s",
+        "t",
+        "--norc",
+        "--timeout",
+        "0.1",
+        "--keep",
+        "--",
+        "echo again; sleep 0.5",
+    ]);
+    assert_eq!(out.status.code(), Some(123));
     let person = Person::attach(&d, "t");
     person.sees("again");
     wait_for(20, "the attachment", || {

@@ -102,25 +102,35 @@ pub fn screen(args: SessionArg) -> Result<i32> {
 }
 
 pub fn reset(args: SessionArg) -> Result<i32> {
-    let v = call(&Request::Reset {
-        session: args.session.clone(),
-    })?;
-    if args.json {
-        print_json(&v)?;
-    } else {
-        eprintln!("tether: session {} restarted", args.session);
-    }
-    Ok(0)
+    let note = format!("session {} restarted", args.session);
+    acknowledged(
+        Request::Reset {
+            session: args.session,
+        },
+        args.json,
+        &note,
+    )
 }
 
 pub fn close(args: SessionArg) -> Result<i32> {
-    let v = call(&Request::Close {
-        session: args.session.clone(),
-    })?;
-    if args.json {
+    let note = format!("session {} closed", args.session);
+    acknowledged(
+        Request::Close {
+            session: args.session,
+        },
+        args.json,
+        &note,
+    )
+}
+
+/// A request whose answer is only an acknowledgement: printed as JSON, or
+/// as a note on stderr.
+fn acknowledged(request: Request, json: bool, note: &str) -> Result<i32> {
+    let v = call(&request)?;
+    if json {
         print_json(&v)?;
     } else {
-        eprintln!("tether: session {} closed", args.session);
+        eprintln!("tether: {note}");
     }
     Ok(0)
 }

@@ -40,6 +40,9 @@ pub enum Command {
     Attach(AttachArgs),
     /// Serve persistent shell sessions to an agent over MCP (stdio).
     Mcp(McpArgs),
+    /// Expand, fold or count a node set (`web[01-10]!web05`), as
+    /// ClusterShell's `nodeset` does.
+    Hosts(HostsArgs),
     /// Control the per-user session daemon (started on demand).
     Daemon(DaemonArgs),
     /// Print a shell completion script.
@@ -201,6 +204,26 @@ pub enum DaemonAction {
     Stop,
     /// Say whether it runs, where, and its version.
     Status,
+}
+
+/// Arguments of `tether hosts`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Syntax: web[01-10] (ranges keep their padding), n[1-9/2] (steps), rack[1-2]-n[1-3] (several ranges), a,b (union), a!b (difference), a&b (intersection), a^b (symmetric difference), evaluated left to right; whitespace between terms is a union; user@host:port and [IPv6] are host names."
+)]
+pub struct HostsArgs {
+    /// Print every host, separated by spaces.
+    #[arg(short, long, group = "form")]
+    pub expand: bool,
+    /// Print the folded set (the default).
+    #[arg(short, long, group = "form")]
+    pub fold: bool,
+    /// Print how many hosts.
+    #[arg(short, long, group = "form")]
+    pub count: bool,
+    /// The node sets (several are joined as a union).
+    #[arg(required = true)]
+    pub sets: Vec<String>,
 }
 
 /// Arguments of `tether completions`.

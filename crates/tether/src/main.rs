@@ -26,6 +26,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// `tether hosts`: the node set, expanded, folded or counted.
+fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
+    let mut set = tether_cluster::NodeSet::new();
+    for expr in &args.sets {
+        set.union(&tether_cluster::NodeSet::parse(expr)?);
+    }
+    if args.expand {
+        println!("{}", set.names().join(" "));
+    } else if args.count {
+        println!("{}", set.len());
+    } else {
+        println!("{}", set.fold());
+    }
+    Ok(0)
+}
+
 fn dispatch(command: cli::Command) -> Result<i32> {
     use cli::Command as C;
     match command {
@@ -40,6 +56,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Ls(args) => session_cmd::ls(args),
         C::Attach(args) => attach_cmd::run(args),
         C::Daemon(args) => daemon_cmd::run(args.action),
+        C::Hosts(args) => hosts_cmd(args),
         C::Completions(args) => {
             let mut cmd = cli::Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());

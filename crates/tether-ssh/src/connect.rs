@@ -1,0 +1,315 @@
+//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, the
+//! handshake, the host-key check under a policy, and authentication by the
+//! agent, then each key file in order.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use russh::client;
+use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
+use tokio::net::TcpStream;
+
+use crate::error::SshError;
+use crate::known_hosts::{self, Verdict};
+
+/// `StrictHostKeyChecking`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostKeyPolicy {
+    /// Unknown and changed keys are refused (the default).
+    #[default]
+    Yes,
+    /// Unknown keys are learned (written to the first known_hosts file);
+    /// changed keys are refused.
+    AcceptNew,
+    /// Any key is accepted (only when asked for explicitly).
+    No,
+}
+
+/// Where and as whom to connect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The name the user gave (for known_hosts and messages).
+    pub host: String,
+    /// The address to connect to (`HostName`).
+    pub hostname: String,
+    /// The port.
+    pub port: u16,
+    /// The user.
+    pub user: String,
+}
+
+/// How to connect.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    /// known_hosts files to read; new keys go to the first.
+    pub known_hosts: Vec<PathBuf>,
+    /// The host-key policy.
+    pub policy: HostKeyPolicy,
+    /// Key files to try, in order.
+    pub identities: Vec<PathBuf>,
+    /// Use only `identities`, not the agent's other keys.
+    pub identities_only: bool,
+    /// The agent's socket (`SSH_AUTH_SOCK`, `IdentityAgent`); `None`: no agent.
+    pub agent: Option<PathBuf>,
+    /// Deadline for TCP connect plus handshake plus authentication.
+    pub connect_timeout: Duration,
+    /// `ServerAliveInterval` and `ServerAliveCountMax`.
+    pub keepalive: Option<(Duration, usize)>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let ssh = home.join(".ssh");
+        ConnectOptions {
+            known_hosts: vec![
+                ssh.join("known_hosts"),
+                PathBuf::from("/etc/ssh/ssh_known_hosts"),
+            ],
+            policy: HostKeyPolicy::Yes,
+            identities: ["id_ed25519", "id_ecdsa", "id_rsa"]
+                .iter()
+                .map(|k| ssh.join(k))
+                .collect(),
+            identities_only: false,
+            agent: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
+            connect_timeout: Duration::from_secs(10),
+            keepalive: None,
+        }
+    }
+}
+
+/// The handshake's view of the host key.
+pub(crate) struct Checker {
+    target: Target,
+    known_hosts: Vec<PathBuf>,
+    policy: HostKeyPolicy,
+    refusal: Arc<Mutex<Option<SshError>>>,
+}
+
+fn fingerprint(key: &PublicKey) -> String {
+    key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+impl Checker {
+    fn verdict(&self, key: &PublicKey) -> Result<(), SshError> {
+        let t = &self.target;
+        let host = t.host.clone();
+        let fingerprint = fingerprint(key);
+        match known_hosts::check(&self.known_hosts, &t.host, t.port, key) {
+            Verdict::Known(_) => Ok(()),
+            _ if self.policy == HostKeyPolicy::No => Ok(()),
+            Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
+                host,
+                fingerprint,
+                place,
+            }),
+            Verdict::Changed(place) => Err(SshError::ChangedHostKey {
+                host,
+                fingerprint,
+                place,
+            }),
+            Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
+                match self.known_hosts.first() {
+                    Some(file) => known_hosts::learn(file, &t.host, t.port, key),
+                    None => Ok(()),
+                }
+            }
+            Verdict::Unknown => Err(SshError::UnknownHostKey {
+                host,
+                fingerprint,
+                file: self.known_hosts.first().cloned().unwrap_or_default(),
+            }),
+        }
+    }
+}
+
+impl client::Handler for Checker {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        presented: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        let verdict = match presented {
+            PublicKeyOrCertificate::PublicKey { key, .. } => self.verdict(key),
+            PublicKeyOrCertificate::Certificate(c) => {
+                self.verdict(&PublicKey::from(c.public_key().clone()))
+            }
+        };
+        match verdict {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                if let Ok(mut r) = self.refusal.lock() {
+                    *r = Some(e);
+                }
+                Ok(false)
+            }
+        }
+    }
+}
+
+/// An authenticated connection; commands run on channels of it.
+pub struct Connection {
+    pub(crate) handle: client::Handle<Checker>,
+    pub(crate) host: String,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connects to `target`, checks its key and authenticates, all within
+/// `opts.connect_timeout`.
+pub async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
+    let seconds = opts.connect_timeout.as_secs_f64();
+    match tokio::time::timeout(opts.connect_timeout, connect_inner(target, opts)).await {
+        Ok(r) => r,
+        Err(_) => Err(SshError::Timeout {
+            host: target.host.clone(),
+            seconds,
+        }),
+    }
+}
+
+async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
+    let host = target.host.clone();
+    let addr = format!("{}:{}", target.hostname, target.port);
+    let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&addr)
+        .await
+        .map_err(|e| SshError::Resolve {
+            host: host.clone(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    let mut last = None;
+    let mut stream = None;
+    for a in &addrs {
+        match TcpStream::connect(a).await {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let stream = stream.ok_or_else(|| SshError::Connect {
+        host: host.clone(),
+        addr: addr.clone(),
+        source: last.unwrap_or_else(|| std::io::Error::other("no address")),
+    })?;
+    // The handshake's small packets must not wait for delayed ACKs.
+    let _ = stream.set_nodelay(true);
+    let mut config = client::Config {
+        nodelay: true,
+        ..Default::default()
+    };
+    if let Some((interval, max)) = opts.keepalive {
+        config.keepalive_interval = Some(interval);
+        config.keepalive_max = max;
+    }
+    let known = known_hosts::known_algorithms(&opts.known_hosts, &target.host, target.port);
+    if !known.is_empty() {
+        // Ask for the key type we know first, as OpenSSH does.
+        let rest: Vec<_> = config
+            .preferred
+            .key
+            .iter()
+            .filter(|k| !known.contains(k))
+            .cloned()
+            .collect();
+        let mut keys = known;
+        keys.extend(rest);
+        config.preferred.key = keys.into();
+    }
+    let refusal = Arc::new(Mutex::new(None));
+    let checker = Checker {
+        target: target.clone(),
+        known_hosts: opts.known_hosts.clone(),
+        policy: opts.policy,
+        refusal: Arc::clone(&refusal),
+    };
+    let protocol = |what: String| SshError::Protocol {
+        host: host.clone(),
+        what,
+    };
+    let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
+        Ok(h) => h,
+        Err(e) => {
+            let refused = refusal.lock().ok().and_then(|mut r| r.take());
+            return Err(
+                refused.unwrap_or_else(|| protocol(format!("the SSH handshake failed: {e}")))
+            );
+        }
+    };
+    authenticate(&mut handle, target, opts).await?;
+    Ok(Connection { handle, host })
+}
+
+async fn authenticate(
+    handle: &mut client::Handle<Checker>,
+    target: &Target,
+    opts: &ConnectOptions,
+) -> Result<(), SshError> {
+    let mut tried = Vec::new();
+    let rsa_hash = handle
+        .best_supported_rsa_hash()
+        .await
+        .ok()
+        .flatten()
+        .flatten();
+    let wanted: Vec<PublicKey> = opts
+        .identities
+        .iter()
+        .filter_map(|p| russh::keys::load_public_key(p.with_extension("pub")).ok())
+        .collect();
+    if let Some(sock) = &opts.agent
+        && let Ok(mut agent) = russh::keys::agent::client::AgentClient::connect_uds(sock).await
+    {
+        tried.push("agent");
+        let ids = agent.request_identities().await.unwrap_or_default();
+        for id in ids {
+            let russh::keys::agent::AgentIdentity::PublicKey { key, .. } = id else {
+                continue;
+            };
+            if opts.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                continue;
+            }
+            let r = handle
+                .authenticate_publickey_with(&target.user, key, rsa_hash, &mut agent)
+                .await;
+            if r.is_ok_and(|r| r.success()) {
+                return Ok(());
+            }
+        }
+    }
+    for path in &opts.identities {
+        // Keys with a passphrase are skipped here (the agent can hold them).
+        let Ok(key) = russh::keys::load_secret_key(path, None) else {
+            continue;
+        };
+        tried.push("key file");
+        let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
+        let r = handle.authenticate_publickey(&target.user, key).await;
+        if r.is_ok_and(|r| r.success()) {
+            return Ok(());
+        }
+    }
+    tried.dedup();
+    Err(SshError::Auth {
+        host: target.host.clone(),
+        user: target.user.clone(),
+        tried: if tried.is_empty() {
+            "nothing: no agent and no readable key".into()
+        } else {
+            tried.join(", ")
+        },
+    })
+}

@@ -1,0 +1,97 @@
+//! The crate's error type. No message carries a secret: passwords and
+//! passphrases never reach an error.
+
+use std::path::PathBuf;
+
+/// Errors of SSH connections.
+#[derive(Debug, thiserror::Error)]
+pub enum SshError {
+    /// The host name did not resolve.
+    #[error("{host}: cannot resolve the host name: {reason}")]
+    Resolve {
+        /// The host.
+        host: String,
+        /// What the resolver said.
+        reason: String,
+    },
+    /// The TCP connection failed (refused, unreachable).
+    #[error("{host}: cannot connect to {addr}: {source}")]
+    Connect {
+        /// The host.
+        host: String,
+        /// The address tried.
+        addr: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// No answer within the connect timeout.
+    #[error("{host}: no answer within {seconds} s (connect timeout); is the host up?")]
+    Timeout {
+        /// The host.
+        host: String,
+        /// The timeout.
+        seconds: f64,
+    },
+    /// The host key is not in known_hosts and the policy refuses unknown keys.
+    #[error(
+        "{host}: the host key ({fingerprint}) is not known; add it to {file} (ssh-keyscan), or connect once with StrictHostKeyChecking=accept-new"
+    )]
+    UnknownHostKey {
+        /// The host.
+        host: String,
+        /// SHA256 fingerprint of the presented key.
+        fingerprint: String,
+        /// The file new keys go to.
+        file: PathBuf,
+    },
+    /// The host key differs from the one known.
+    #[error(
+        "{host}: THE HOST KEY HAS CHANGED ({fingerprint}); the known key is at {place}. Someone may be intercepting the connection; if the change is expected, remove that line (ssh-keygen -R)"
+    )]
+    ChangedHostKey {
+        /// The host.
+        host: String,
+        /// SHA256 fingerprint of the presented key.
+        fingerprint: String,
+        /// Where the known key is.
+        place: crate::known_hosts::Place,
+    },
+    /// The host key is marked `@revoked`.
+    #[error("{host}: the host key ({fingerprint}) is revoked at {place}; refusing to connect")]
+    RevokedHostKey {
+        /// The host.
+        host: String,
+        /// SHA256 fingerprint of the presented key.
+        fingerprint: String,
+        /// The `@revoked` line.
+        place: crate::known_hosts::Place,
+    },
+    /// Every authentication method failed.
+    #[error(
+        "{host}: authentication failed for user {user} (tried: {tried}); check the key, the agent, or the user name"
+    )]
+    Auth {
+        /// The host.
+        host: String,
+        /// The user.
+        user: String,
+        /// The methods tried.
+        tried: String,
+    },
+    /// A known_hosts file could not be read or written.
+    #[error("cannot update {file}: {source}")]
+    KnownHosts {
+        /// The file.
+        file: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The SSH protocol failed after connecting.
+    #[error("{host}: {what}")]
+    Protocol {
+        /// The host.
+        host: String,
+        /// What failed.
+        what: String,
+    },
+}

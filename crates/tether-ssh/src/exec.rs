@@ -1,0 +1,92 @@
+//! A command on a connection (an exec channel): its stdout and stderr, as
+//! they arrive or whole, its exit status or signal, with a deadline.
+
+use std::time::Duration;
+
+use russh::ChannelMsg;
+
+use crate::connect::Connection;
+use crate::error::SshError;
+
+/// What a remote command produced, as it arrives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Bytes on stdout.
+    Stdout(Vec<u8>),
+    /// Bytes on stderr.
+    Stderr(Vec<u8>),
+}
+
+/// How a remote command ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ended {
+    /// Its exit status, when it exited.
+    pub exit_code: Option<u32>,
+    /// The signal that ended it (`TERM`, …), when one did.
+    pub signal: Option<String>,
+    /// True when the deadline passed and the channel was closed.
+    pub timed_out: bool,
+}
+
+impl Connection {
+    /// Runs `command` with its stdin closed, passing output to `on_event`,
+    /// until it ends or `timeout` passes (then it is sent TERM and its
+    /// channel is closed).
+    pub async fn exec(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+        mut on_event: impl FnMut(Event),
+    ) -> Result<Ended, SshError> {
+        let protocol = |what: String| SshError::Protocol {
+            host: self.host.clone(),
+            what,
+        };
+        let mut channel = self
+            .handle
+            .channel_open_session()
+            .await
+            .map_err(|e| protocol(format!("cannot open a channel: {e}")))?;
+        channel
+            .exec(true, command)
+            .await
+            .map_err(|e| protocol(format!("cannot start the command: {e}")))?;
+        let _ = channel.eof().await;
+        let mut ended = Ended::default();
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        loop {
+            let msg = match deadline {
+                Some(d) => match tokio::time::timeout_at(d, channel.wait()).await {
+                    Ok(m) => m,
+                    Err(_) => {
+                        let _ = channel.signal(russh::Sig::TERM).await;
+                        let _ = channel.close().await;
+                        ended.timed_out = true;
+                        return Ok(ended);
+                    }
+                },
+                None => channel.wait().await,
+            };
+            let Some(msg) = msg else { break };
+            match msg {
+                ChannelMsg::Data { data } => on_event(Event::Stdout(data.to_vec())),
+                ChannelMsg::ExtendedData { data, ext: 1 } => on_event(Event::Stderr(data.to_vec())),
+                ChannelMsg::ExitStatus { exit_status } => ended.exit_code = Some(exit_status),
+                ChannelMsg::ExitSignal { signal_name, .. } => {
+                    ended.signal = Some(format!("{signal_name:?}"));
+                }
+                ChannelMsg::Close => break,
+                _ => {}
+            }
+        }
+        Ok(ended)
+    }
+
+    /// Ends the connection politely.
+    pub async fn disconnect(&self) {
+        let _ = self
+            .handle
+            .disconnect(russh::Disconnect::ByApplication, "", "en")
+            .await;
+    }
+}

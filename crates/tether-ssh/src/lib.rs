@@ -1,0 +1,14 @@
+//! `tether-ssh`: the SSH transport. `russh` (pinned) is used only in this
+//! crate. It connects (connect timeout, TCP_NODELAY), checks the host key
+//! against OpenSSH `known_hosts` files under a policy, authenticates with
+//! the agent and key files, and runs commands on the connection. It knows
+//! nothing of shells, node sets or output formats.
+
+mod connect;
+mod error;
+mod exec;
+pub mod known_hosts;
+
+pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Target, connect};
+pub use error::SshError;
+pub use exec::{Ended, Event};

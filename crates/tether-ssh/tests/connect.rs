@@ -1,0 +1,246 @@
+//! Connections against real OpenSSH sshd on loopback: key files and the
+//! agent, every host-key verdict and policy, a host that is down, one that
+//! blackholes, and a command past its deadline. Skips with a message when
+//! sshd is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tether_ssh::{ConnectOptions, Connection, Event, HostKeyPolicy, SshError, Target, connect};
+use tether_testkit::{Agent, Blackhole, Scratch, Sshd, keygen, user};
+
+struct World {
+    scratch: Scratch,
+    key: PathBuf,
+    sshd: Sshd,
+}
+
+fn world(ip: &str) -> Option<World> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let scratch = Scratch::new("ssh-client");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let sshd = Sshd::start(ip, &[&key.with_extension("pub")], false).unwrap();
+    Some(World { scratch, key, sshd })
+}
+
+impl World {
+    fn known_hosts(&self) -> PathBuf {
+        self.scratch.0.join("known_hosts")
+    }
+
+    fn trust(&self) {
+        std::fs::write(self.known_hosts(), self.sshd.known_hosts_line()).unwrap();
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            host: self.sshd.ip.clone(),
+            hostname: self.sshd.ip.clone(),
+            port: self.sshd.port,
+            user: user(),
+        }
+    }
+
+    fn options(&self) -> ConnectOptions {
+        ConnectOptions {
+            known_hosts: vec![self.known_hosts()],
+            policy: HostKeyPolicy::Yes,
+            identities: vec![self.key.clone()],
+            identities_only: true,
+            agent: None,
+            connect_timeout: Duration::from_secs(10),
+            keepalive: None,
+        }
+    }
+}
+
+async fn run(c: &Connection, cmd: &str) -> (String, String, tether_ssh::Ended) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let ended = c
+        .exec(cmd, Some(Duration::from_secs(20)), |e| match e {
+            Event::Stdout(b) => out.extend(b),
+            Event::Stderr(b) => err.extend(b),
+        })
+        .await
+        .unwrap();
+    (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+        ended,
+    )
+}
+
+#[tokio::test]
+async fn a_key_file_authenticates_and_commands_report_exactly() {
+    let Some(w) = world("127.0.0.2") else { return };
+    w.trust();
+    let c = connect(&w.target(), &w.options()).await.unwrap();
+    let (out, err, ended) = run(&c, "echo out; echo err >&2; exit 3").await;
+    assert_eq!(
+        (out.as_str(), err.as_str(), ended.exit_code),
+        ("out\n", "err\n", Some(3))
+    );
+    // Several commands share the connection; a signal is reported as one.
+    let (_, _, ended) = run(&c, "kill -TERM $$").await;
+    assert_eq!(
+        (ended.exit_code, ended.signal.as_deref()),
+        (None, Some("TERM"))
+    );
+    let ended = c
+        .exec("sleep 30", Some(Duration::from_millis(300)), |_| {})
+        .await
+        .unwrap();
+    assert!(ended.timed_out);
+    c.disconnect().await;
+}
+
+#[tokio::test]
+async fn the_agent_authenticates() {
+    let Some(w) = world("127.0.0.3") else { return };
+    w.trust();
+    let agent = Agent::start(&[&w.key]).unwrap();
+    let opts = ConnectOptions {
+        identities: vec![],
+        identities_only: false,
+        agent: Some(agent.socket.clone()),
+        ..w.options()
+    };
+    let c = connect(&w.target(), &opts).await.unwrap();
+    assert_eq!(run(&c, "echo via-agent").await.0, "via-agent\n");
+    // No agent and no key: a clear refusal naming what was tried.
+    let none = ConnectOptions {
+        identities: vec![PathBuf::from("/nonexistent/key")],
+        agent: None,
+        ..w.options()
+    };
+    let e = connect(&w.target(), &none).await.unwrap_err();
+    assert!(matches!(e, SshError::Auth { .. }), "{e}");
+    assert!(e.to_string().contains("authentication failed"), "{e}");
+}
+
+#[tokio::test]
+async fn host_keys_are_verified_under_each_policy() {
+    let Some(w) = world("127.0.0.4") else { return };
+    let t = w.target();
+    // Unknown: refused by default, naming the file.
+    let e = connect(&t, &w.options()).await.unwrap_err();
+    assert!(matches!(e, SshError::UnknownHostKey { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&w.known_hosts().display().to_string()),
+        "{e}"
+    );
+    // accept-new learns it; afterwards the strict policy accepts it.
+    let learn = ConnectOptions {
+        policy: HostKeyPolicy::AcceptNew,
+        ..w.options()
+    };
+    connect(&t, &learn).await.unwrap();
+    let written = std::fs::read_to_string(w.known_hosts()).unwrap();
+    assert_eq!(written, w.sshd.known_hosts_line());
+    connect(&t, &w.options()).await.unwrap();
+    // Changed: refused under yes and accept-new, with file and line.
+    let other = keygen(&w.scratch.0.join("other_host"), "").unwrap();
+    let other_pub = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let fake: Vec<&str> = other_pub.split_whitespace().take(2).collect();
+    let text = format!("# a comment\n[{}]:{} {}\n", t.host, t.port, fake.join(" "));
+    std::fs::write(w.known_hosts(), text).unwrap();
+    for policy in [HostKeyPolicy::Yes, HostKeyPolicy::AcceptNew] {
+        let e = connect(
+            &t,
+            &ConnectOptions {
+                policy,
+                ..w.options()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(e, SshError::ChangedHostKey { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("{}:2", w.known_hosts().display())),
+            "{e}"
+        );
+    }
+    // `no` accepts anything, when asked for.
+    connect(
+        &t,
+        &ConnectOptions {
+            policy: HostKeyPolicy::No,
+            ..w.options()
+        },
+    )
+    .await
+    .unwrap();
+    // Revoked: refused even though a line also trusts it.
+    let text = format!(
+        "{}@revoked * {}\n",
+        w.sshd.known_hosts_line(),
+        w.sshd.host_key
+    );
+    std::fs::write(w.known_hosts(), text).unwrap();
+    let e = connect(&t, &w.options()).await.unwrap_err();
+    assert!(matches!(e, SshError::RevokedHostKey { .. }), "{e}");
+    // Hashed entries (as `ssh-keygen -H` writes them) and wildcards match.
+    std::fs::write(w.known_hosts(), w.sshd.known_hosts_line()).unwrap();
+    let out = std::process::Command::new("ssh-keygen")
+        .arg("-H")
+        .arg("-f")
+        .arg(w.known_hosts())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        std::fs::read_to_string(w.known_hosts())
+            .unwrap()
+            .starts_with("|1|")
+    );
+    connect(&t, &w.options()).await.unwrap();
+    let wildcard = format!("[127.0.0.?]:{},!127.0.0.9 {}\n", t.port, w.sshd.host_key);
+    std::fs::write(w.known_hosts(), wildcard).unwrap();
+    connect(&t, &w.options()).await.unwrap();
+}
+
+#[tokio::test]
+async fn down_and_blackholed_hosts_fail_fast_and_clearly() {
+    if tether_testkit::unavailable().is_some() {
+        eprintln!("SKIPPED: sshd is not installed");
+        return;
+    }
+    let port = tether_testkit::free_port("127.0.0.5").unwrap();
+    let t = Target {
+        host: "down".into(),
+        hostname: "127.0.0.5".into(),
+        port,
+        user: user(),
+    };
+    let e = connect(&t, &ConnectOptions::default()).await.unwrap_err();
+    assert!(matches!(e, SshError::Connect { .. }), "{e}");
+    assert!(e.to_string().contains("refused"), "{e}");
+    let hole = Blackhole::start().unwrap();
+    let t = Target {
+        host: "hole".into(),
+        hostname: "127.0.0.1".into(),
+        port: hole.port,
+        user: user(),
+    };
+    let opts = ConnectOptions {
+        connect_timeout: Duration::from_millis(400),
+        ..ConnectOptions::default()
+    };
+    let e = connect(&t, &opts).await.unwrap_err();
+    assert!(matches!(e, SshError::Timeout { .. }), "{e}");
+    let t = Target {
+        host: "nxdomain".into(),
+        hostname: "no-such-host.invalid".into(),
+        port: 22,
+        user: user(),
+    };
+    let e = connect(&t, &ConnectOptions::default()).await.unwrap_err();
+    assert!(matches!(e, SshError::Resolve { .. }), "{e}");
+}

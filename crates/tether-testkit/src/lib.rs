@@ -1,0 +1,276 @@
+//! `tether-testkit`: real OpenSSH `sshd` processes on loopback (127.0.0.2,
+//! 127.0.0.3, …), each with its own host key and config in a private temp
+//! directory, key-only authentication and `UsePAM no`; client keys; an
+//! `ssh-agent`; and a listener that never answers. For tests only: errors
+//! are `anyhow`, and everything it starts ends when dropped.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Why SSH tests cannot run here, if they cannot.
+pub fn unavailable() -> Option<String> {
+    if !Path::new(SSHD).exists() {
+        return Some(format!(
+            "{SSHD} is missing (scripts/test installs openssh-server)"
+        ));
+    }
+    if Command::new("ssh-keygen").arg("-?").output().is_err() {
+        return Some("ssh-keygen is missing".into());
+    }
+    None
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A private scratch directory, removed on drop.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A new directory named after `what`.
+    pub fn new(what: &str) -> Scratch {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tether-{what}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes an ed25519 key pair at `path` (and `path.pub`), with `passphrase`.
+pub fn keygen(path: &Path, passphrase: &str) -> Result<PathBuf> {
+    let out = Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            passphrase,
+            "-C",
+            "tether-test",
+            "-f",
+        ])
+        .arg(path)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "ssh-keygen failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(path.to_path_buf())
+}
+
+/// The user the tests run as.
+pub fn user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            let out = Command::new("id").arg("-un").output().ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        })
+        .unwrap_or_else(|| "root".into())
+}
+
+/// A port free on `ip` just now.
+pub fn free_port(ip: &str) -> Result<u16> {
+    Ok(TcpListener::bind((ip, 0))?.local_addr()?.port())
+}
+
+/// Waits until something accepts TCP connections at `ip:port`.
+fn wait_listening(ip: &str, port: u16, child: &mut Child, log: &Path) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if std::net::TcpStream::connect((ip, port)).is_ok() {
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!(
+                "sshd exited ({status}): {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        if Instant::now() > deadline {
+            bail!("sshd did not listen on {ip}:{port} within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A real sshd on a loopback address.
+#[derive(Debug)]
+pub struct Sshd {
+    /// Its address.
+    pub ip: String,
+    /// Its port.
+    pub port: u16,
+    /// Its host public key, `type base64`.
+    pub host_key: String,
+    child: Child,
+    scratch: Scratch,
+}
+
+impl Sshd {
+    /// Starts sshd on `ip` accepting the public keys `authorized` (`.pub`
+    /// files) for the user the tests run as, plus password authentication
+    /// when `passwords` is set.
+    pub fn start(ip: &str, authorized: &[&Path], passwords: bool) -> Result<Sshd> {
+        let scratch = Scratch::new(&format!("sshd-{ip}"));
+        let dir = &scratch.0;
+        keygen(&dir.join("host_ed25519"), "")?;
+        let mut keys = String::new();
+        for k in authorized {
+            keys.push_str(&std::fs::read_to_string(k).with_context(|| format!("{}", k.display()))?);
+        }
+        std::fs::write(dir.join("authorized_keys"), keys)?;
+        let port = free_port(ip)?;
+        let config = format!(
+            "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
+             PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\
+             PermitRootLogin yes\nStrictModes no\nLogLevel ERROR\nAcceptEnv LANG LC_* TERM COLORTERM\nMaxStartups 200\nMaxSessions 100\n",
+            d = dir.display(),
+            pw = if passwords { "yes" } else { "no" },
+        );
+        std::fs::write(dir.join("sshd_config"), config)?;
+        if nix_is_root() {
+            std::fs::create_dir_all("/run/sshd")?;
+        }
+        let log = dir.join("sshd.log");
+        let mut child = Command::new(SSHD)
+            .arg("-D")
+            .arg("-f")
+            .arg(dir.join("sshd_config"))
+            .arg("-E")
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start sshd")?;
+        wait_listening(ip, port, &mut child, &log)?;
+        let host_key = std::fs::read_to_string(dir.join("host_ed25519.pub"))?
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Sshd {
+            ip: ip.to_owned(),
+            port,
+            host_key,
+            child,
+            scratch,
+        })
+    }
+
+    /// Its known_hosts line.
+    pub fn known_hosts_line(&self) -> String {
+        format!("[{}]:{} {}\n", self.ip, self.port, self.host_key)
+    }
+
+    /// Its scratch directory.
+    pub fn dir(&self) -> &Path {
+        &self.scratch.0
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn nix_is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
+/// An `ssh-agent` holding keys, on a socket of its own.
+#[derive(Debug)]
+pub struct Agent {
+    /// Its socket (`SSH_AUTH_SOCK`).
+    pub socket: PathBuf,
+    child: Child,
+    _scratch: Scratch,
+}
+
+impl Agent {
+    /// Starts an agent and adds `keys` (private key files without
+    /// passphrase).
+    pub fn start(keys: &[&Path]) -> Result<Agent> {
+        let scratch = Scratch::new("agent");
+        let socket = scratch.0.join("agent.sock");
+        let mut child = Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !socket.exists() {
+            if Instant::now() > deadline || child.try_wait()?.is_some() {
+                bail!("ssh-agent did not start");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for k in keys {
+            let out = Command::new("ssh-add")
+                .arg(k)
+                .env("SSH_AUTH_SOCK", &socket)
+                .output()?;
+            if !out.status.success() {
+                bail!("ssh-add failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+        }
+        Ok(Agent {
+            socket,
+            child,
+            _scratch: scratch,
+        })
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A TCP listener that accepts connections and never says anything (a
+/// host that blackholes the SSH handshake).
+#[derive(Debug)]
+pub struct Blackhole {
+    /// Its port (on 127.0.0.1).
+    pub port: u16,
+    _listener: TcpListener,
+}
+
+impl Blackhole {
+    /// Listens; the kernel accepts connections into the backlog.
+    pub fn start() -> Result<Blackhole> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        Ok(Blackhole {
+            port: listener.local_addr()?.port(),
+            _listener: listener,
+        })
+    }
+}

@@ -9,6 +9,7 @@
 //! come with the SSH layer.
 
 mod error;
+pub mod exec;
 pub mod nodeset;
 
 pub use error::ClusterError;

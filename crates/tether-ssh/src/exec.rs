@@ -26,6 +26,8 @@ pub struct Ended {
     pub signal: Option<String>,
     /// True when the deadline passed and the channel was closed.
     pub timed_out: bool,
+    /// True when `stop` fired and the channel was closed.
+    pub cancelled: bool,
 }
 
 impl Connection {
@@ -36,6 +38,19 @@ impl Connection {
         &self,
         command: &str,
         timeout: Option<Duration>,
+        on_event: impl FnMut(Event),
+    ) -> Result<Ended, SshError> {
+        self.exec_until(command, timeout, std::future::pending(), on_event)
+            .await
+    }
+
+    /// [`Connection::exec`], also ended (TERM, then the channel closed) when
+    /// `stop` completes.
+    pub async fn exec_until(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+        stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event),
     ) -> Result<Ended, SshError> {
         let protocol = |what: String| SshError::Protocol {
@@ -53,20 +68,30 @@ impl Connection {
             .map_err(|e| protocol(format!("cannot start the command: {e}")))?;
         let _ = channel.eof().await;
         let mut ended = Ended::default();
-        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let deadline = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline, stop);
         loop {
-            let msg = match deadline {
-                Some(d) => match tokio::time::timeout_at(d, channel.wait()).await {
-                    Ok(m) => m,
-                    Err(_) => {
-                        let _ = channel.signal(russh::Sig::TERM).await;
-                        let _ = channel.close().await;
-                        ended.timed_out = true;
-                        return Ok(ended);
-                    }
-                },
-                None => channel.wait().await,
+            let msg = tokio::select! {
+                m = channel.wait() => m,
+                _ = &mut deadline => {
+                    ended.timed_out = true;
+                    None
+                }
+                _ = &mut stop => {
+                    ended.cancelled = true;
+                    None
+                }
             };
+            if ended.timed_out || ended.cancelled {
+                let _ = channel.signal(russh::Sig::TERM).await;
+                let _ = channel.close().await;
+                return Ok(ended);
+            }
             let Some(msg) = msg else { break };
             match msg {
                 ChannelMsg::Data { data } => on_event(Event::Stdout(data.to_vec())),

@@ -131,6 +131,11 @@ impl Sshd {
     /// files) for the user the tests run as, plus password authentication
     /// when `passwords` is set.
     pub fn start(ip: &str, authorized: &[&Path], passwords: bool) -> Result<Sshd> {
+        Sshd::start_on(ip, free_port(ip)?, authorized, passwords)
+    }
+
+    /// [`Sshd::start`] on a given port.
+    pub fn start_on(ip: &str, port: u16, authorized: &[&Path], passwords: bool) -> Result<Sshd> {
         let scratch = Scratch::new(&format!("sshd-{ip}"));
         let dir = &scratch.0;
         keygen(&dir.join("host_ed25519"), "")?;
@@ -139,7 +144,6 @@ impl Sshd {
             keys.push_str(&std::fs::read_to_string(k).with_context(|| format!("{}", k.display()))?);
         }
         std::fs::write(dir.join("authorized_keys"), keys)?;
-        let port = free_port(ip)?;
         let config = format!(
             "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\
@@ -200,6 +204,24 @@ fn nix_is_root() -> bool {
     std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
         .unwrap_or(false)
+}
+
+/// sshd on each of `ips`, all on one port (so a node set and `-p PORT`
+/// name them), and their known_hosts lines.
+pub fn fleet(ips: &[&str], authorized: &[&Path]) -> Result<(u16, Vec<Sshd>, String)> {
+    for _ in 0..20 {
+        let port = free_port(ips[0])?;
+        if !ips.iter().all(|ip| TcpListener::bind((*ip, port)).is_ok()) {
+            continue;
+        }
+        let mut all = Vec::new();
+        for ip in ips {
+            all.push(Sshd::start_on(ip, port, authorized, false)?);
+        }
+        let known = all.iter().map(Sshd::known_hosts_line).collect();
+        return Ok((port, all, known));
+    }
+    bail!("no port is free on all of {ips:?}")
 }
 
 /// An `ssh-agent` holding keys, on a socket of its own.

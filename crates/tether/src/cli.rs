@@ -40,6 +40,9 @@ pub enum Command {
     Attach(AttachArgs),
     /// Serve persistent shell sessions to an agent over MCP (stdio).
     Mcp(McpArgs),
+    /// Run a command on many hosts over SSH (a sliding window of
+    /// connections), like pdsh and clush.
+    Exec(ExecArgs),
     /// Expand, fold or count a node set (`web[01-10]!web05`), as
     /// ClusterShell's `nodeset` does.
     Hosts(HostsArgs),
@@ -204,6 +207,84 @@ pub enum DaemonAction {
     Stop,
     /// Say whether it runs, where, and its version.
     Status,
+}
+
+/// Arguments of `tether exec`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+)]
+pub struct ExecArgs {
+    /// The hosts: a node set (`web[01-10]`, `user@db1:2222`, …).
+    #[arg(short = 'H', long = "hosts", required_unless_present = "cluster")]
+    pub hosts: Option<String>,
+    /// A cluster from the config file.
+    #[arg(short = 'C', long)]
+    pub cluster: Option<String>,
+    /// Most hosts connected at once.
+    #[arg(short = 'f', long, default_value_t = 64)]
+    pub fanout: usize,
+    /// Seconds to connect, authenticate and check the host key.
+    #[arg(short = 't', long = "connect-timeout", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Seconds each command may run.
+    #[arg(short = 'u', long = "command-timeout")]
+    pub command_timeout: Option<f64>,
+    /// How to print: stream (`host: line` as they come), gather (identical
+    /// results folded, at the end), json (one object per host), dir (files
+    /// per host in --dir).
+    #[arg(long, value_enum, default_value_t = OutputMode::Stream)]
+    pub output: OutputMode,
+    /// The directory for `--output dir`.
+    #[arg(long, required_if_eq("output", "dir"))]
+    pub dir: Option<PathBuf>,
+    /// The exit-code policy: max, all-zero, first.
+    #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
+    pub exit_code: ExitPolicy,
+    /// After the first failure, start no more hosts and cancel those running.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// The user, where a host names none (default: you).
+    #[arg(short = 'l', long)]
+    pub user: Option<String>,
+    /// The port, where a host names none.
+    #[arg(short = 'p', long, default_value_t = 22)]
+    pub port: u16,
+    /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
+    #[arg(short = 'i', long = "identity")]
+    pub identities: Vec<PathBuf>,
+    /// OpenSSH options: StrictHostKeyChecking, UserKnownHostsFile,
+    /// IdentityFile, IdentitiesOnly, IdentityAgent, ConnectTimeout,
+    /// ServerAliveInterval, ServerAliveCountMax, User, Port.
+    #[arg(short = 'o', value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// The command (several words are joined with spaces).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// `tether exec --output`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum OutputMode {
+    /// `host: line` as lines arrive (stderr lines on stderr).
+    Stream,
+    /// Identical results folded under one node-set header, at the end.
+    Gather,
+    /// One JSON object per host, at the end.
+    Json,
+    /// `DIR/HOST.stdout`, `.stderr` and `.status`.
+    Dir,
+}
+
+/// `tether exec --exit-code`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ExitPolicy {
+    /// The largest exit code (failures count as 255).
+    Max,
+    /// 0 when every host exited 0, else 1.
+    AllZero,
+    /// The first host's.
+    First,
 }
 
 /// Arguments of `tether hosts`.

@@ -1,0 +1,250 @@
+//! Running one command on many hosts: a sliding window of at most
+//! `fanout` connections, each host's events passed on as they happen (whole
+//! lines only), and every host's result, error or not; one host's failure
+//! never stops the others (unless asked to fail fast).
+
+mod gather;
+mod spec;
+
+pub use gather::{Group, gather};
+pub use spec::HostSpec;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_ssh::{ConnectOptions, Event, Target};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+/// How a run goes.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// Most hosts connected at once.
+    pub fanout: usize,
+    /// How to connect (the policy, keys, known_hosts, connect timeout).
+    pub connect: ConnectOptions,
+    /// The user when a host spec names none.
+    pub user: String,
+    /// The port when a host spec names none.
+    pub port: u16,
+    /// Deadline for each command (after it connected).
+    pub command_timeout: Option<Duration>,
+    /// Stop starting hosts after the first failure, and cancel those
+    /// running.
+    pub fail_fast: bool,
+}
+
+/// Which stream a line came on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// stdout.
+    Stdout,
+    /// stderr.
+    Stderr,
+}
+
+/// One host's result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostResult {
+    /// The host, as the node set named it.
+    pub host: String,
+    /// Its exit code, when the command exited.
+    pub exit_code: Option<u32>,
+    /// The signal that ended it.
+    pub signal: Option<String>,
+    /// Everything on stdout.
+    pub stdout: Vec<u8>,
+    /// Everything on stderr.
+    pub stderr: Vec<u8>,
+    /// Why it did not run or finish (connection, host key, auth, timeout,
+    /// cancelled), as one line.
+    pub error: Option<String>,
+    /// Time to connect, in milliseconds.
+    pub connect_ms: u64,
+    /// Total time, in milliseconds.
+    pub total_ms: u64,
+}
+
+impl HostResult {
+    /// True when the command ran and exited 0.
+    pub fn succeeded(&self) -> bool {
+        self.error.is_none() && self.exit_code == Some(0)
+    }
+
+    /// The code the exit-code policies count: the exit code, 128+N for a
+    /// signal, 255 for an error.
+    pub fn code(&self) -> u32 {
+        match (&self.error, self.exit_code, &self.signal) {
+            (Some(_), _, _) => 255,
+            (None, Some(c), _) => c,
+            (None, None, Some(_)) => 128 + 15,
+            (None, None, None) => 255,
+        }
+    }
+}
+
+/// What happens during a run, in order per host.
+#[derive(Clone, Debug)]
+pub enum Progress {
+    /// A host started connecting.
+    Started(String),
+    /// A whole line of output (without its newline; a last partial line
+    /// comes at the end).
+    Line(String, Stream, Vec<u8>),
+    /// A host is done.
+    Done(HostResult),
+}
+
+/// Splits output into lines, holding a partial one.
+#[derive(Default)]
+struct Lines(Vec<u8>);
+
+impl Lines {
+    fn push(&mut self, bytes: &[u8], mut line: impl FnMut(Vec<u8>)) {
+        self.0.extend_from_slice(bytes);
+        while let Some(nl) = self.0.iter().position(|&b| b == b'\n') {
+            let rest = self.0.split_off(nl + 1);
+            let mut l = std::mem::replace(&mut self.0, rest);
+            l.pop();
+            line(l);
+        }
+    }
+
+    fn finish(&mut self, line: impl FnOnce(Vec<u8>)) {
+        if !self.0.is_empty() {
+            line(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+async fn one(
+    spec: HostSpec,
+    command: Arc<str>,
+    opts: Arc<ExecOptions>,
+    events: mpsc::UnboundedSender<Progress>,
+    mut cancel: watch::Receiver<bool>,
+) -> HostResult {
+    let t0 = Instant::now();
+    let host = spec.name.clone();
+    let mut result = HostResult {
+        host: host.clone(),
+        ..HostResult::default()
+    };
+    if *cancel.borrow() {
+        result.error = Some(format!("{host}: cancelled (fail fast): not started"));
+        return result;
+    }
+    let _ = events.send(Progress::Started(host.clone()));
+    let target = Target {
+        host: spec.host.clone(),
+        hostname: spec.host.clone(),
+        port: spec.port.unwrap_or(opts.port),
+        user: spec.user.clone().unwrap_or_else(|| opts.user.clone()),
+    };
+    let conn = match tether_ssh::connect(&target, &opts.connect).await {
+        Ok(c) => c,
+        Err(e) => {
+            result.error = Some(e.to_string());
+            result.total_ms = t0.elapsed().as_millis() as u64;
+            return result;
+        }
+    };
+    result.connect_ms = t0.elapsed().as_millis() as u64;
+    let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let send = |stream, l| {
+        let _ = events.send(Progress::Line(host.clone(), stream, l));
+    };
+    let stop = async move {
+        let _ = cancel.wait_for(|c| *c).await;
+    };
+    let ended = conn
+        .exec_until(&command, opts.command_timeout, stop, |e| match e {
+            Event::Stdout(b) => {
+                stdout.extend_from_slice(&b);
+                out_lines.push(&b, |l| send(Stream::Stdout, l));
+            }
+            Event::Stderr(b) => {
+                stderr.extend_from_slice(&b);
+                err_lines.push(&b, |l| send(Stream::Stderr, l));
+            }
+        })
+        .await;
+    out_lines.finish(|l| send(Stream::Stdout, l));
+    err_lines.finish(|l| send(Stream::Stderr, l));
+    conn.disconnect().await;
+    result.stdout = stdout;
+    result.stderr = stderr;
+    match ended {
+        Ok(e) if e.cancelled => {
+            result.error = Some(format!(
+                "{host}: cancelled (fail fast): sent TERM and its channel closed"
+            ));
+        }
+        Ok(e) if e.timed_out => {
+            result.error = Some(format!(
+                "{host}: the command did not finish within {:.1} s (command timeout); it was sent TERM and its channel closed",
+                opts.command_timeout.unwrap_or_default().as_secs_f64()
+            ));
+        }
+        Ok(e) => {
+            result.exit_code = e.exit_code;
+            result.signal = e.signal;
+        }
+        Err(e) => result.error = Some(e.to_string()),
+    }
+    result.total_ms = t0.elapsed().as_millis() as u64;
+    result
+}
+
+/// Runs `command` on every host, at most `opts.fanout` at a time, calling
+/// `progress` for every event; returns the results in the hosts' order.
+pub async fn run(
+    hosts: Vec<HostSpec>,
+    command: &str,
+    opts: ExecOptions,
+    mut progress: impl FnMut(&Progress),
+) -> Vec<HostResult> {
+    let opts = Arc::new(opts);
+    let command: Arc<str> = Arc::from(command);
+    let window = Arc::new(Semaphore::new(opts.fanout.max(1)));
+    let (cancel_tx, cancel) = watch::channel(false);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let position: HashMap<String, usize> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.name.clone(), i))
+        .collect();
+    for spec in hosts {
+        let (window, command, opts, tx, cancel) = (
+            Arc::clone(&window),
+            Arc::clone(&command),
+            Arc::clone(&opts),
+            tx.clone(),
+            cancel.clone(),
+        );
+        tokio::spawn(async move {
+            let Ok(_permit) = window.acquire_owned().await else {
+                return;
+            };
+            let r = one(spec, command, opts, tx.clone(), cancel).await;
+            let _ = tx.send(Progress::Done(r));
+        });
+    }
+    drop(tx);
+    let mut done = Vec::with_capacity(position.len());
+    while let Some(p) = rx.recv().await {
+        if let Progress::Done(r) = &p
+            && !r.succeeded()
+            && opts.fail_fast
+        {
+            cancel_tx.send_replace(true);
+        }
+        progress(&p);
+        if let Progress::Done(r) = p {
+            done.push(r);
+        }
+    }
+    done.sort_by_key(|r| position.get(&r.host).copied().unwrap_or(usize::MAX));
+    done
+}

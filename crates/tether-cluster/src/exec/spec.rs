@@ -1,0 +1,81 @@
+//! A host as a node set names it: `[user@]host[:port]`, the host possibly
+//! an IPv6 literal in brackets (`[::1]:22`).
+
+/// One host to connect to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSpec {
+    /// The whole name, as the node set has it (for output).
+    pub name: String,
+    /// The user, when given.
+    pub user: Option<String>,
+    /// The host (without brackets).
+    pub host: String,
+    /// The port, when given.
+    pub port: Option<u16>,
+}
+
+impl HostSpec {
+    /// Parses `[user@]host[:port]`.
+    pub fn parse(name: &str) -> Result<HostSpec, crate::ClusterError> {
+        let bad = |problem: &str| crate::ClusterError::Syntax {
+            expr: name.to_owned(),
+            problem: problem.to_owned(),
+        };
+        let (user, rest) = match name.rsplit_once('@') {
+            Some((u, r)) if !u.is_empty() => (Some(u.to_owned()), r),
+            Some(_) => return Err(bad("the user before '@' is empty")),
+            None => (None, name),
+        };
+        let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
+            let (h, after) = inner
+                .split_once(']')
+                .ok_or_else(|| bad("an IPv6 address needs its closing ']'"))?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return Err(bad("only ':PORT' may follow ']'")),
+            };
+            (h.to_owned(), port)
+        } else {
+            match rest.rsplit_once(':') {
+                Some((h, p)) => (h.to_owned(), Some(p)),
+                None => (rest.to_owned(), None),
+            }
+        };
+        let port = port
+            .map(|p| {
+                p.parse::<u16>()
+                    .map_err(|_| bad("the port must be a number from 1 to 65535"))
+            })
+            .transpose()?;
+        if host.is_empty() {
+            return Err(bad("the host name is empty"));
+        }
+        Ok(HostSpec {
+            name: name.to_owned(),
+            user,
+            host,
+            port,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_ports_and_ipv6() {
+        let s = HostSpec::parse("admin@web1:2222").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (s.user.as_deref(), s.host.as_str(), s.port),
+            (Some("admin"), "web1", Some(2222))
+        );
+        let s = HostSpec::parse("[::1]:22").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.host.as_str(), s.port), ("::1", Some(22)));
+        let s = HostSpec::parse("web1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.user, s.port), (None, None));
+        assert!(HostSpec::parse("web1:http").is_err());
+        assert!(HostSpec::parse("@web1").is_err());
+    }
+}

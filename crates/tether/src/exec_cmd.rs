@@ -1,0 +1,267 @@
+//! `tether exec`: one command on many hosts, printed in the chosen mode,
+//! with the exit code of the chosen policy.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use tether_cluster::NodeSet;
+use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Progress, Stream};
+use tether_ssh::{ConnectOptions, HostKeyPolicy};
+
+use crate::cli::{ExecArgs, ExitPolicy, OutputMode};
+
+fn seconds(what: &str, v: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(v)
+        .with_context(|| format!("{what} must be a number of seconds, got {v}"))
+}
+
+/// Applies `-o Key=Value` (OpenSSH's names, case-insensitive).
+fn apply_option(
+    o: &str,
+    connect: &mut ConnectOptions,
+    user: &mut Option<String>,
+    port: &mut u16,
+) -> Result<()> {
+    let (key, value) = o.split_once('=').with_context(|| {
+        format!("-o {o:?}: write KEY=VALUE, as in -o StrictHostKeyChecking=accept-new")
+    })?;
+    let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
+    match key.to_ascii_lowercase().as_str() {
+        "stricthostkeychecking" => {
+            connect.policy = match value.to_ascii_lowercase().as_str() {
+                "yes" | "ask" => HostKeyPolicy::Yes,
+                "accept-new" => HostKeyPolicy::AcceptNew,
+                "no" | "off" => HostKeyPolicy::No,
+                other => bail!("StrictHostKeyChecking={other}: use yes, accept-new or no"),
+            }
+        }
+        "userknownhostsfile" => {
+            connect.known_hosts = value.split_whitespace().map(PathBuf::from).collect()
+        }
+        "identityfile" => connect.identities.push(PathBuf::from(value)),
+        "identitiesonly" => connect.identities_only = yes(value),
+        "identityagent" => connect.agent = (value != "none").then(|| PathBuf::from(value)),
+        "connecttimeout" => {
+            connect.connect_timeout = seconds("ConnectTimeout", value.parse().unwrap_or(-1.0))?
+        }
+        "serveraliveinterval" => {
+            let max = connect.keepalive.map_or(3, |k| k.1);
+            connect.keepalive = Some((
+                seconds("ServerAliveInterval", value.parse().unwrap_or(-1.0))?,
+                max,
+            ));
+        }
+        "serveralivecountmax" => {
+            let n = value
+                .parse()
+                .context("ServerAliveCountMax must be a number")?;
+            let every = connect.keepalive.map_or(Duration::from_secs(15), |k| k.0);
+            connect.keepalive = Some((every, n));
+        }
+        "user" => *user = Some(value.to_owned()),
+        "port" => {
+            *port = value
+                .parse()
+                .context("Port must be a number from 1 to 65535")?
+        }
+        other => bail!("-o {other}: not an option tether reads; see `tether exec --help`"),
+    }
+    Ok(())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+pub fn run(args: ExecArgs) -> Result<i32> {
+    if args.cluster.is_some() {
+        bail!("clusters come from the config file, which is not read yet; name the hosts with -H");
+    }
+    let set = NodeSet::parse(args.hosts.as_deref().unwrap_or_default())?;
+    if set.is_empty() {
+        bail!("the node set names no hosts");
+    }
+    let hosts: Vec<HostSpec> = set
+        .names()
+        .iter()
+        .map(|n| HostSpec::parse(n))
+        .collect::<Result<_, _>>()?;
+    let mut connect = ConnectOptions {
+        connect_timeout: seconds("--connect-timeout", args.connect_timeout)?,
+        ..ConnectOptions::default()
+    };
+    if !args.identities.is_empty() {
+        connect.identities = args.identities.clone();
+    }
+    let (mut user, mut port) = (args.user.clone(), args.port);
+    let explicit_ids = !args.identities.is_empty();
+    for o in &args.options {
+        if !explicit_ids
+            && o.to_ascii_lowercase().starts_with("identityfile=")
+            && connect.identities.len() == 3
+        {
+            // The first IdentityFile replaces the default list.
+            connect.identities.clear();
+        }
+        apply_option(o, &mut connect, &mut user, &mut port)?;
+    }
+    let opts = ExecOptions {
+        fanout: args.fanout.max(1),
+        connect,
+        user: user.unwrap_or_else(current_user),
+        port,
+        command_timeout: args
+            .command_timeout
+            .map(|t| seconds("--command-timeout", t))
+            .transpose()?,
+        fail_fast: args.fail_fast,
+    };
+    let command = args.command.join(" ");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mode = args.output;
+    let results = runtime.block_on(exec::run(hosts, &command, opts, |p| {
+        if mode == OutputMode::Stream {
+            stream(p);
+        }
+    }));
+    match mode {
+        OutputMode::Stream => {}
+        OutputMode::Gather => gather(&results)?,
+        OutputMode::Json => json_lines(&results)?,
+        OutputMode::Dir => dir(
+            args.dir.as_deref().unwrap_or(std::path::Path::new(".")),
+            &results,
+        )?,
+    }
+    if args.fail_fast {
+        let cancelled: Vec<&str> = results
+            .iter()
+            .filter(|r| {
+                r.error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("cancelled (fail fast)"))
+            })
+            .map(|r| r.host.as_str())
+            .collect();
+        if !cancelled.is_empty() {
+            let mut set = NodeSet::new();
+            cancelled.iter().for_each(|h| set.insert(h));
+            eprintln!("tether: --fail-fast cancelled {set} ({})", set.len());
+        }
+    }
+    Ok(exit_code(args.exit_code, &results))
+}
+
+fn current_user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map_or_else(|| "root".to_owned(), |u| u.name)
+        })
+}
+
+fn exit_code(policy: ExitPolicy, results: &[HostResult]) -> i32 {
+    let code = |r: &HostResult| i32::try_from(r.code().min(255)).unwrap_or(255);
+    match policy {
+        ExitPolicy::Max => results.iter().map(code).max().unwrap_or(0),
+        ExitPolicy::AllZero => i32::from(!results.iter().all(HostResult::succeeded)),
+        ExitPolicy::First => results.first().map_or(0, code),
+    }
+}
+
+/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
+/// and signals as one line on stderr.
+fn stream(p: &Progress) {
+    match p {
+        Progress::Line(host, Stream::Stdout, line) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{host}: {}", text(line));
+        }
+        Progress::Line(host, Stream::Stderr, line) => eprintln!("{host}: {}", text(line)),
+        Progress::Done(r) => {
+            if let Some(e) = &r.error {
+                eprintln!("tether: {e}");
+            } else if let Some(sig) = &r.signal {
+                eprintln!("tether: {}: killed by signal {sig}", r.host);
+            }
+        }
+        Progress::Started(_) => {}
+    }
+}
+
+fn gather(results: &[HostResult]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for g in exec::gather(results) {
+        let mut status = Vec::new();
+        if let Some(e) = &g.error {
+            status.push(e.clone());
+        } else if let Some(s) = &g.signal {
+            status.push(format!("signal {s}"));
+        } else if let Some(c) = g.exit_code.filter(|c| *c != 0) {
+            status.push(format!("exit {c}"));
+        }
+        let header = format!(
+            "{} ({}){}",
+            g.hosts,
+            g.hosts.len(),
+            if status.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", status.join(", "))
+            }
+        );
+        let rule = "-".repeat(header.chars().count().clamp(15, 79));
+        writeln!(out, "{rule}\n{header}\n{rule}")?;
+        out.write_all(&g.stdout)?;
+        if !g.stderr.is_empty() {
+            out.write_all(&g.stderr)?;
+        }
+    }
+    Ok(())
+}
+
+fn json_lines(results: &[HostResult]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for r in results {
+        let v = json!({
+            "host": r.host, "exit_code": r.exit_code, "signal": r.signal,
+            "stdout": text(&r.stdout), "stderr": text(&r.stderr), "error": r.error,
+            "connect_ms": r.connect_ms, "total_ms": r.total_ms,
+        });
+        writeln!(out, "{v}")?;
+    }
+    Ok(())
+}
+
+fn dir(dir: &std::path::Path, results: &[HostResult]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for r in results {
+        let base = r.host.replace('/', "_");
+        let status = match (&r.error, r.exit_code, &r.signal) {
+            (Some(e), _, _) => format!("error {e}\n"),
+            (None, Some(c), _) => format!("exit {c}\n"),
+            (None, None, Some(s)) => format!("signal {s}\n"),
+            _ => "unknown\n".to_owned(),
+        };
+        for (ext, bytes) in [
+            ("stdout", r.stdout.as_slice()),
+            ("stderr", r.stderr.as_slice()),
+            ("status", status.as_bytes()),
+        ] {
+            let path = dir.join(format!("{base}.{ext}"));
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
+}

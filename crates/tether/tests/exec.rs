@@ -1,0 +1,220 @@
+//! `tether exec` against real sshd on 127.0.0.2–4 (and a host that is
+//! down): every output mode, exit-code policies, a command timeout, and
+//! --fail-fast. Skips with a message when sshd is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output};
+
+use tether_testkit::{Scratch, Sshd, fleet, keygen};
+
+const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+
+struct Fleet {
+    scratch: Scratch,
+    port: u16,
+    _sshd: Vec<Sshd>,
+}
+
+fn start() -> Option<Fleet> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let scratch = Scratch::new("exec");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let (port, sshd, known) = fleet(
+        &["127.0.0.2", "127.0.0.3", "127.0.0.4"],
+        &[&key.with_extension("pub")],
+    )
+    .unwrap();
+    std::fs::write(scratch.0.join("known_hosts"), known).unwrap();
+    Some(Fleet {
+        scratch,
+        port,
+        _sshd: sshd,
+    })
+}
+
+impl Fleet {
+    fn exec(&self, hosts: &str, extra: &[&str], command: &str) -> Output {
+        let port = self.port.to_string();
+        let known = format!(
+            "UserKnownHostsFile={}",
+            self.scratch.0.join("known_hosts").display()
+        );
+        let key = self.scratch.0.join("id_ed25519");
+        let mut args = vec![
+            "exec",
+            "-H",
+            hosts,
+            "-p",
+            &port,
+            "-o",
+            &known,
+            "-o",
+            "IdentityAgent=none",
+            "-i",
+        ];
+        let key = key.display().to_string();
+        args.push(&key);
+        args.extend_from_slice(extra);
+        args.push("--");
+        args.push(command);
+        Command::new(TETHER).args(&args).output().unwrap()
+    }
+}
+
+fn lines(b: &[u8]) -> Vec<String> {
+    let mut l: Vec<String> = String::from_utf8_lossy(b)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    l.sort();
+    l
+}
+
+/// Exits 7 on 127.0.0.3, 0 elsewhere; says where it ran.
+const BY_HOST: &str =
+    "set -- $SSH_CONNECTION; echo on $3; echo warn >&2; [ $3 = 127.0.0.3 ] && exit 7; exit 0";
+
+#[test]
+fn stream_gather_json_and_dir_report_every_host_truthfully() {
+    let Some(f) = start() else { return };
+    let hosts = "127.0.0.[2-4]";
+    let out = f.exec(hosts, &[], BY_HOST);
+    assert_eq!(out.status.code(), Some(7), "max of 0, 7, 0: {out:?}");
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            "127.0.0.2: on 127.0.0.2",
+            "127.0.0.3: on 127.0.0.3",
+            "127.0.0.4: on 127.0.0.4"
+        ]
+    );
+    assert_eq!(
+        lines(&out.stderr),
+        ["127.0.0.2: warn", "127.0.0.3: warn", "127.0.0.4: warn"]
+    );
+
+    let out = f.exec(hosts, &["--output", "gather"], "echo same");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "-----------------\n127.0.0.[2-4] (3)\n-----------------\nsame\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+
+    let out = f.exec(
+        hosts,
+        &["--output", "json", "--exit-code", "all-zero"],
+        BY_HOST,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let codes: Vec<(String, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["host"].as_str().unwrap().to_owned(),
+                r["exit_code"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("127.0.0.2".to_owned(), 0),
+            ("127.0.0.3".to_owned(), 7),
+            ("127.0.0.4".to_owned(), 0)
+        ]
+    );
+    assert_eq!(rows[1]["stderr"], "warn\n");
+
+    let dir = f.scratch.0.join("out");
+    let out = f.exec(
+        hosts,
+        &[
+            "--output",
+            "dir",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--exit-code",
+            "first",
+        ],
+        BY_HOST,
+    );
+    assert_eq!(out.status.code(), Some(0), "the first host's code");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("127.0.0.3.status")).unwrap(),
+        "exit 7\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("127.0.0.3.stdout")).unwrap(),
+        "on 127.0.0.3\n"
+    );
+}
+
+#[test]
+fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
+    let Some(f) = start() else { return };
+    // 127.0.0.5 has no sshd: one clear line, the others still run.
+    let out = f.exec("127.0.0.[2-5]", &["--output", "gather"], "echo up");
+    assert_eq!(out.status.code(), Some(255));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("127.0.0.[2-4] (3)\n") && text.contains("127.0.0.5 (1) cannot connect"),
+        "{text}"
+    );
+    // A command that outlives its timeout.
+    let out = f.exec("127.0.0.2", &["-u", "0.5"], "sleep 30");
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("did not finish within 0.5 s"),
+        "{out:?}"
+    );
+    // --fail-fast, one at a time: after 127.0.0.2 fails, nothing else runs.
+    let out = f.exec(
+        "127.0.0.[2-4]",
+        &["-f", "1", "--fail-fast", "--output", "json"],
+        "exit 3",
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["exit_code"], 3);
+    assert!(
+        rows[1..].iter().all(|r| r["error"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled (fail fast)")),
+        "{rows:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--fail-fast cancelled 127.0.0.[3-4] (2)"),
+        "{out:?}"
+    );
+    // An unknown host key is refused, naming the file.
+    let out = Command::new(TETHER)
+        .args([
+            "exec",
+            "-H",
+            "127.0.0.2",
+            "-p",
+            &f.port.to_string(),
+            "-o",
+            "UserKnownHostsFile=/nonexistent/kh",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("host key"),
+        "{out:?}"
+    );
+}

@@ -56,6 +56,9 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// `ServerAliveInterval` and `ServerAliveCountMax`.
     pub keepalive: Option<(Duration, usize)>,
+    /// `ProxyJump`: hosts to go through, first to last; each is reached
+    /// through the one before it, with these same options.
+    pub jumps: Vec<Target>,
 }
 
 impl Default for ConnectOptions {
@@ -78,6 +81,7 @@ impl Default for ConnectOptions {
             agent: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            jumps: Vec::new(),
         }
     }
 }
@@ -156,6 +160,8 @@ impl client::Handler for Checker {
 pub struct Connection {
     pub(crate) handle: client::Handle<Checker>,
     pub(crate) host: String,
+    /// The jump hosts' connections, kept open while this one lives.
+    _through: Vec<Connection>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -180,6 +186,42 @@ pub async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Connectio
 }
 
 async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
+    let mut through: Vec<Connection> = Vec::new();
+    let hops = opts.jumps.iter().chain(std::iter::once(target));
+    for hop in hops {
+        let conn = match through.last() {
+            None => {
+                let stream = tcp(hop).await?;
+                handshake(stream, hop, opts).await?
+            }
+            Some(prev) => {
+                let channel = prev
+                    .handle
+                    .channel_open_direct_tcpip(
+                        hop.hostname.clone(),
+                        u32::from(hop.port),
+                        "127.0.0.1",
+                        0,
+                    )
+                    .await
+                    .map_err(|e| SshError::Protocol {
+                        host: hop.host.clone(),
+                        what: format!("the jump host {} would not forward to it: {e}", prev.host),
+                    })?;
+                handshake(channel.into_stream(), hop, opts).await?
+            }
+        };
+        through.push(conn);
+    }
+    let mut conn = through.pop().ok_or_else(|| SshError::Protocol {
+        host: target.host.clone(),
+        what: "no connection".into(),
+    })?;
+    conn._through = through;
+    Ok(conn)
+}
+
+async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
     let host = target.host.clone();
     let addr = format!("{}:{}", target.hostname, target.port);
     let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&addr)
@@ -190,23 +232,32 @@ async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connect
         })?
         .collect();
     let mut last = None;
-    let mut stream = None;
     for a in &addrs {
         match TcpStream::connect(a).await {
             Ok(s) => {
-                stream = Some(s);
-                break;
+                // The handshake's small packets must not wait for delayed ACKs.
+                let _ = s.set_nodelay(true);
+                return Ok(s);
             }
             Err(e) => last = Some(e),
         }
     }
-    let stream = stream.ok_or_else(|| SshError::Connect {
-        host: host.clone(),
-        addr: addr.clone(),
+    Err(SshError::Connect {
+        host,
+        addr,
         source: last.unwrap_or_else(|| std::io::Error::other("no address")),
-    })?;
-    // The handshake's small packets must not wait for delayed ACKs.
-    let _ = stream.set_nodelay(true);
+    })
+}
+
+async fn handshake<S>(
+    stream: S,
+    target: &Target,
+    opts: &ConnectOptions,
+) -> Result<Connection, SshError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let host = target.host.clone();
     let mut config = client::Config {
         nodelay: true,
         ..Default::default()
@@ -236,21 +287,22 @@ async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connect
         policy: opts.policy,
         refusal: Arc::clone(&refusal),
     };
-    let protocol = |what: String| SshError::Protocol {
-        host: host.clone(),
-        what,
-    };
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
         Err(e) => {
             let refused = refusal.lock().ok().and_then(|mut r| r.take());
-            return Err(
-                refused.unwrap_or_else(|| protocol(format!("the SSH handshake failed: {e}")))
-            );
+            return Err(refused.unwrap_or_else(|| SshError::Protocol {
+                host: host.clone(),
+                what: format!("the SSH handshake failed: {e}"),
+            }));
         }
     };
     authenticate(&mut handle, target, opts).await?;
-    Ok(Connection { handle, host })
+    Ok(Connection {
+        handle,
+        host,
+        _through: Vec::new(),
+    })
 }
 
 async fn authenticate(

@@ -86,6 +86,14 @@ pub enum SshError {
         /// What the OS said.
         source: std::io::Error,
     },
+    /// An ssh_config file is unreadable or has a bad value.
+    #[error("ssh config {place}: {problem}")]
+    Config {
+        /// The file (and line).
+        place: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// The SSH protocol failed after connecting.
     #[error("{host}: {what}")]
     Protocol {

@@ -4,6 +4,7 @@
 //! the agent and key files, and runs commands on the connection. It knows
 //! nothing of shells, node sets or output formats.
 
+pub mod config;
 mod connect;
 mod error;
 mod exec;

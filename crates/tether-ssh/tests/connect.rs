@@ -55,6 +55,7 @@ impl World {
             agent: None,
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            jumps: Vec::new(),
         }
     }
 }
@@ -243,4 +244,54 @@ async fn down_and_blackholed_hosts_fail_fast_and_clearly() {
     };
     let e = connect(&t, &ConnectOptions::default()).await.unwrap_err();
     assert!(matches!(e, SshError::Resolve { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn proxy_jump_goes_through_the_jump_host() {
+    let Some(w) = world("127.0.0.7") else { return };
+    let key_pub = w.key.with_extension("pub");
+    let ip = "127.0.0.6";
+    let jump = Sshd::start(ip, &[&key_pub], false).unwrap();
+    let closed_ip = "127.0.0.8";
+    let port = tether_testkit::free_port(closed_ip).unwrap();
+    let closed = Sshd::start_with(
+        closed_ip,
+        port,
+        &[&key_pub],
+        false,
+        "AllowTcpForwarding no\n",
+    )
+    .unwrap();
+    let known = format!(
+        "{}{}{}",
+        w.sshd.known_hosts_line(),
+        jump.known_hosts_line(),
+        closed.known_hosts_line()
+    );
+    std::fs::write(w.known_hosts(), known).unwrap();
+    let hop = |s: &Sshd| Target {
+        host: s.ip.clone(),
+        hostname: s.ip.clone(),
+        port: s.port,
+        user: user(),
+    };
+    let via = ConnectOptions {
+        jumps: vec![hop(&jump)],
+        ..w.options()
+    };
+    let c = connect(&w.target(), &via).await.unwrap();
+    let (out, _, _) = run(&c, "set -- $SSH_CONNECTION; echo $3").await;
+    assert_eq!(out, "127.0.0.7\n");
+    // Two hops, and a jump host that refuses to forward.
+    let two = ConnectOptions {
+        jumps: vec![hop(&jump), hop(&jump)],
+        ..w.options()
+    };
+    connect(&w.target(), &two).await.unwrap();
+    let refused = ConnectOptions {
+        jumps: vec![hop(&closed)],
+        ..w.options()
+    };
+    let e = connect(&w.target(), &refused).await.unwrap_err();
+    assert!(e.to_string().contains("would not forward"), "{e}");
 }

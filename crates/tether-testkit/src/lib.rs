@@ -136,6 +136,17 @@ impl Sshd {
 
     /// [`Sshd::start`] on a given port.
     pub fn start_on(ip: &str, port: u16, authorized: &[&Path], passwords: bool) -> Result<Sshd> {
+        Sshd::start_with(ip, port, authorized, passwords, "")
+    }
+
+    /// [`Sshd::start_on`] with `extra` lines appended to sshd_config.
+    pub fn start_with(
+        ip: &str,
+        port: u16,
+        authorized: &[&Path],
+        passwords: bool,
+        extra: &str,
+    ) -> Result<Sshd> {
         let scratch = Scratch::new(&format!("sshd-{ip}"));
         let dir = &scratch.0;
         keygen(&dir.join("host_ed25519"), "")?;
@@ -150,7 +161,7 @@ impl Sshd {
              PermitRootLogin yes\nStrictModes no\nLogLevel ERROR\nAcceptEnv LANG LC_* TERM COLORTERM\nMaxStartups 200\nMaxSessions 100\n",
             d = dir.display(),
             pw = if passwords { "yes" } else { "no" },
-        );
+        ) + extra;
         std::fs::write(dir.join("sshd_config"), config)?;
         if nix_is_root() {
             std::fs::create_dir_all("/run/sshd")?;

@@ -1,0 +1,353 @@
+//! OpenSSH client configuration (`~/.ssh/config`, or `-F FILE`), read the
+//! way `ssh` reads it: for a host, every `Host` block whose patterns match
+//! contributes, the first value obtained for a key wins (`IdentityFile`
+//! accumulates), `Include` reads more files in place (globs, relative to
+//! `~/.ssh`), keywords are case-insensitive and `key=value` works.
+//! `Match` blocks are not evaluated: they are skipped, and said so.
+//!
+//! Written here: the `ssh2-config` crate does not keep `IdentityFile`'s
+//! order-with-accumulation nor `Include` inside `Host` blocks as OpenSSH
+//! does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::SshError;
+use crate::known_hosts::patterns_match;
+
+/// The settings for one host, as far as tether uses them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostConfig {
+    /// `HostName`.
+    pub hostname: Option<String>,
+    /// `User`.
+    pub user: Option<String>,
+    /// `Port`.
+    pub port: Option<u16>,
+    /// `IdentityFile`, in order.
+    pub identity_files: Vec<PathBuf>,
+    /// `IdentitiesOnly`.
+    pub identities_only: Option<bool>,
+    /// `IdentityAgent` (`None` inside: `none`).
+    pub identity_agent: Option<Option<PathBuf>>,
+    /// `ProxyJump`, hop by hop.
+    pub proxy_jump: Option<Vec<String>>,
+    /// `UserKnownHostsFile`.
+    pub user_known_hosts: Option<Vec<PathBuf>>,
+    /// `StrictHostKeyChecking`.
+    pub strict_host_key_checking: Option<String>,
+    /// `ConnectTimeout`, seconds.
+    pub connect_timeout: Option<u64>,
+    /// `ServerAliveInterval`, seconds.
+    pub server_alive_interval: Option<u64>,
+    /// `ServerAliveCountMax`.
+    pub server_alive_count_max: Option<usize>,
+    /// `SetEnv` pairs.
+    pub set_env: Vec<(String, String)>,
+    /// `SendEnv` patterns.
+    pub send_env: Vec<String>,
+    /// Notes about what was skipped (`Match` blocks, unknown keywords are
+    /// not noted: OpenSSH has hundreds).
+    pub notes: Vec<String>,
+}
+
+/// One `key value` line with where it is.
+struct Line {
+    key: String,
+    value: String,
+    file: PathBuf,
+    number: usize,
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// `~/` expanded.
+pub fn expand_tilde(p: &str) -> PathBuf {
+    match p.strip_prefix("~/") {
+        Some(rest) => home().join(rest),
+        None if p == "~" => home(),
+        None => PathBuf::from(p),
+    }
+}
+
+fn split_line(raw: &str) -> Option<(String, String)> {
+    let line = raw.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let at = line.find(|c: char| c.is_whitespace() || c == '=')?;
+    let key = line[..at].to_ascii_lowercase();
+    let rest = line[at..].trim_start_matches(|c: char| c.is_whitespace() || c == '=');
+    let value = rest.trim().trim_matches('"').to_owned();
+    Some((key, value))
+}
+
+/// Reads `file` (and its Includes) into lines, `Host` lines included.
+fn read_lines(file: &Path, out: &mut Vec<Line>, depth: usize) -> Result<(), SshError> {
+    if depth > 16 {
+        return Err(SshError::Config {
+            place: file.display().to_string(),
+            problem: "Include nests more than 16 deep (a loop?)".into(),
+        });
+    }
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(()),
+        Err(e) => {
+            return Err(SshError::Config {
+                place: file.display().to_string(),
+                problem: format!("cannot be read: {e}"),
+            });
+        }
+    };
+    for (i, raw) in text.lines().enumerate() {
+        let Some((key, value)) = split_line(raw) else {
+            continue;
+        };
+        if key == "include" {
+            for pattern in value.split_whitespace() {
+                let path = expand_tilde(pattern);
+                let path = if path.is_relative() {
+                    home().join(".ssh").join(path)
+                } else {
+                    path
+                };
+                for f in glob(&path) {
+                    read_lines(&f, out, depth + 1)?;
+                }
+            }
+            continue;
+        }
+        out.push(Line {
+            key,
+            value,
+            file: file.to_path_buf(),
+            number: i + 1,
+        });
+    }
+    Ok(())
+}
+
+/// The files matching `path`, whose last component may hold `*` or `?`.
+fn glob(path: &Path) -> Vec<PathBuf> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !name.contains(['*', '?']) {
+        return vec![path.to_path_buf()];
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| patterns_match(name, n))
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// `%h`, `%p`, `%r`, `%u`, `%d`, `%%` in a path.
+fn tokens(value: &str, host: &str, port: u16, user: &str) -> String {
+    let mut out = String::new();
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('h') => out.push_str(host),
+            Some('p') => out.push_str(&port.to_string()),
+            Some('r') => out.push_str(user),
+            Some('u') => out.push_str(&std::env::var("USER").unwrap_or_default()),
+            Some('d') => out.push_str(&home().display().to_string()),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+/// The configuration `file` gives `host` (the name as typed).
+pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
+    let mut lines = Vec::new();
+    read_lines(file, &mut lines, 0)?;
+    let mut cfg = HostConfig::default();
+    let mut active = true;
+    let mut seen: HashMap<String, ()> = HashMap::new();
+    let mut raw_identities = Vec::new();
+    let mut raw_known = None;
+    let mut raw_agent = None;
+    for l in &lines {
+        let bad = |problem: String| SshError::Config {
+            place: format!("{}:{}", l.file.display(), l.number),
+            problem,
+        };
+        match l.key.as_str() {
+            "host" => {
+                let pats: Vec<&str> = l.value.split_whitespace().collect();
+                active = patterns_match(&pats.join(","), host);
+                continue;
+            }
+            "match" => {
+                cfg.notes.push(format!(
+                    "{}:{}: Match blocks are not evaluated; skipped",
+                    l.file.display(),
+                    l.number
+                ));
+                active = false;
+                continue;
+            }
+            _ if !active => continue,
+            "identityfile" => {
+                raw_identities.push(l.value.clone());
+                continue;
+            }
+            "setenv" => {
+                for kv in l.value.split_whitespace() {
+                    if let Some((k, v)) = kv.split_once('=') {
+                        cfg.set_env.push((k.to_owned(), v.to_owned()));
+                    }
+                }
+                continue;
+            }
+            "sendenv" => {
+                cfg.send_env
+                    .extend(l.value.split_whitespace().map(str::to_owned));
+                continue;
+            }
+            _ => {}
+        }
+        if seen.insert(l.key.clone(), ()).is_some() {
+            continue; // the first value obtained wins
+        }
+        let number = |what: &str| -> Result<u64, SshError> {
+            l.value
+                .parse()
+                .map_err(|_| bad(format!("{what} must be a number, got {:?}", l.value)))
+        };
+        let yes_no = |what: &str| -> Result<bool, SshError> {
+            match l.value.to_ascii_lowercase().as_str() {
+                "yes" | "true" => Ok(true),
+                "no" | "false" => Ok(false),
+                _ => Err(bad(format!("{what} must be yes or no, got {:?}", l.value))),
+            }
+        };
+        match l.key.as_str() {
+            "hostname" => cfg.hostname = Some(l.value.clone()),
+            "user" => cfg.user = Some(l.value.clone()),
+            "port" => {
+                cfg.port = Some(
+                    u16::try_from(number("Port")?)
+                        .map_err(|_| bad("Port must be at most 65535".into()))?,
+                )
+            }
+            "identitiesonly" => cfg.identities_only = Some(yes_no("IdentitiesOnly")?),
+            "identityagent" => raw_agent = Some(l.value.clone()),
+            "proxyjump" => {
+                cfg.proxy_jump = Some(if l.value.eq_ignore_ascii_case("none") {
+                    Vec::new()
+                } else {
+                    l.value.split(',').map(|h| h.trim().to_owned()).collect()
+                })
+            }
+            "userknownhostsfile" => raw_known = Some(l.value.clone()),
+            "stricthostkeychecking" => {
+                cfg.strict_host_key_checking = Some(l.value.to_ascii_lowercase())
+            }
+            "connecttimeout" => cfg.connect_timeout = Some(number("ConnectTimeout")?),
+            "serveraliveinterval" => {
+                cfg.server_alive_interval = Some(number("ServerAliveInterval")?)
+            }
+            "serveralivecountmax" => {
+                cfg.server_alive_count_max =
+                    Some(usize::try_from(number("ServerAliveCountMax")?).unwrap_or(3))
+            }
+            _ => {}
+        }
+    }
+    // Tokens name the resolved host, port and user.
+    let h = cfg
+        .hostname
+        .clone()
+        .map(|n| tokens(&n, host, 22, ""))
+        .unwrap_or_else(|| host.to_owned());
+    cfg.hostname = Some(h.clone());
+    let (port, user) = (cfg.port.unwrap_or(22), cfg.user.clone().unwrap_or_default());
+    cfg.identity_files = raw_identities
+        .iter()
+        .map(|v| expand_tilde(&tokens(v, &h, port, &user)))
+        .collect();
+    cfg.user_known_hosts = raw_known.map(|v| {
+        v.split_whitespace()
+            .map(|p| expand_tilde(&tokens(p, &h, port, &user)))
+            .collect()
+    });
+    cfg.identity_agent = raw_agent.map(|v| match v.as_str() {
+        "none" => None,
+        "SSH_AUTH_SOCK" => std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
+        v => Some(expand_tilde(&tokens(
+            v.trim_start_matches('$'),
+            &h,
+            port,
+            &user,
+        ))),
+    });
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_value_wins_identities_accumulate_and_includes_read_in_place() {
+        let dir = std::env::temp_dir().join(format!("tether-sshcfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let inc = dir.join("extra.conf");
+        std::fs::write(&inc, "Host web*\n  Port 2200\n  IdentityFile /k/inc\n").unwrap_or_default();
+        let main = dir.join("config");
+        let text = format!(
+            "Host web01\n  HostName 10.0.0.1\n  User=alice\n  IdentityFile /k/%h\nInclude {}\nHost *\n  User bob\n  Port 22\n  IdentityFile /k/all\n  ProxyJump j1,j2\n  StrictHostKeyChecking accept-new\nMatch host x\n  User nobody\n",
+            inc.display()
+        );
+        std::fs::write(&main, text).unwrap_or_default();
+        let c = resolve(&main, "web01").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.hostname.as_deref(), Some("10.0.0.1"));
+        assert_eq!(c.user.as_deref(), Some("alice"));
+        assert_eq!(c.port, Some(2200));
+        let ids: Vec<String> = c
+            .identity_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(ids, ["/k/10.0.0.1", "/k/inc", "/k/all"]);
+        assert_eq!(c.proxy_jump, Some(vec!["j1".to_owned(), "j2".to_owned()]));
+        assert_eq!(c.strict_host_key_checking.as_deref(), Some("accept-new"));
+        assert_eq!(c.notes.len(), 1);
+        let other = resolve(&main, "db1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((other.user.as_deref(), other.port), (Some("bob"), Some(22)));
+        std::fs::write(&main, "Host *\n  Port many\n").unwrap_or_default();
+        let e = resolve(&main, "x").unwrap_err().to_string();
+        assert!(
+            e.contains(":2") && e.contains("Port must be a number"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -57,8 +57,18 @@ pub struct ConnectOptions {
     /// `ServerAliveInterval` and `ServerAliveCountMax`.
     pub keepalive: Option<(Duration, usize)>,
     /// `ProxyJump`: hosts to go through, first to last; each is reached
-    /// through the one before it, with these same options.
-    pub jumps: Vec<Target>,
+    /// through the one before it, with its own options (their own `jumps`
+    /// are not used).
+    pub jumps: Vec<Jump>,
+}
+
+/// One jump host and how to connect to it.
+#[derive(Clone, Debug)]
+pub struct Jump {
+    /// The host.
+    pub target: Target,
+    /// Its options.
+    pub options: ConnectOptions,
 }
 
 impl Default for ConnectOptions {
@@ -103,7 +113,7 @@ impl Checker {
         let t = &self.target;
         let host = t.host.clone();
         let fingerprint = fingerprint(key);
-        match known_hosts::check(&self.known_hosts, &t.host, t.port, key) {
+        match known_hosts::check(&self.known_hosts, &t.hostname, t.port, key) {
             Verdict::Known(_) => Ok(()),
             _ if self.policy == HostKeyPolicy::No => Ok(()),
             Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
@@ -118,7 +128,7 @@ impl Checker {
             }),
             Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
                 match self.known_hosts.first() {
-                    Some(file) => known_hosts::learn(file, &t.host, t.port, key),
+                    Some(file) => known_hosts::learn(file, &t.hostname, t.port, key),
                     None => Ok(()),
                 }
             }
@@ -187,8 +197,12 @@ pub async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Connectio
 
 async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
     let mut through: Vec<Connection> = Vec::new();
-    let hops = opts.jumps.iter().chain(std::iter::once(target));
-    for hop in hops {
+    let hops = opts
+        .jumps
+        .iter()
+        .map(|j| (&j.target, &j.options))
+        .chain(std::iter::once((target, opts)));
+    for (hop, opts) in hops {
         let conn = match through.last() {
             None => {
                 let stream = tcp(hop).await?;
@@ -266,7 +280,7 @@ where
         config.keepalive_interval = Some(interval);
         config.keepalive_max = max;
     }
-    let known = known_hosts::known_algorithms(&opts.known_hosts, &target.host, target.port);
+    let known = known_hosts::known_algorithms(&opts.known_hosts, &target.hostname, target.port);
     if !known.is_empty() {
         // Ask for the key type we know first, as OpenSSH does.
         let rest: Vec<_> = config

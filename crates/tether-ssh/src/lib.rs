@@ -10,6 +10,6 @@ mod error;
 mod exec;
 pub mod known_hosts;
 
-pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Target, connect};
+pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::SshError;
 pub use exec::{Ended, Event};

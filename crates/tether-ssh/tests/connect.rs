@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tether_ssh::{ConnectOptions, Connection, Event, HostKeyPolicy, SshError, Target, connect};
+use tether_ssh::{
+    ConnectOptions, Connection, Event, HostKeyPolicy, Jump, SshError, Target, connect,
+};
 use tether_testkit::{Agent, Blackhole, Scratch, Sshd, keygen, user};
 
 struct World {
@@ -269,11 +271,14 @@ async fn proxy_jump_goes_through_the_jump_host() {
         closed.known_hosts_line()
     );
     std::fs::write(w.known_hosts(), known).unwrap();
-    let hop = |s: &Sshd| Target {
-        host: s.ip.clone(),
-        hostname: s.ip.clone(),
-        port: s.port,
-        user: user(),
+    let hop = |s: &Sshd| Jump {
+        target: Target {
+            host: s.ip.clone(),
+            hostname: s.ip.clone(),
+            port: s.port,
+            user: user(),
+        },
+        options: w.options(),
     };
     let via = ConnectOptions {
         jumps: vec![hop(&jump)],

@@ -224,9 +224,10 @@ pub struct ExecArgs {
     /// Most hosts connected at once.
     #[arg(short = 'f', long, default_value_t = 64)]
     pub fanout: usize,
-    /// Seconds to connect, authenticate and check the host key.
-    #[arg(short = 't', long = "connect-timeout", default_value_t = 10.0)]
-    pub connect_timeout: f64,
+    /// Seconds to connect, authenticate and check the host key (default:
+    /// ConnectTimeout from ssh_config, else 10).
+    #[arg(short = 't', long = "connect-timeout")]
+    pub connect_timeout: Option<f64>,
     /// Seconds each command may run.
     #[arg(short = 'u', long = "command-timeout")]
     pub command_timeout: Option<f64>,
@@ -247,9 +248,16 @@ pub struct ExecArgs {
     /// The user, where a host names none (default: you).
     #[arg(short = 'l', long)]
     pub user: Option<String>,
-    /// The port, where a host names none.
-    #[arg(short = 'p', long, default_value_t = 22)]
-    pub port: u16,
+    /// The port, where a host names none (default: ssh_config's, else 22).
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
+    /// Jump hosts, comma-separated (ProxyJump).
+    #[arg(short = 'J', long = "jump")]
+    pub jump: Option<String>,
+    /// The OpenSSH client config to read (default ~/.ssh/config; `none`:
+    /// none).
+    #[arg(short = 'F', long = "ssh-config")]
+    pub ssh_config: Option<PathBuf>,
     /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
     #[arg(short = 'i', long = "identity")]
     pub identities: Vec<PathBuf>,

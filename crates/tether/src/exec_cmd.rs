@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use tether_cluster::NodeSet;
 use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Progress, Stream};
-use tether_ssh::{ConnectOptions, HostKeyPolicy};
+use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
 use crate::cli::{ExecArgs, ExitPolicy, OutputMode};
 
@@ -18,58 +18,145 @@ fn seconds(what: &str, v: f64) -> Result<Duration> {
         .with_context(|| format!("{what} must be a number of seconds, got {v}"))
 }
 
+/// What the command line sets; it wins over ssh_config, as in `ssh`.
+#[derive(Clone, Debug, Default)]
+struct Overrides {
+    policy: Option<HostKeyPolicy>,
+    known_hosts: Option<Vec<PathBuf>>,
+    identities: Vec<PathBuf>,
+    identities_only: Option<bool>,
+    agent: Option<Option<PathBuf>>,
+    connect_timeout: Option<Duration>,
+    alive_interval: Option<Duration>,
+    alive_max: Option<usize>,
+    user: Option<String>,
+    port: Option<u16>,
+    jumps: Option<Vec<String>>,
+    config: Option<PathBuf>,
+}
+
+fn policy_of(v: &str) -> Result<HostKeyPolicy> {
+    Ok(match v.to_ascii_lowercase().as_str() {
+        "yes" | "ask" => HostKeyPolicy::Yes,
+        "accept-new" => HostKeyPolicy::AcceptNew,
+        "no" | "off" => HostKeyPolicy::No,
+        other => bail!("StrictHostKeyChecking={other}: use yes, accept-new or no"),
+    })
+}
+
 /// Applies `-o Key=Value` (OpenSSH's names, case-insensitive).
-fn apply_option(
-    o: &str,
-    connect: &mut ConnectOptions,
-    user: &mut Option<String>,
-    port: &mut u16,
-) -> Result<()> {
+fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
     let (key, value) = o.split_once('=').with_context(|| {
         format!("-o {o:?}: write KEY=VALUE, as in -o StrictHostKeyChecking=accept-new")
     })?;
     let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
+    let secs = |what: &str| seconds(what, value.parse().unwrap_or(-1.0));
     match key.to_ascii_lowercase().as_str() {
-        "stricthostkeychecking" => {
-            connect.policy = match value.to_ascii_lowercase().as_str() {
-                "yes" | "ask" => HostKeyPolicy::Yes,
-                "accept-new" => HostKeyPolicy::AcceptNew,
-                "no" | "off" => HostKeyPolicy::No,
-                other => bail!("StrictHostKeyChecking={other}: use yes, accept-new or no"),
-            }
-        }
+        "stricthostkeychecking" => ov.policy = Some(policy_of(value)?),
         "userknownhostsfile" => {
-            connect.known_hosts = value.split_whitespace().map(PathBuf::from).collect()
+            ov.known_hosts = Some(value.split_whitespace().map(PathBuf::from).collect())
         }
-        "identityfile" => connect.identities.push(PathBuf::from(value)),
-        "identitiesonly" => connect.identities_only = yes(value),
-        "identityagent" => connect.agent = (value != "none").then(|| PathBuf::from(value)),
-        "connecttimeout" => {
-            connect.connect_timeout = seconds("ConnectTimeout", value.parse().unwrap_or(-1.0))?
-        }
-        "serveraliveinterval" => {
-            let max = connect.keepalive.map_or(3, |k| k.1);
-            connect.keepalive = Some((
-                seconds("ServerAliveInterval", value.parse().unwrap_or(-1.0))?,
-                max,
-            ));
-        }
+        "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
+        "identitiesonly" => ov.identities_only = Some(yes(value)),
+        "identityagent" => ov.agent = Some((value != "none").then(|| PathBuf::from(value))),
+        "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
+        "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),
         "serveralivecountmax" => {
-            let n = value
-                .parse()
-                .context("ServerAliveCountMax must be a number")?;
-            let every = connect.keepalive.map_or(Duration::from_secs(15), |k| k.0);
-            connect.keepalive = Some((every, n));
+            ov.alive_max = Some(
+                value
+                    .parse()
+                    .context("ServerAliveCountMax must be a number")?,
+            )
         }
-        "user" => *user = Some(value.to_owned()),
+        "user" => ov.user = Some(value.to_owned()),
         "port" => {
-            *port = value
-                .parse()
-                .context("Port must be a number from 1 to 65535")?
+            ov.port = Some(
+                value
+                    .parse()
+                    .context("Port must be a number from 1 to 65535")?,
+            )
         }
+        "proxyjump" => ov.jumps = Some(value.split(',').map(str::to_owned).collect()),
         other => bail!("-o {other}: not an option tether reads; see `tether exec --help`"),
     }
     Ok(())
+}
+
+/// Where and how to reach `spec`: the host spec, then the command line,
+/// then ssh_config, then the defaults.
+fn resolve(spec: &HostSpec, ov: &Overrides, hop: bool) -> Result<(Target, ConnectOptions)> {
+    let cfg = match &ov.config {
+        Some(file) => tether_ssh::config::resolve(file, &spec.host)?,
+        None => tether_ssh::config::HostConfig::default(),
+    };
+    let defaults = ConnectOptions::default();
+    let target = Target {
+        host: spec.host.clone(),
+        hostname: cfg.hostname.clone().unwrap_or_else(|| spec.host.clone()),
+        port: spec.port.or(ov.port).or(cfg.port).unwrap_or(22),
+        user: spec
+            .user
+            .clone()
+            .or_else(|| ov.user.clone())
+            .or(cfg.user.clone())
+            .unwrap_or_else(current_user),
+    };
+    let mut identities: Vec<PathBuf> = ov
+        .identities
+        .iter()
+        .chain(&cfg.identity_files)
+        .cloned()
+        .collect();
+    if identities.is_empty() {
+        identities = defaults.identities.clone();
+    }
+    let policy = match (ov.policy, &cfg.strict_host_key_checking) {
+        (Some(p), _) => p,
+        (None, Some(v)) => policy_of(v)?,
+        (None, None) => HostKeyPolicy::Yes,
+    };
+    let interval = ov
+        .alive_interval
+        .or(cfg.server_alive_interval.map(Duration::from_secs))
+        .filter(|d| !d.is_zero());
+    let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
+    let jumps = if hop {
+        Vec::new()
+    } else {
+        ov.jumps
+            .clone()
+            .or(cfg.proxy_jump.clone())
+            .unwrap_or_default()
+    };
+    let jumps = jumps
+        .iter()
+        .map(|j| {
+            let (target, options) = resolve(&HostSpec::parse(j.trim())?, ov, true)?;
+            Ok(tether_ssh::Jump { target, options })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let connect = ConnectOptions {
+        known_hosts: ov
+            .known_hosts
+            .clone()
+            .or(cfg.user_known_hosts.clone())
+            .unwrap_or(defaults.known_hosts),
+        policy,
+        identities,
+        identities_only: ov.identities_only.or(cfg.identities_only).unwrap_or(false),
+        agent: ov
+            .agent
+            .clone()
+            .or(cfg.identity_agent.clone())
+            .unwrap_or(defaults.agent),
+        connect_timeout: ov
+            .connect_timeout
+            .or(cfg.connect_timeout.map(Duration::from_secs))
+            .unwrap_or(defaults.connect_timeout),
+        keepalive: interval.map(|i| (i, max)),
+        jumps,
+    };
+    Ok((target, connect))
 }
 
 fn text(b: &[u8]) -> String {
@@ -89,30 +176,37 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         .iter()
         .map(|n| HostSpec::parse(n))
         .collect::<Result<_, _>>()?;
-    let mut connect = ConnectOptions {
-        connect_timeout: seconds("--connect-timeout", args.connect_timeout)?,
-        ..ConnectOptions::default()
+    let mut ov = Overrides {
+        identities: args.identities.clone(),
+        user: args.user.clone(),
+        port: args.port,
+        connect_timeout: args
+            .connect_timeout
+            .map(|t| seconds("--connect-timeout", t))
+            .transpose()?,
+        jumps: args
+            .jump
+            .as_ref()
+            .map(|j| j.split(',').map(str::to_owned).collect()),
+        ..Overrides::default()
     };
-    if !args.identities.is_empty() {
-        connect.identities = args.identities.clone();
-    }
-    let (mut user, mut port) = (args.user.clone(), args.port);
-    let explicit_ids = !args.identities.is_empty();
+    ov.config = match &args.ssh_config {
+        Some(p) if p.as_os_str() == "none" => None,
+        Some(p) => Some(p.clone()),
+        None => Some(tether_ssh::config::expand_tilde("~/.ssh/config")).filter(|p| p.is_file()),
+    };
     for o in &args.options {
-        if !explicit_ids
-            && o.to_ascii_lowercase().starts_with("identityfile=")
-            && connect.identities.len() == 3
-        {
-            // The first IdentityFile replaces the default list.
-            connect.identities.clear();
-        }
-        apply_option(o, &mut connect, &mut user, &mut port)?;
+        apply_option(o, &mut ov)?;
     }
+    // A config error is the user's to fix before anything runs.
+    if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
+        tether_ssh::config::resolve(file, &first.host)?;
+    }
+    let resolver: exec::Resolver =
+        std::sync::Arc::new(move |spec| resolve(spec, &ov, false).map_err(|e| format!("{e:#}")));
     let opts = ExecOptions {
         fanout: args.fanout.max(1),
-        connect,
-        user: user.unwrap_or_else(current_user),
-        port,
+        resolve: resolver,
         command_timeout: args
             .command_timeout
             .map(|t| seconds("--command-timeout", t))

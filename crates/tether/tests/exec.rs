@@ -218,3 +218,55 @@ fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
         "{out:?}"
     );
 }
+
+#[test]
+fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
+    let Some(f) = start() else { return };
+    let d = &f.scratch.0;
+    let config = d.join("ssh_config");
+    let text = format!(
+        "Host web-b\n  HostName 127.0.0.3\n  ProxyJump jump\nHost jump\n  HostName 127.0.0.2\nHost *\n  Port {port}\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d}/known_hosts_%h\n  StrictHostKeyChecking accept-new\n",
+        port = f.port,
+        d = d.display()
+    );
+    std::fs::write(&config, text).unwrap();
+    let run = |hosts: &str| {
+        Command::new(TETHER)
+            .args([
+                "exec",
+                "-F",
+                config.to_str().unwrap(),
+                "-H",
+                hosts,
+                "--",
+                "set -- $SSH_CONNECTION; echo $3",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run("web-b");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "web-b: 127.0.0.3\n",
+        "{out:?}"
+    );
+    // accept-new wrote each host's key to its own file (%h is the HostName).
+    let listing: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        d.join("known_hosts_127.0.0.3").exists() && d.join("known_hosts_127.0.0.2").exists(),
+        "{listing:?}"
+    );
+    // A bad value in the config is an error with file and line, before anything runs.
+    std::fs::write(&config, "Host *\n  ConnectTimeout soon\n").unwrap();
+    let out = run("web-b");
+    assert_eq!(out.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:2", config.display())) && err.contains("ConnectTimeout"),
+        "{err}"
+    );
+}

@@ -16,17 +16,18 @@ use std::time::{Duration, Instant};
 use tether_ssh::{ConnectOptions, Event, Target};
 use tokio::sync::{Semaphore, mpsc, watch};
 
+/// Where and how to connect to a host (ssh_config and the command line
+/// decide); an error is that host's one line.
+pub type Resolver =
+    Arc<dyn Fn(&HostSpec) -> Result<(Target, ConnectOptions), String> + Send + Sync>;
+
 /// How a run goes.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ExecOptions {
     /// Most hosts connected at once.
     pub fanout: usize,
-    /// How to connect (the policy, keys, known_hosts, connect timeout).
-    pub connect: ConnectOptions,
-    /// The user when a host spec names none.
-    pub user: String,
-    /// The port when a host spec names none.
-    pub port: u16,
+    /// Where and how to connect to each host.
+    pub resolve: Resolver,
     /// Deadline for each command (after it connected).
     pub command_timeout: Option<Duration>,
     /// Stop starting hosts after the first failure, and cancel those
@@ -135,13 +136,14 @@ async fn one(
         return result;
     }
     let _ = events.send(Progress::Started(host.clone()));
-    let target = Target {
-        host: spec.host.clone(),
-        hostname: spec.host.clone(),
-        port: spec.port.unwrap_or(opts.port),
-        user: spec.user.clone().unwrap_or_else(|| opts.user.clone()),
+    let (target, connect) = match (opts.resolve)(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            result.error = Some(format!("{host}: {e}"));
+            return result;
+        }
     };
-    let conn = match tether_ssh::connect(&target, &opts.connect).await {
+    let conn = match tether_ssh::connect(&target, &connect).await {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(e.to_string());

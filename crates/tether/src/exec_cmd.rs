@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use tether_cluster::NodeSet;
-use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Progress, Stream};
-use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
+use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Overrides, Progress, Stream};
+use tether_ssh::HostKeyPolicy;
 
 use crate::cli::{ExecArgs, ExitPolicy, OutputMode};
 
@@ -18,30 +18,9 @@ fn seconds(what: &str, v: f64) -> Result<Duration> {
         .with_context(|| format!("{what} must be a number of seconds, got {v}"))
 }
 
-/// What the command line sets; it wins over ssh_config, as in `ssh`.
-#[derive(Clone, Debug, Default)]
-struct Overrides {
-    policy: Option<HostKeyPolicy>,
-    known_hosts: Option<Vec<PathBuf>>,
-    identities: Vec<PathBuf>,
-    identities_only: Option<bool>,
-    agent: Option<Option<PathBuf>>,
-    connect_timeout: Option<Duration>,
-    alive_interval: Option<Duration>,
-    alive_max: Option<usize>,
-    user: Option<String>,
-    port: Option<u16>,
-    jumps: Option<Vec<String>>,
-    config: Option<PathBuf>,
-}
-
-fn policy_of(v: &str) -> Result<HostKeyPolicy> {
-    Ok(match v.to_ascii_lowercase().as_str() {
-        "yes" | "ask" => HostKeyPolicy::Yes,
-        "accept-new" => HostKeyPolicy::AcceptNew,
-        "no" | "off" => HostKeyPolicy::No,
-        other => bail!("StrictHostKeyChecking={other}: use yes, accept-new or no"),
-    })
+fn policy(v: &str) -> Result<HostKeyPolicy> {
+    exec::policy_of(v)
+        .with_context(|| format!("StrictHostKeyChecking={v}: use yes, accept-new or no"))
 }
 
 /// Applies `-o Key=Value` (OpenSSH's names, case-insensitive).
@@ -52,7 +31,7 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
     let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
     let secs = |what: &str| seconds(what, value.parse().unwrap_or(-1.0));
     match key.to_ascii_lowercase().as_str() {
-        "stricthostkeychecking" => ov.policy = Some(policy_of(value)?),
+        "stricthostkeychecking" => ov.policy = Some(policy(value)?),
         "userknownhostsfile" => {
             ov.known_hosts = Some(value.split_whitespace().map(PathBuf::from).collect())
         }
@@ -80,83 +59,6 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         other => bail!("-o {other}: not an option tether reads; see `tether exec --help`"),
     }
     Ok(())
-}
-
-/// Where and how to reach `spec`: the host spec, then the command line,
-/// then ssh_config, then the defaults.
-fn resolve(spec: &HostSpec, ov: &Overrides, hop: bool) -> Result<(Target, ConnectOptions)> {
-    let cfg = match &ov.config {
-        Some(file) => tether_ssh::config::resolve(file, &spec.host)?,
-        None => tether_ssh::config::HostConfig::default(),
-    };
-    let defaults = ConnectOptions::default();
-    let target = Target {
-        host: spec.host.clone(),
-        hostname: cfg.hostname.clone().unwrap_or_else(|| spec.host.clone()),
-        port: spec.port.or(ov.port).or(cfg.port).unwrap_or(22),
-        user: spec
-            .user
-            .clone()
-            .or_else(|| ov.user.clone())
-            .or(cfg.user.clone())
-            .unwrap_or_else(current_user),
-    };
-    let mut identities: Vec<PathBuf> = ov
-        .identities
-        .iter()
-        .chain(&cfg.identity_files)
-        .cloned()
-        .collect();
-    if identities.is_empty() {
-        identities = defaults.identities.clone();
-    }
-    let policy = match (ov.policy, &cfg.strict_host_key_checking) {
-        (Some(p), _) => p,
-        (None, Some(v)) => policy_of(v)?,
-        (None, None) => HostKeyPolicy::Yes,
-    };
-    let interval = ov
-        .alive_interval
-        .or(cfg.server_alive_interval.map(Duration::from_secs))
-        .filter(|d| !d.is_zero());
-    let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
-    let jumps = if hop {
-        Vec::new()
-    } else {
-        ov.jumps
-            .clone()
-            .or(cfg.proxy_jump.clone())
-            .unwrap_or_default()
-    };
-    let jumps = jumps
-        .iter()
-        .map(|j| {
-            let (target, options) = resolve(&HostSpec::parse(j.trim())?, ov, true)?;
-            Ok(tether_ssh::Jump { target, options })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let connect = ConnectOptions {
-        known_hosts: ov
-            .known_hosts
-            .clone()
-            .or(cfg.user_known_hosts.clone())
-            .unwrap_or(defaults.known_hosts),
-        policy,
-        identities,
-        identities_only: ov.identities_only.or(cfg.identities_only).unwrap_or(false),
-        agent: ov
-            .agent
-            .clone()
-            .or(cfg.identity_agent.clone())
-            .unwrap_or(defaults.agent),
-        connect_timeout: ov
-            .connect_timeout
-            .or(cfg.connect_timeout.map(Duration::from_secs))
-            .unwrap_or(defaults.connect_timeout),
-        keepalive: interval.map(|i| (i, max)),
-        jumps,
-    };
-    Ok((target, connect))
 }
 
 fn text(b: &[u8]) -> String {
@@ -202,8 +104,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
         tether_ssh::config::resolve(file, &first.host)?;
     }
-    let resolver: exec::Resolver =
-        std::sync::Arc::new(move |spec| resolve(spec, &ov, false).map_err(|e| format!("{e:#}")));
+    let resolver = exec::resolver(ov);
     let opts = ExecOptions {
         fanout: args.fanout.max(1),
         resolve: resolver,
@@ -250,18 +151,6 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         }
     }
     Ok(exit_code(args.exit_code, &results))
-}
-
-fn current_user() -> String {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::getuid())
-                .ok()
-                .flatten()
-                .map_or_else(|| "root".to_owned(), |u| u.name)
-        })
 }
 
 fn exit_code(policy: ExitPolicy, results: &[HostResult]) -> i32 {

@@ -4,9 +4,11 @@
 //! never stops the others (unless asked to fail fast).
 
 mod gather;
+mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
+pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
 use std::collections::HashMap;

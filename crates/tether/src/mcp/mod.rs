@@ -5,6 +5,7 @@
 //! namespace of this server's own (`mcp-PID`) that ends with it: a person
 //! can `tether attach` to them while the agent works.
 
+mod exec_hosts;
 mod shape;
 mod stdio;
 
@@ -274,6 +275,23 @@ impl TetherMcp {
                 Err(e) => e,
             },
         )
+    }
+
+    #[tool(
+        name = "exec_hosts",
+        description = "Run one command on many hosts over SSH (at most 64 at once; host keys are checked against ~/.ssh/known_hosts; ~/.ssh/config applies). `hosts` is a node set: web[01-20], db1,db2, user@host:port, with ! to exclude. Hosts with identical results share one group, so many identical answers cost one.",
+        output_schema = schema_for_output::<exec_hosts::ExecHostsResult>()
+    )]
+    async fn exec_hosts(
+        &self,
+        Parameters(p): Parameters<exec_hosts::ExecHostsParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match exec_hosts::run(p).await {
+            Ok((result, text)) => {
+                structured(serde_json::to_value(&result).unwrap_or_default(), text)
+            }
+            Err(e) => tool_error(e),
+        })
     }
 
     #[tool(

@@ -1,0 +1,161 @@
+//! The `exec_hosts` tool: one command on many hosts over SSH, answered as
+//! groups of hosts with identical results, so two hundred identical
+//! answers cost one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tether_cluster::NodeSet;
+use tether_cluster::exec::{self, ExecOptions, HostSpec, Overrides};
+
+fn default_timeout() -> f64 {
+    120.0
+}
+fn default_limit() -> usize {
+    4000
+}
+
+/// Parameters of `exec_hosts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExecHostsParams {
+    /// The hosts: a node-set expression (`web[01-20]`, `db1,db2`, `user@host:port`, with `!` to exclude).
+    pub hosts: String,
+    /// The shell command to run on each host (stdin is closed).
+    pub command: String,
+    /// Seconds each host's command may run.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: f64,
+    /// Most characters of output per distinct result (head and tail kept).
+    #[serde(default = "default_limit")]
+    pub output_limit: usize,
+}
+
+/// Where a group's output was clipped.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Clipped {
+    /// Characters left out between head and tail.
+    pub omitted_chars: usize,
+    /// Characters of output in all.
+    pub total_chars: usize,
+}
+
+/// Hosts that gave the same result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HostGroup {
+    /// The hosts, folded (`web[01-20]`).
+    pub hosts: String,
+    /// Their exit code (null when they did not exit: error or signal).
+    pub exit_code: Option<u32>,
+    /// The signal that ended the command.
+    pub signal: Option<String>,
+    /// Why the command did not run or finish (connection, host key, auth, timeout).
+    pub error: Option<String>,
+    /// stdout, then stderr.
+    pub output: String,
+    /// Null, or where the output was clipped.
+    pub truncated: Option<Clipped>,
+}
+
+/// The result of `exec_hosts`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExecHostsResult {
+    /// Hosts in the set.
+    pub hosts_total: usize,
+    /// Hosts whose command exited 0.
+    pub succeeded: usize,
+    /// The others.
+    pub failed: usize,
+    /// Hosts with identical results, one entry each.
+    pub groups: Vec<HostGroup>,
+}
+
+fn clip(text: String, limit: usize) -> (String, Option<Clipped>) {
+    let total = text.chars().count();
+    if total <= limit {
+        return (text, None);
+    }
+    let head: String = text.chars().take(limit / 2).collect();
+    let tail: String = text.chars().skip(total - (limit - limit / 2)).collect();
+    let omitted = total - limit;
+    (
+        format!("{head}\n[… {omitted} characters omitted …]\n{tail}"),
+        Some(Clipped {
+            omitted_chars: omitted,
+            total_chars: total,
+        }),
+    )
+}
+
+/// Runs the tool; the error is the message for a tool error.
+pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
+    if !(p.timeout_s.is_finite() && p.timeout_s > 0.0 && p.timeout_s <= 3600.0) {
+        return Err(format!(
+            "timeout_s must be more than 0 and at most 3600 seconds, got {}",
+            p.timeout_s
+        ));
+    }
+    let set = NodeSet::parse(&p.hosts).map_err(|e| e.to_string())?;
+    if set.is_empty() {
+        return Err(format!("{:?} names no hosts", p.hosts));
+    }
+    let hosts: Vec<HostSpec> = set
+        .names()
+        .iter()
+        .map(|n| HostSpec::parse(n))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let config = tether_ssh::config::expand_tilde("~/.ssh/config");
+    let ov = Overrides {
+        config: config.is_file().then_some(config),
+        ..Overrides::default()
+    };
+    let opts = ExecOptions {
+        fanout: 64,
+        resolve: exec::resolver(ov),
+        command_timeout: Some(std::time::Duration::from_secs_f64(p.timeout_s)),
+        fail_fast: false,
+    };
+    let results = exec::run(hosts, &p.command, opts, |_| {}).await;
+    let succeeded = results.iter().filter(|r| r.succeeded()).count();
+    let groups: Vec<HostGroup> = exec::gather(&results)
+        .into_iter()
+        .map(|g| {
+            let mut text = String::from_utf8_lossy(&g.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&g.stderr));
+            let (output, truncated) = clip(text, p.output_limit.max(1));
+            HostGroup {
+                hosts: g.hosts.fold(),
+                exit_code: g.exit_code,
+                signal: g.signal,
+                error: g.error,
+                output,
+                truncated,
+            }
+        })
+        .collect();
+    let mut text = format!(
+        "[{} hosts: {succeeded} succeeded, {} failed]\n",
+        results.len(),
+        results.len() - succeeded
+    );
+    for g in &groups {
+        let status = match (&g.error, g.exit_code, &g.signal) {
+            (Some(e), _, _) => e.clone(),
+            (None, Some(c), _) => format!("exit {c}"),
+            (None, None, Some(s)) => format!("signal {s}"),
+            _ => "unknown".into(),
+        };
+        text.push_str(&format!("--- {} ({status})\n{}", g.hosts, g.output));
+        if !g.output.is_empty() && !g.output.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Ok((
+        ExecHostsResult {
+            hosts_total: results.len(),
+            succeeded,
+            failed: results.len() - succeeded,
+            groups,
+        },
+        text,
+    ))
+}

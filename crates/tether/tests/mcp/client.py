@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 TETHER = sys.argv[1]
 TOOLS = {
     "shell_run", "shell_send", "shell_read", "shell_signal",
-    "shell_screen", "shell_reset", "shell_close", "shell_list",
+    "shell_screen", "shell_reset", "shell_close", "shell_list", "exec_hosts",
 }
 RESULT_FIELDS = {
     "session", "host", "status", "exit_code", "signal", "output", "truncated",

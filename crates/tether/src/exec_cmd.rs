@@ -1,8 +1,11 @@
 //! `tether exec`: one command on many hosts, printed in the chosen mode,
 //! with the exit code of the chosen policy.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -105,6 +108,9 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         tether_ssh::config::resolve(file, &first.host)?;
     }
     let resolver = exec::resolver(ov);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let running: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let interrupted = Arc::new(AtomicBool::new(false));
     let opts = ExecOptions {
         fanout: args.fanout.max(1),
         resolve: resolver,
@@ -113,6 +119,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
             .map(|t| seconds("--command-timeout", t))
             .transpose()?,
         fail_fast: args.fail_fast,
+        stop: Some(stop_rx),
     };
     let command = args.command.join(" ");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -120,11 +127,31 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let mode = args.output;
-    let results = runtime.block_on(exec::run(hosts, &command, opts, |p| {
-        if mode == OutputMode::Stream {
-            stream(p);
-        }
-    }));
+    let watch_running = Arc::clone(&running);
+    let results = runtime.block_on(async {
+        tokio::spawn(interrupts(
+            Arc::clone(&running),
+            stop_tx,
+            Arc::clone(&interrupted),
+        ));
+        exec::run(hosts, &command, opts, |p| {
+            if let Ok(mut r) = watch_running.lock() {
+                match p {
+                    Progress::Started(h) => {
+                        r.insert(h.clone());
+                    }
+                    Progress::Done(d) => {
+                        r.remove(&d.host);
+                    }
+                    Progress::Line(..) => {}
+                }
+            }
+            if mode == OutputMode::Stream {
+                stream(p);
+            }
+        })
+        .await
+    });
     match mode {
         OutputMode::Stream => {}
         OutputMode::Gather => gather(&results)?,
@@ -133,6 +160,9 @@ pub fn run(args: ExecArgs) -> Result<i32> {
             args.dir.as_deref().unwrap_or(std::path::Path::new(".")),
             &results,
         )?,
+    }
+    if interrupted.load(Ordering::Acquire) {
+        return Ok(130);
     }
     if args.fail_fast {
         let cancelled: Vec<&str> = results
@@ -151,6 +181,42 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         }
     }
     Ok(exit_code(args.exit_code, &results))
+}
+
+/// Ctrl-C once: say which hosts are still running. Twice within a second:
+/// cancel them all (the run then exits 130).
+async fn interrupts(
+    running: Arc<Mutex<BTreeSet<String>>>,
+    stop: tokio::sync::watch::Sender<bool>,
+    interrupted: Arc<AtomicBool>,
+) {
+    let Ok(mut int) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    else {
+        return;
+    };
+    let mut last: Option<std::time::Instant> = None;
+    while int.recv().await.is_some() {
+        if last.is_some_and(|t| t.elapsed() <= Duration::from_secs(1)) {
+            eprintln!("tether: interrupted: cancelling every host");
+            interrupted.store(true, Ordering::Release);
+            stop.send_replace(true);
+            return;
+        }
+        last = Some(std::time::Instant::now());
+        let mut set = NodeSet::new();
+        if let Ok(r) = running.lock() {
+            r.iter().for_each(|h| set.insert(h));
+        }
+        eprintln!(
+            "tether: still running on {} ({}); press Ctrl-C again within 1 s to cancel",
+            if set.is_empty() {
+                "no host".to_owned()
+            } else {
+                set.fold()
+            },
+            set.len()
+        );
+    }
 }
 
 fn exit_code(policy: ExitPolicy, results: &[HostResult]) -> i32 {

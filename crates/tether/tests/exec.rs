@@ -270,3 +270,93 @@ fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
         "{err}"
     );
 }
+
+#[test]
+fn ctrl_c_once_says_who_runs_twice_cancels() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let Some(f) = start() else { return };
+    let port = f.port.to_string();
+    let known = format!(
+        "UserKnownHostsFile={}",
+        f.scratch.0.join("known_hosts").display()
+    );
+    let key = f.scratch.0.join("id_ed25519").display().to_string();
+    let mut child = Command::new(TETHER)
+        .args([
+            "exec",
+            "-F",
+            "none",
+            "-H",
+            "127.0.0.[2-4]",
+            "-p",
+            &port,
+            "-o",
+            &known,
+            "-o",
+            "IdentityAgent=none",
+            "-i",
+            &key,
+        ])
+        .args(["--", "echo started; sleep 30"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let collect = |mut r: Box<dyn Read + Send>| {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        seen
+    };
+    let out = collect(Box::new(child.stdout.take().unwrap()));
+    let err = collect(Box::new(child.stderr.take().unwrap()));
+    tether_testkit_wait(
+        || out.lock().unwrap().matches("started").count() == 3,
+        "all three to start",
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    tether_testkit_wait(
+        || {
+            err.lock()
+                .unwrap()
+                .contains("still running on 127.0.0.[2-4] (3)")
+        },
+        "the running hosts",
+    );
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", err.lock().unwrap());
+    tether_testkit_wait(
+        || {
+            err.lock()
+                .unwrap()
+                .matches("cancelled (interrupted)")
+                .count()
+                == 3
+        },
+        "three cancellations",
+    );
+}
+
+fn tether_testkit_wait(mut f: impl FnMut() -> bool, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !f() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

@@ -35,6 +35,9 @@ pub struct ExecOptions {
     /// Stop starting hosts after the first failure, and cancel those
     /// running.
     pub fail_fast: bool,
+    /// When this turns true, start no more hosts and cancel those running
+    /// (an interrupt).
+    pub stop: Option<watch::Receiver<bool>>,
 }
 
 /// Which stream a line came on.
@@ -125,7 +128,7 @@ async fn one(
     command: Arc<str>,
     opts: Arc<ExecOptions>,
     events: mpsc::UnboundedSender<Progress>,
-    mut cancel: watch::Receiver<bool>,
+    mut cancel: watch::Receiver<Option<&'static str>>,
 ) -> HostResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -133,8 +136,8 @@ async fn one(
         host: host.clone(),
         ..HostResult::default()
     };
-    if *cancel.borrow() {
-        result.error = Some(format!("{host}: cancelled (fail fast): not started"));
+    if let Some(why) = *cancel.borrow() {
+        result.error = Some(format!("{host}: cancelled ({why}): not started"));
         return result;
     }
     let _ = events.send(Progress::Started(host.clone()));
@@ -159,8 +162,9 @@ async fn one(
     let send = |stream, l| {
         let _ = events.send(Progress::Line(host.clone(), stream, l));
     };
+    let cancel_reason = cancel.clone();
     let stop = async move {
-        let _ = cancel.wait_for(|c| *c).await;
+        let _ = cancel.wait_for(Option::is_some).await;
     };
     let ended = conn
         .exec_until(&command, opts.command_timeout, stop, |e| match e {
@@ -181,8 +185,9 @@ async fn one(
     result.stderr = stderr;
     match ended {
         Ok(e) if e.cancelled => {
+            let why = cancel_reason.borrow().unwrap_or("stopped");
             result.error = Some(format!(
-                "{host}: cancelled (fail fast): sent TERM and its channel closed"
+                "{host}: cancelled ({why}): sent TERM and its channel closed"
             ));
         }
         Ok(e) if e.timed_out => {
@@ -212,7 +217,16 @@ pub async fn run(
     let opts = Arc::new(opts);
     let command: Arc<str> = Arc::from(command);
     let window = Arc::new(Semaphore::new(opts.fanout.max(1)));
-    let (cancel_tx, cancel) = watch::channel(false);
+    let (cancel_tx, cancel) = watch::channel(None);
+    let cancel_tx = Arc::new(cancel_tx);
+    if let Some(mut stop) = opts.stop.clone() {
+        let tx = Arc::clone(&cancel_tx);
+        tokio::spawn(async move {
+            if stop.wait_for(|s| *s).await.is_ok() {
+                tx.send_replace(Some("interrupted"));
+            }
+        });
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     let position: HashMap<String, usize> = hosts
         .iter()
@@ -242,7 +256,7 @@ pub async fn run(
             && !r.succeeded()
             && opts.fail_fast
         {
-            cancel_tx.send_replace(true);
+            cancel_tx.send_if_modified(|c| c.replace("fail fast").is_none());
         }
         progress(&p);
         if let Progress::Done(r) = p {

@@ -8,6 +8,7 @@
 //! resolver the caller passes. The config files and the parallel executor
 //! come with the SSH layer.
 
+pub mod config;
 mod error;
 pub mod exec;
 pub mod nodeset;

@@ -221,9 +221,12 @@ pub struct ExecArgs {
     /// A cluster from the config file.
     #[arg(short = 'C', long)]
     pub cluster: Option<String>,
-    /// Most hosts connected at once.
-    #[arg(short = 'f', long, default_value_t = 64)]
-    pub fanout: usize,
+    /// Most hosts connected at once (default: the config's, else 64).
+    #[arg(short = 'f', long)]
+    pub fanout: Option<usize>,
+    /// tether's config file (default ~/.config/tether/config.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Seconds to connect, authenticate and check the host key (default:
     /// ConnectTimeout from ssh_config, else 10).
     #[arg(short = 't', long = "connect-timeout")]
@@ -310,6 +313,9 @@ pub struct HostsArgs {
     /// Print how many hosts.
     #[arg(short, long, group = "form")]
     pub count: bool,
+    /// tether's config file, for `@groups` (default ~/.config/tether/config.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// The node sets (several are joined as a union).
     #[arg(required = true)]
     pub sets: Vec<String>,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use tether_cluster::NodeSet;
+use tether_cluster::config::Config;
 use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Overrides, Progress, Stream};
 use tether_ssh::HostKeyPolicy;
 
@@ -68,11 +69,22 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// tether's config: `file` (which must exist), else the default one (which
+/// may not).
+pub fn load_config(file: Option<&std::path::Path>) -> Result<Config> {
+    Ok(match file {
+        Some(f) => Config::load(f, true)?,
+        None => Config::load(&tether_cluster::config::default_path(), false)?,
+    })
+}
+
 pub fn run(args: ExecArgs) -> Result<i32> {
-    if args.cluster.is_some() {
-        bail!("clusters come from the config file, which is not read yet; name the hosts with -H");
-    }
-    let set = NodeSet::parse(args.hosts.as_deref().unwrap_or_default())?;
+    let config = load_config(args.config.as_deref())?;
+    let (set, settings) = match (&args.cluster, &args.hosts) {
+        (Some(c), None) => config.cluster(c)?,
+        (None, Some(h)) => (config.nodes(h)?, config.defaults.clone()),
+        _ => bail!("name the hosts with -H or a cluster with -C, not both"),
+    };
     if set.is_empty() {
         bail!("the node set names no hosts");
     }
@@ -103,6 +115,24 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     for o in &args.options {
         apply_option(o, &mut ov)?;
     }
+    // tether's config, where the command line said nothing.
+    ov.user = ov.user.or(settings.user.clone());
+    ov.port = ov.port.or(settings.port);
+    if let Some(id) = &settings.identity {
+        ov.identities.push(tether_ssh::config::expand_tilde(id));
+    }
+    if ov.jumps.is_none() {
+        ov.jumps = settings
+            .jump
+            .as_ref()
+            .map(|j| j.split(',').map(str::to_owned).collect());
+    }
+    if ov.connect_timeout.is_none() {
+        ov.connect_timeout = settings.connect_timeout.map(Duration::from_secs);
+    }
+    if let (None, Some(p)) = (ov.policy, &settings.strict_host_key_checking) {
+        ov.policy = Some(policy(p)?);
+    }
     // A config error is the user's to fix before anything runs.
     if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
         tether_ssh::config::resolve(file, &first.host)?;
@@ -112,7 +142,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let running: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let interrupted = Arc::new(AtomicBool::new(false));
     let opts = ExecOptions {
-        fanout: args.fanout.max(1),
+        fanout: args.fanout.or(settings.fanout).unwrap_or(64).max(1),
         resolve: resolver,
         command_timeout: args
             .command_timeout

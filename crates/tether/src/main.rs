@@ -29,9 +29,10 @@ fn main() -> ExitCode {
 
 /// `tether hosts`: the node set, expanded, folded or counted.
 fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
+    let config = exec_cmd::load_config(args.config.as_deref())?;
     let mut set = tether_cluster::NodeSet::new();
     for expr in &args.sets {
-        set.union(&tether_cluster::NodeSet::parse(expr)?);
+        set.union(&config.nodes(expr)?);
     }
     if args.expand {
         println!("{}", set.names().join(" "));

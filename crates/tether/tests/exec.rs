@@ -360,3 +360,85 @@ fn tether_testkit_wait(mut f: impl FnMut() -> bool, what: &str) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+#[test]
+fn clusters_and_groups_come_from_the_config_file() {
+    let Some(f) = start() else { return };
+    let d = &f.scratch.0;
+    let cfg = d.join("config.toml");
+    let text = format!(
+        "[defaults]\nfanout = 2\n\n[groups]\npair = \"127.0.0.[2-3]\"\n\n[clusters.lab]\nnodes = \"@pair,127.0.0.4\"\nport = {}\nidentity = \"{}/id_ed25519\"\n",
+        f.port,
+        d.display()
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let hosts = Command::new(TETHER)
+        .args([
+            "hosts",
+            "--config",
+            cfg.to_str().unwrap(),
+            "@pair!127.0.0.3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&hosts.stdout), "127.0.0.2\n");
+    let known = format!("UserKnownHostsFile={}", d.join("known_hosts").display());
+    let out = Command::new(TETHER)
+        .args([
+            "exec",
+            "--config",
+            cfg.to_str().unwrap(),
+            "-C",
+            "lab",
+            "-F",
+            "none",
+            "-o",
+            &known,
+            "-o",
+            "IdentityAgent=none",
+        ])
+        .args(["--output", "gather", "--", "echo hi"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "-----------------\n127.0.0.[2-4] (3)\n-----------------\nhi\n",
+        "{out:?}"
+    );
+    // A mistake in the config is an error with file, line and column.
+    std::fs::write(&cfg, "[defaults]\nfanout = 2\nfanuot = 3\n").unwrap();
+    let out = Command::new(TETHER)
+        .args([
+            "exec",
+            "--config",
+            cfg.to_str().unwrap(),
+            "-H",
+            "x",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:3:1:", cfg.display())) && err.contains("fanuot"),
+        "{err}"
+    );
+    let out = Command::new(TETHER)
+        .args([
+            "exec",
+            "--config",
+            cfg.to_str().unwrap(),
+            "-C",
+            "nope",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fanuot"),
+        "the broken file is reported first"
+    );
+}

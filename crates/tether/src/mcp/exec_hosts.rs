@@ -4,7 +4,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tether_cluster::NodeSet;
 use tether_cluster::exec::{self, ExecOptions, HostSpec, Overrides};
 
 fn default_timeout() -> f64 {
@@ -17,7 +16,7 @@ fn default_limit() -> usize {
 /// Parameters of `exec_hosts`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExecHostsParams {
-    /// The hosts: a node-set expression (`web[01-20]`, `db1,db2`, `user@host:port`, with `!` to exclude).
+    /// The hosts: a cluster name from tether's config, or a node-set expression (`web[01-20]`, `db1,db2`, `@group`, `user@host:port`, with `!` to exclude).
     pub hosts: String,
     /// The shell command to run on each host (stdin is closed).
     pub command: String,
@@ -93,7 +92,15 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
             p.timeout_s
         ));
     }
-    let set = NodeSet::parse(&p.hosts).map_err(|e| e.to_string())?;
+    let config = crate::exec_cmd::load_config(None).map_err(|e| format!("{e:#}"))?;
+    let (set, settings) = if config.clusters.contains_key(&p.hosts) {
+        config.cluster(&p.hosts).map_err(|e| e.to_string())?
+    } else {
+        (
+            config.nodes(&p.hosts).map_err(|e| e.to_string())?,
+            config.defaults.clone(),
+        )
+    };
     if set.is_empty() {
         return Err(format!("{:?} names no hosts", p.hosts));
     }
@@ -103,13 +110,29 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         .map(|n| HostSpec::parse(n))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let config = tether_ssh::config::expand_tilde("~/.ssh/config");
+    let ssh_config = tether_ssh::config::expand_tilde("~/.ssh/config");
     let ov = Overrides {
-        config: config.is_file().then_some(config),
+        config: ssh_config.is_file().then_some(ssh_config),
+        user: settings.user.clone(),
+        port: settings.port,
+        identities: settings
+            .identity
+            .iter()
+            .map(|i| tether_ssh::config::expand_tilde(i))
+            .collect(),
+        jumps: settings
+            .jump
+            .as_ref()
+            .map(|j| j.split(',').map(str::to_owned).collect()),
+        connect_timeout: settings.connect_timeout.map(std::time::Duration::from_secs),
+        policy: settings
+            .strict_host_key_checking
+            .as_deref()
+            .and_then(exec::policy_of),
         ..Overrides::default()
     };
     let opts = ExecOptions {
-        fanout: 64,
+        fanout: settings.fanout.unwrap_or(64),
         resolve: exec::resolver(ov),
         command_timeout: Some(std::time::Duration::from_secs_f64(p.timeout_s)),
         fail_fast: false,

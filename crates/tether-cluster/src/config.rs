@@ -1,0 +1,161 @@
+//! tether's own config, `~/.config/tether/config.toml` (or `--config`):
+//! defaults, groups and clusters. It adds to OpenSSH's config and never
+//! contradicts it silently: what it sets applies only where the command
+//! line does not, and ssh_config still applies underneath. A syntax error
+//! or an unknown key is an error with file, line and column. No config is
+//! ever read from the current directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ClusterError;
+use crate::nodeset::NodeSet;
+
+/// Connection settings, at the top (`[defaults]`) or per cluster.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// The user.
+    pub user: Option<String>,
+    /// The port.
+    pub port: Option<u16>,
+    /// A key file.
+    pub identity: Option<String>,
+    /// Jump hosts, comma-separated.
+    pub jump: Option<String>,
+    /// Most connections at once.
+    pub fanout: Option<usize>,
+    /// Seconds to connect.
+    pub connect_timeout: Option<u64>,
+    /// `yes`, `accept-new` or `no`.
+    pub strict_host_key_checking: Option<String>,
+}
+
+/// A named set of nodes with its own settings.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    /// Its nodes: a node set (may name `@groups`).
+    pub nodes: String,
+    /// Its settings.
+    #[serde(flatten)]
+    pub settings: Settings,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Settings for every host.
+    #[serde(default)]
+    pub defaults: Settings,
+    /// `name = "node set"`, used as `@name`.
+    #[serde(default)]
+    pub groups: BTreeMap<String, String>,
+    /// Clusters, by name.
+    #[serde(default)]
+    pub clusters: BTreeMap<String, Cluster>,
+}
+
+/// `$XDG_CONFIG_HOME/tether/config.toml`, else `~/.config/tether/config.toml`.
+pub fn default_path() -> PathBuf {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".config")
+        });
+    base.join("tether").join("config.toml")
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+impl Config {
+    /// Parses `text` (from `file`, for messages).
+    pub fn parse(file: &Path, text: &str) -> Result<Config, ClusterError> {
+        toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            ClusterError::Config {
+                file: file.to_path_buf(),
+                line,
+                column,
+                problem: e.message().to_owned(),
+            }
+        })
+    }
+
+    /// Reads `file`; a missing file is an empty config only when it is the
+    /// default one (`required` false).
+    pub fn load(file: &Path, required: bool) -> Result<Config, ClusterError> {
+        match std::fs::read_to_string(file) {
+            Ok(text) => Config::parse(file, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                Ok(Config::default())
+            }
+            Err(e) => Err(ClusterError::ConfigRead {
+                file: file.to_path_buf(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Parses a node set, `@group`s resolved from this config.
+    pub fn nodes(&self, expr: &str) -> Result<NodeSet, ClusterError> {
+        NodeSet::parse_with(expr, &|g| self.groups.get(g).cloned())
+    }
+
+    /// A cluster's nodes and settings (its own over the defaults).
+    pub fn cluster(&self, name: &str) -> Result<(NodeSet, Settings), ClusterError> {
+        let c = self
+            .clusters
+            .get(name)
+            .ok_or_else(|| ClusterError::UnknownCluster(name.to_owned()))?;
+        let d = &self.defaults;
+        let s = &c.settings;
+        let settings = Settings {
+            user: s.user.clone().or(d.user.clone()),
+            port: s.port.or(d.port),
+            identity: s.identity.clone().or(d.identity.clone()),
+            jump: s.jump.clone().or(d.jump.clone()),
+            fanout: s.fanout.or(d.fanout),
+            connect_timeout: s.connect_timeout.or(d.connect_timeout),
+            strict_host_key_checking: s
+                .strict_host_key_checking
+                .clone()
+                .or(d.strict_host_key_checking.clone()),
+        };
+        Ok((self.nodes(&c.nodes)?, settings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_clusters_and_errors_with_places() {
+        let text = "[defaults]\nuser = \"ops\"\n[groups]\nweb = \"web[1-3]\"\n[clusters.prod]\nnodes = \"@web,db1\"\nport = 2222\n";
+        let c = Config::parse(Path::new("c.toml"), text).unwrap_or_default();
+        let (nodes, s) = c.cluster("prod").unwrap_or_default();
+        assert_eq!(nodes.fold(), "db1,web[1-3]");
+        assert_eq!((s.user.as_deref(), s.port), (Some("ops"), Some(2222)));
+        assert!(matches!(
+            c.cluster("nope"),
+            Err(ClusterError::UnknownCluster(_))
+        ));
+        let e = Config::parse(Path::new("c.toml"), "[defaults]\nuser = \"a\"\nprot = 22\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml:3:1: "), "{e}");
+        let e = Config::parse(Path::new("c.toml"), "[groups]\nweb = [1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml:2:"), "{e}");
+    }
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""`true` on N hosts at fanout N: tether exec beside pdsh, parallel-ssh and
+clush (with OpenSSH's default key exchange, and with the one tether
+negotiates), wall time and client CPU time, interleaved in one run.
+
+Starts N real sshd on 127.0.0.2 ... (one port, one host key, key-only auth,
+UsePAM no) and logs in as a plain user with a clean start-up (default
+tether-test, /bin/sh, no rc files), so no login script hides the client
+differences. Needs root (sshd on many addresses, another user), sshd, pdsh,
+pssh and clustershell.
+
+usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
+"""
+import os
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+tether = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/tether")
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+user = sys.argv[4] if len(sys.argv) > 4 else "tether-test"
+d = tempfile.mkdtemp(prefix="tether-bench-exec-")
+ips = [f"127.0.0.{i}" for i in range(2, 2 + n)]
+
+def free_port():
+    while True:
+        s = socket.socket()
+        s.bind((ips[0], 0))
+        port = s.getsockname()[1]
+        s.close()
+        ok = True
+        for ip in ips:
+            t = socket.socket()
+            try:
+                t.bind((ip, port))
+            except OSError:
+                ok = False
+            t.close()
+        if ok:
+            return port
+
+subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{d}/host"], check=True)
+subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{d}/id"], check=True)
+shutil.copy(f"{d}/id.pub", f"{d}/authorized_keys")
+os.makedirs("/run/sshd", exist_ok=True)
+port = free_port()
+host_key = " ".join(open(f"{d}/host.pub").read().split()[:2])
+with open(f"{d}/known_hosts", "w") as f:
+    for ip in ips:
+        f.write(f"[{ip}]:{port} {host_key}\n")
+sshd = []
+for ip in ips:
+    cfg = f"{d}/sshd_{ip}"
+    with open(cfg, "w") as f:
+        f.write(f"ListenAddress {ip}:{port}\nHostKey {d}/host\nPidFile {d}/pid_{ip}\nAuthorizedKeysFile {d}/authorized_keys\n"
+                "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\nMaxStartups 500\n")
+    sshd.append(subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", cfg, "-E", f"{d}/log_{ip}"]))
+for ip in ips:
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection((ip, port), timeout=1).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                sys.exit(f"sshd on {ip} did not start")
+            time.sleep(0.01)
+
+def ssh_config(kex):
+    path = f"{d}/ssh_config_{kex or 'default'}"
+    with open(path, "w") as f:
+        f.write(f"Host *\n  Port {port}\n  User {user}\n  IdentityFile {d}/id\n  IdentitiesOnly yes\n  IdentityAgent none\n"
+                f"  UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking yes\n  BatchMode yes\n")
+        if kex:
+            f.write(f"  KexAlgorithms {kex}\n")
+    return path
+
+KEX = "curve25519-sha256"
+nodes = f"127.0.0.[2-{1 + n}]"
+plain = ",".join(ips)
+peers = {"tether exec": [tether, "exec", "-F", ssh_config(None), "-f", str(n), "-H", nodes, "--", "true"]}
+for label, kex in [("default kex", None), (KEX, KEX)]:
+    cfg = ssh_config(kex)
+    peers[f"pdsh -R ssh ({label})"] = ["env", f"PDSH_SSH_ARGS_APPEND=-F {cfg}", "pdsh", "-R", "ssh", "-f", str(n), "-w", plain, "true"]
+    peers[f"parallel-ssh ({label})"] = ["parallel-ssh", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(ips), "true"]
+    peers[f"clush ({label})"] = ["clush", "-f", str(n), "-o", f"-F {cfg}", "-w", nodes, "true"]
+
+def timed(argv):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        sys.exit(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()[:500]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+try:
+    for argv in peers.values():
+        timed(argv)
+    samples = {k: [] for k in peers}
+    for _ in range(rounds):
+        for k, argv in peers.items():
+            samples[k].append(timed(argv))
+    print(f"`true` on {n} hosts, fanout {n}, {rounds} rounds interleaved; tether negotiates {KEX}")
+    base = {k: statistics.median(w for w, _ in s) for k, s in samples.items()}
+    for k, s in samples.items():
+        wall = statistics.median(w for w, _ in s)
+        cpu = statistics.median(c for _, c in s)
+        print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s")
+finally:
+    for p in sshd:
+        p.terminate()
+    for p in sshd:
+        p.wait()
+    shutil.rmtree(d, ignore_errors=True)

@@ -45,9 +45,16 @@ def free_port():
         if ok:
             return port
 
+# With UsePAM no, sshd refuses accounts whose password field is locked ("!").
+shadow = subprocess.run(["getent", "shadow", user], capture_output=True, text=True).stdout
+if shadow.split(":")[1:2] == ["!"]:
+    subprocess.run(["usermod", "-p", "*", user], check=True)
 subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{d}/host"], check=True)
 subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{d}/id"], check=True)
 shutil.copy(f"{d}/id.pub", f"{d}/authorized_keys")
+# sshd reads authorized_keys as the user logging in.
+os.chmod(d, 0o755)
+os.chmod(f"{d}/authorized_keys", 0o644)
 os.makedirs("/run/sshd", exist_ok=True)
 port = free_port()
 host_key = " ".join(open(f"{d}/host.pub").read().split()[:2])

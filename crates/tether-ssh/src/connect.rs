@@ -56,6 +56,12 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// `ServerAliveInterval` and `ServerAliveCountMax`.
     pub keepalive: Option<(Duration, usize)>,
+    /// Asks for passphrases and passwords (`None`: no one to ask; keys
+    /// with a passphrase then work only through the agent).
+    pub secrets: Option<Arc<crate::secrets::Secrets>>,
+    /// Try password and keyboard-interactive authentication
+    /// (`PasswordAuthentication`, `KbdInteractiveAuthentication`).
+    pub passwords: bool,
     /// `ProxyJump`: hosts to go through, first to last; each is reached
     /// through the one before it, with its own options (their own `jumps`
     /// are not used).
@@ -91,6 +97,8 @@ impl Default for ConnectOptions {
             agent: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            secrets: None,
+            passwords: true,
             jumps: Vec::new(),
         }
     }
@@ -319,6 +327,32 @@ where
     })
 }
 
+/// Keyboard-interactive, answering each prompt with `password` (what
+/// OpenSSH's PAM-less servers and most PAM stacks ask for).
+async fn keyboard_interactive(
+    handle: &mut client::Handle<Checker>,
+    user: &str,
+    password: &str,
+) -> bool {
+    use russh::client::KeyboardInteractiveAuthResponse as R;
+    let mut reply = handle
+        .authenticate_keyboard_interactive_start(user, None)
+        .await;
+    for _ in 0..4 {
+        match reply {
+            Ok(R::Success) => return true,
+            Ok(R::InfoRequest { prompts, .. }) => {
+                let answers = prompts.iter().map(|_| password.to_owned()).collect();
+                reply = handle
+                    .authenticate_keyboard_interactive_respond(answers)
+                    .await;
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
 async fn authenticate(
     handle: &mut client::Handle<Checker>,
     target: &Target,
@@ -357,15 +391,44 @@ async fn authenticate(
         }
     }
     for path in &opts.identities {
-        // Keys with a passphrase are skipped here (the agent can hold them).
-        let Ok(key) = russh::keys::load_secret_key(path, None) else {
-            continue;
+        let key = match russh::keys::load_secret_key(path, None) {
+            Ok(k) => Arc::new(k),
+            Err(russh::keys::Error::KeyIsEncrypted) => {
+                // Asked once per run; the decrypted key serves every host.
+                let secrets = opts.secrets.clone();
+                let path = path.clone();
+                let ask = tokio::task::spawn_blocking(move || secrets.and_then(|s| s.key(&path)));
+                match ask.await.ok().flatten() {
+                    Some(k) => k,
+                    None => continue,
+                }
+            }
+            Err(_) => continue,
         };
         tried.push("key file");
-        let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
+        let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
         let r = handle.authenticate_publickey(&target.user, key).await;
         if r.is_ok_and(|r| r.success()) {
             return Ok(());
+        }
+    }
+    if opts.passwords
+        && let Some(secrets) = opts.secrets.clone()
+    {
+        let (user, host) = (target.user.clone(), target.host.clone());
+        let ask = tokio::task::spawn_blocking(move || secrets.password(&user, &host));
+        if let Some(password) = ask.await.ok().flatten() {
+            tried.push("password");
+            let r = handle
+                .authenticate_password(&target.user, password.clone())
+                .await;
+            if r.is_ok_and(|r| r.success()) {
+                return Ok(());
+            }
+            tried.push("keyboard-interactive");
+            if keyboard_interactive(handle, &target.user, &password).await {
+                return Ok(());
+            }
         }
     }
     tried.dedup();

@@ -9,7 +9,9 @@ mod connect;
 mod error;
 mod exec;
 pub mod known_hosts;
+mod secrets;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::SshError;
 pub use exec::{Ended, Event};
+pub use secrets::{Prompter, Secrets};

@@ -57,6 +57,8 @@ impl World {
             agent: None,
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            secrets: None,
+            passwords: false,
             jumps: Vec::new(),
         }
     }
@@ -299,4 +301,117 @@ async fn proxy_jump_goes_through_the_jump_host() {
     };
     let e = connect(&w.target(), &refused).await.unwrap_err();
     assert!(e.to_string().contains("would not forward"), "{e}");
+}
+
+/// Answers every question with one secret, counting the questions.
+struct Answer(&'static str, std::sync::atomic::AtomicUsize);
+
+impl tether_ssh::Prompter for Answer {
+    fn secret(&self, _prompt: &str) -> Option<String> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Some(self.0.to_owned())
+    }
+}
+
+#[tokio::test]
+async fn an_encrypted_key_is_asked_for_once_per_run() {
+    let Some(w) = world("127.0.0.9") else { return };
+    w.trust();
+    let locked = keygen(&w.scratch.0.join("id_locked"), "open sesame").unwrap();
+    std::fs::write(
+        w.sshd.dir().join("authorized_keys"),
+        std::fs::read(locked.with_extension("pub")).unwrap(),
+    )
+    .unwrap();
+    let answer = std::sync::Arc::new(Answer("open sesame", Default::default()));
+    let secrets = tether_ssh::Secrets::new(answer.clone(), false);
+    let opts = ConnectOptions {
+        identities: vec![locked.clone()],
+        secrets: Some(secrets),
+        ..w.options()
+    };
+    for _ in 0..3 {
+        let c = connect(&w.target(), &opts).await.unwrap();
+        assert_eq!(run(&c, "echo unlocked").await.0, "unlocked\n");
+    }
+    assert_eq!(
+        answer.1.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "asked once for three connections"
+    );
+    // Without anyone to ask, the key is skipped and authentication fails clearly.
+    let e = connect(
+        &w.target(),
+        &ConnectOptions {
+            identities: vec![locked],
+            ..w.options()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, SshError::Auth { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn a_password_authenticates_a_test_user() {
+    if std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(1)
+        != 0
+        || std::process::Command::new("id")
+            .arg("tether-test")
+            .output()
+            .map(|o| !o.status.success())
+            .unwrap_or(true)
+    {
+        eprintln!("SKIPPED: needs root and the user tether-test (scripts/test creates it)");
+        return;
+    }
+    let Some(w) = world("127.0.0.10") else { return };
+    let port = tether_testkit::free_port("127.0.0.11").unwrap();
+    let sshd = Sshd::start_with("127.0.0.11", port, &[], true, "").unwrap();
+    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
+    let hash = std::process::Command::new("openssl")
+        .args(["passwd", "-6", "pw-for-tests"])
+        .output()
+        .unwrap();
+    let hash = String::from_utf8(hash.stdout).unwrap();
+    let set = std::process::Command::new("usermod")
+        .args(["-p", hash.trim(), "tether-test"])
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+    let target = Target {
+        host: sshd.ip.clone(),
+        hostname: sshd.ip.clone(),
+        port,
+        user: "tether-test".into(),
+    };
+    let answer = std::sync::Arc::new(Answer("pw-for-tests", Default::default()));
+    let opts = ConnectOptions {
+        identities: vec![],
+        secrets: Some(tether_ssh::Secrets::new(answer.clone(), true)),
+        passwords: true,
+        ..w.options()
+    };
+    let c = connect(&target, &opts).await.unwrap();
+    assert_eq!(run(&c, "id -un").await.0, "tether-test\n");
+    connect(&target, &opts).await.unwrap();
+    assert_eq!(
+        answer.1.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "reused across connections when asked to"
+    );
+    let wrong = ConnectOptions {
+        secrets: Some(tether_ssh::Secrets::new(
+            std::sync::Arc::new(Answer("wrong", Default::default())),
+            false,
+        )),
+        ..opts.clone()
+    };
+    let e = connect(&target, &wrong).await.unwrap_err();
+    assert!(
+        e.to_string().contains("authentication failed") && !e.to_string().contains("wrong"),
+        "{e}"
+    );
 }

@@ -264,9 +264,14 @@ pub struct ExecArgs {
     /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
     #[arg(short = 'i', long = "identity")]
     pub identities: Vec<PathBuf>,
+    /// Ask for a password once and use it for every host (default: once
+    /// per host).
+    #[arg(long)]
+    pub same_password: bool,
     /// OpenSSH options: StrictHostKeyChecking, UserKnownHostsFile,
     /// IdentityFile, IdentitiesOnly, IdentityAgent, ConnectTimeout,
-    /// ServerAliveInterval, ServerAliveCountMax, User, Port.
+    /// ServerAliveInterval, ServerAliveCountMax, User, Port, ProxyJump,
+    /// PasswordAuthentication, BatchMode.
     #[arg(short = 'o', value_name = "KEY=VALUE")]
     pub options: Vec<String>,
     /// The command (several words are joined with spaces).

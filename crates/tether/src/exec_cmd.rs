@@ -60,6 +60,11 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
             )
         }
         "proxyjump" => ov.jumps = Some(value.split(',').map(str::to_owned).collect()),
+        "passwordauthentication" | "kbdinteractiveauthentication" => {
+            ov.passwords = Some(yes(value))
+        }
+        "batchmode" if yes(value) => ov.secrets = None,
+        "batchmode" => {}
         other => bail!("-o {other}: not an option tether reads; see `tether exec --help`"),
     }
     Ok(())
@@ -94,6 +99,10 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         .map(|n| HostSpec::parse(n))
         .collect::<Result<_, _>>()?;
     let mut ov = Overrides {
+        secrets: Some(tether_ssh::Secrets::new(
+            std::sync::Arc::new(crate::tty_prompt::TtyPrompter),
+            args.same_password,
+        )),
         identities: args.identities.clone(),
         user: args.user.clone(),
         port: args.port,

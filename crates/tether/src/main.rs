@@ -15,6 +15,7 @@ mod result_out;
 mod run_cmd;
 mod session_cmd;
 mod term_cmd;
+mod tty_prompt;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

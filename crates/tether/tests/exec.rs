@@ -442,3 +442,77 @@ fn clusters_and_groups_come_from_the_config_file() {
         "the broken file is reported first"
     );
 }
+
+#[test]
+fn a_passphrase_is_asked_on_the_terminal_once() {
+    use tether_transport::{ExitInfo, Terminal};
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let scratch = Scratch::new("exec-passphrase");
+    let key = keygen(&scratch.0.join("id_locked"), "open sesame").unwrap();
+    let (port, _sshd, known) =
+        fleet(&["127.0.0.12", "127.0.0.13"], &[&key.with_extension("pub")]).unwrap();
+    let kh = scratch.0.join("known_hosts");
+    std::fs::write(&kh, known).unwrap();
+    let mut spec = tether_pty::SpawnSpec::new(TETHER);
+    spec.args = [
+        "exec",
+        "-F",
+        "none",
+        "-H",
+        "127.0.0.[12-13]",
+        "-p",
+        &port.to_string(),
+        "-i",
+        key.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .chain([
+        "-o".into(),
+        format!("UserKnownHostsFile={}", kh.display()),
+        "-o".into(),
+        "IdentityAgent=none".into(),
+    ])
+    .chain(["--".into(), "echo unlocked".into()])
+    .collect();
+    spec.env = vec![("PATH".into(), std::env::var("PATH").unwrap())];
+    let pty = tether_pty::LocalPty::spawn(&spec).unwrap();
+    let mut out = pty.take_output().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        while let Some(c) = out.blocking_recv() {
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&c));
+        }
+    });
+    tether_testkit_wait(
+        || seen.lock().unwrap().contains("Enter passphrase for key"),
+        "the prompt",
+    );
+    pty.write(b"open sesame\r".to_vec()).unwrap();
+    let exit = pty.exit();
+    tether_testkit_wait(|| exit.borrow().is_some(), "exec to finish");
+    assert_eq!(
+        *exit.borrow(),
+        Some(ExitInfo::Code(0)),
+        "{}",
+        seen.lock().unwrap()
+    );
+    let text = seen.lock().unwrap().clone();
+    assert!(
+        text.contains("127.0.0.12: unlocked") && text.contains("127.0.0.13: unlocked"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("Enter passphrase").count(),
+        1,
+        "asked once for both hosts: {text}"
+    );
+    assert!(
+        !text.contains("open sesame"),
+        "the passphrase is not echoed: {text}"
+    );
+}

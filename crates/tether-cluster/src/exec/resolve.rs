@@ -13,6 +13,10 @@ use super::{HostSpec, Resolver};
 /// What the command line sets; it wins over ssh_config, as in `ssh`.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
+    /// Who to ask for passphrases and passwords (`None`: batch mode).
+    pub secrets: Option<std::sync::Arc<tether_ssh::Secrets>>,
+    /// Try passwords (`PasswordAuthentication`); default yes.
+    pub passwords: Option<bool>,
     /// See `ssh_config(5)`.
     pub policy: Option<HostKeyPolicy>,
     /// See `ssh_config(5)`.
@@ -141,6 +145,8 @@ pub fn resolve(
             .or(cfg.connect_timeout.map(Duration::from_secs))
             .unwrap_or(defaults.connect_timeout),
         keepalive: interval.map(|i| (i, max)),
+        secrets: ov.secrets.clone(),
+        passwords: ov.passwords.unwrap_or(true),
         jumps,
     };
     Ok((target, connect))

@@ -10,6 +10,9 @@ differences. Needs root (sshd on many addresses, another user), sshd, pdsh,
 pssh and clustershell.
 
 usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
+       scripts/bench-exec.py --throughput [TETHER] [ROUNDS] [USER]
+         (1 GiB from one host, beside `ssh … > /dev/null` with the cipher
+         tether negotiates)
 """
 import os
 import resource
@@ -21,10 +24,17 @@ import sys
 import tempfile
 import time
 
-tether = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/tether")
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-user = sys.argv[4] if len(sys.argv) > 4 else "tether-test"
+throughput = sys.argv[1:2] == ["--throughput"]
+args = sys.argv[2:] if throughput else sys.argv[1:]
+tether = os.path.abspath(args[0] if args else "target/release/tether")
+if throughput:
+    n = 1
+    rounds = int(args[1]) if len(args) > 1 else 3
+    user = args[2] if len(args) > 2 else "tether-test"
+else:
+    n = int(args[1]) if len(args) > 1 else 50
+    rounds = int(args[2]) if len(args) > 2 else 5
+    user = args[3] if len(args) > 3 else "tether-test"
 d = tempfile.mkdtemp(prefix="tether-bench-exec-")
 ips = [f"127.0.0.{i}" for i in range(2, 2 + n)]
 
@@ -92,7 +102,15 @@ KEX = "curve25519-sha256"
 nodes = f"127.0.0.[2-{1 + n}]"
 plain = ",".join(ips)
 peers = {"tether exec": [tether, "exec", "-F", ssh_config(None), "-f", str(n), "-H", nodes, "--", "true"]}
-for label, kex in [("default kex", None), (KEX, KEX)]:
+if throughput:
+    # tether's first cipher is chacha20-poly1305, which this sshd accepts.
+    big = "head -c 1073741824 /dev/zero"
+    peers = {
+        "tether exec (1 GiB)": ["sh", "-c", f"{tether} exec -F {ssh_config(None)} -H {ips[0]} -- {big} > /dev/null"],
+        "ssh -c chacha20-poly1305 (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c chacha20-poly1305@openssh.com {ips[0]} {big} > /dev/null"],
+        "ssh -c aes128-gcm (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c aes128-gcm@openssh.com {ips[0]} {big} > /dev/null"],
+    }
+for label, kex in ([] if throughput else [("default kex", None), (KEX, KEX)]):
     cfg = ssh_config(kex)
     peers[f"pdsh -R ssh ({label})"] = ["env", f"PDSH_SSH_ARGS_APPEND=-F {cfg}", "pdsh", "-R", "ssh", "-f", str(n), "-w", plain, "true"]
     peers[f"parallel-ssh ({label})"] = ["parallel-ssh", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(ips), "true"]
@@ -116,12 +134,14 @@ try:
     for _ in range(rounds):
         for k, argv in peers.items():
             samples[k].append(timed(argv))
-    print(f"`true` on {n} hosts, fanout {n}, {rounds} rounds interleaved; tether negotiates {KEX}")
+    what = "1 GiB from one host" if throughput else f"`true` on {n} hosts, fanout {n}"
+    print(f"{what}, {rounds} rounds interleaved; tether negotiates {KEX}")
     base = {k: statistics.median(w for w, _ in s) for k, s in samples.items()}
     for k, s in samples.items():
         wall = statistics.median(w for w, _ in s)
         cpu = statistics.median(c for _, c in s)
-        print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s")
+        rate = f"   {1024 / wall:6.0f} MiB/s" if throughput else ""
+        print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
 finally:
     for p in sshd:
         p.terminate()

@@ -159,6 +159,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
             .transpose()?,
         fail_fast: args.fail_fast,
         stop: Some(stop_rx),
+        keep_output: args.output != OutputMode::Stream,
     };
     let command = args.command.join(" ");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -271,11 +272,13 @@ fn exit_code(policy: ExitPolicy, results: &[HostResult]) -> i32 {
 /// and signals as one line on stderr.
 fn stream(p: &Progress) {
     match p {
+        // Bytes go out as they came (no re-encoding), one whole line per write.
         Progress::Line(host, Stream::Stdout, line) => {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{host}: {}", text(line));
+            prefixed(&mut std::io::stdout().lock(), host, line)
         }
-        Progress::Line(host, Stream::Stderr, line) => eprintln!("{host}: {}", text(line)),
+        Progress::Line(host, Stream::Stderr, line) => {
+            prefixed(&mut std::io::stderr().lock(), host, line)
+        }
         Progress::Done(r) => {
             if let Some(e) = &r.error {
                 eprintln!("tether: {e}");
@@ -285,6 +288,15 @@ fn stream(p: &Progress) {
         }
         Progress::Started(_) => {}
     }
+}
+
+fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) {
+    let mut buf = Vec::with_capacity(host.len() + line.len() + 3);
+    buf.extend_from_slice(host.as_bytes());
+    buf.extend_from_slice(b": ");
+    buf.extend_from_slice(line);
+    buf.push(b'\n');
+    let _ = out.write_all(&buf);
 }
 
 fn gather(results: &[HostResult]) -> Result<()> {

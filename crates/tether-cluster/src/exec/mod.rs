@@ -38,7 +38,14 @@ pub struct ExecOptions {
     /// When this turns true, start no more hosts and cancel those running
     /// (an interrupt).
     pub stop: Option<watch::Receiver<bool>>,
+    /// Keep each host's whole output in its result (gather, json, dir);
+    /// off, output only streams by as lines, in bounded memory.
+    pub keep_output: bool,
 }
+
+/// The longest line held back waiting for its newline; a longer one is
+/// passed on in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
 
 /// Which stream a line came on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,12 +114,17 @@ struct Lines(Vec<u8>);
 
 impl Lines {
     fn push(&mut self, bytes: &[u8], mut line: impl FnMut(Vec<u8>)) {
-        self.0.extend_from_slice(bytes);
-        while let Some(nl) = self.0.iter().position(|&b| b == b'\n') {
-            let rest = self.0.split_off(nl + 1);
-            let mut l = std::mem::replace(&mut self.0, rest);
-            l.pop();
+        let mut rest = bytes;
+        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+            let mut l = std::mem::take(&mut self.0);
+            l.extend_from_slice(&rest[..nl]);
             line(l);
+            rest = &rest[nl + 1..];
+        }
+        self.0.extend_from_slice(rest);
+        while self.0.len() >= MAX_LINE {
+            let tail = self.0.split_off(MAX_LINE);
+            line(std::mem::replace(&mut self.0, tail));
         }
     }
 
@@ -169,11 +181,15 @@ async fn one(
     let ended = conn
         .exec_until(&command, opts.command_timeout, stop, |e| match e {
             Event::Stdout(b) => {
-                stdout.extend_from_slice(&b);
+                if opts.keep_output {
+                    stdout.extend_from_slice(&b);
+                }
                 out_lines.push(&b, |l| send(Stream::Stdout, l));
             }
             Event::Stderr(b) => {
-                stderr.extend_from_slice(&b);
+                if opts.keep_output {
+                    stderr.extend_from_slice(&b);
+                }
                 err_lines.push(&b, |l| send(Stream::Stderr, l));
             }
         })

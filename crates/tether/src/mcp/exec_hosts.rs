@@ -137,6 +137,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         command_timeout: Some(std::time::Duration::from_secs_f64(p.timeout_s)),
         fail_fast: false,
         stop: None,
+        keep_output: true,
     };
     let results = exec::run(hosts, &p.command, opts, |_| {}).await;
     let succeeded = results.iter().filter(|r| r.succeeded()).count();

@@ -10,6 +10,8 @@ differences. Needs root (sshd on many addresses, another user), sshd, pdsh,
 pssh and clustershell.
 
 usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
+       scripts/bench-exec.py --connections [TETHER] [ROUNDS] [USER]
+         (500 concurrent connections: 10 sshd x 50 sessions; tether's RSS)
        scripts/bench-exec.py --throughput [TETHER] [ROUNDS] [USER]
          (1 GiB from one host, beside `ssh … > /dev/null` with the cipher
          tether negotiates)
@@ -25,9 +27,14 @@ import tempfile
 import time
 
 throughput = sys.argv[1:2] == ["--throughput"]
-args = sys.argv[2:] if throughput else sys.argv[1:]
+connections = sys.argv[1:2] == ["--connections"]
+args = sys.argv[2:] if throughput or connections else sys.argv[1:]
 tether = os.path.abspath(args[0] if args else "target/release/tether")
-if throughput:
+if connections:
+    n = 10
+    rounds = int(args[1]) if len(args) > 1 else 3
+    user = args[2] if len(args) > 2 else "tether-test"
+elif throughput:
     n = 1
     rounds = int(args[1]) if len(args) > 1 else 3
     user = args[2] if len(args) > 2 else "tether-test"
@@ -110,7 +117,14 @@ if throughput:
         "ssh -c chacha20-poly1305 (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c chacha20-poly1305@openssh.com {ips[0]} {big} > /dev/null"],
         "ssh -c aes128-gcm (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c aes128-gcm@openssh.com {ips[0]} {big} > /dev/null"],
     }
-for label, kex in ([] if throughput else [("default kex", None), (KEX, KEX)]):
+if connections:
+    aliases = f"{d}/ssh_config_aliases"
+    with open(aliases, "w") as f:
+        for i in range(500):
+            f.write(f"Host h{i:03}\n  HostName {ips[i % n]}\n")
+        f.write(open(ssh_config(None)).read())
+    peers = {"tether exec, 500 connections": [tether, "exec", "-F", aliases, "-f", "500", "-H", "h[000-499]", "--", "sleep 3"]}
+for label, kex in ([] if throughput or connections else [("default kex", None), (KEX, KEX)]):
     cfg = ssh_config(kex)
     peers[f"pdsh -R ssh ({label})"] = ["env", f"PDSH_SSH_ARGS_APPEND=-F {cfg}", "pdsh", "-R", "ssh", "-f", str(n), "-w", plain, "true"]
     peers[f"parallel-ssh ({label})"] = ["parallel-ssh", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(ips), "true"]
@@ -125,6 +139,9 @@ def timed(argv):
     if r.returncode != 0:
         sys.exit(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()[:500]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if connections:
+        # The largest RSS of any child so far (the tether process), in MiB.
+        return wall, after.ru_maxrss / 1024
     return wall, cpu
 
 try:
@@ -135,12 +152,17 @@ try:
         for k, argv in peers.items():
             samples[k].append(timed(argv))
     what = "1 GiB from one host" if throughput else f"`true` on {n} hosts, fanout {n}"
+    if connections:
+        what = "`sleep 3` on 500 connections (10 sshd x 50), fanout 500"
     print(f"{what}, {rounds} rounds interleaved; tether negotiates {KEX}")
     base = {k: statistics.median(w for w, _ in s) for k, s in samples.items()}
     for k, s in samples.items():
         wall = statistics.median(w for w, _ in s)
         cpu = statistics.median(c for _, c in s)
         rate = f"   {1024 / wall:6.0f} MiB/s" if throughput else ""
+        if connections:
+            print(f"{k:40} wall {wall:6.3f} s   max RSS {max(c for _, c in s):6.1f} MiB")
+            continue
         print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
 finally:
     for p in sshd:

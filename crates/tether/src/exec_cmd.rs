@@ -168,6 +168,8 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         .context("cannot start the async runtime")?;
     let mode = args.output;
     let watch_running = Arc::clone(&running);
+    let progress = ProgressLine::new(set.len());
+    let (mut done, mut failed) = (0usize, 0usize);
     let results = runtime.block_on(async {
         tokio::spawn(interrupts(
             Arc::clone(&running),
@@ -182,12 +184,15 @@ pub fn run(args: ExecArgs) -> Result<i32> {
                     }
                     Progress::Done(d) => {
                         r.remove(&d.host);
+                        done += 1;
+                        failed += usize::from(!d.succeeded());
                     }
                     Progress::Line(..) => {}
                 }
+                progress.update(done, failed, &r);
             }
             if mode == OutputMode::Stream {
-                stream(p);
+                progress.above(|| stream(p));
             }
         })
         .await
@@ -201,6 +206,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
             &results,
         )?,
     }
+    progress.finish();
     if interrupted.load(Ordering::Acquire) {
         return Ok(130);
     }
@@ -221,6 +227,54 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         }
     }
     Ok(exit_code(args.exit_code, &results))
+}
+
+/// The live progress line on a terminal (stderr): done, failed and running
+/// counts and the hosts still running; output is printed above it, never
+/// through it. Hidden when stderr is not a terminal. No colours are used
+/// (so NO_COLOR holds).
+struct ProgressLine {
+    bar: indicatif::ProgressBar,
+}
+
+impl ProgressLine {
+    fn new(total: usize) -> ProgressLine {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template("[{pos}/{len} done] {msg}") {
+            bar.set_style(style);
+        }
+        ProgressLine { bar }
+    }
+
+    fn update(&self, done: usize, failed: usize, running: &BTreeSet<String>) {
+        self.bar.set_position(done as u64);
+        let mut set = NodeSet::new();
+        running.iter().take(1000).for_each(|h| set.insert(h));
+        let mut names = set.fold();
+        if names.len() > 60 {
+            names.truncate(57);
+            names.push_str("...");
+        }
+        self.bar.set_message(format!(
+            "{failed} failed, {} running {names}",
+            running.len()
+        ));
+    }
+
+    fn above(&self, f: impl FnOnce()) {
+        if self.bar.is_hidden() {
+            f();
+        } else {
+            self.bar.suspend(f);
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 /// Ctrl-C once: say which hosts are still running. Twice within a second:

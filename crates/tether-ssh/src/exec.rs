@@ -51,6 +51,20 @@ impl Connection {
         command: &str,
         timeout: Option<Duration>,
         stop: impl Future<Output = ()>,
+        on_event: impl FnMut(Event),
+    ) -> Result<Ended, SshError> {
+        self.exec_with_input(command, None, timeout, stop, on_event)
+            .await
+    }
+
+    /// [`Connection::exec_until`], with `input` written to the command's
+    /// stdin before it is closed.
+    pub async fn exec_with_input(
+        &self,
+        command: &str,
+        input: Option<&[u8]>,
+        timeout: Option<Duration>,
+        stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event),
     ) -> Result<Ended, SshError> {
         let protocol = |what: String| SshError::Protocol {
@@ -66,6 +80,12 @@ impl Connection {
             .exec(true, command)
             .await
             .map_err(|e| protocol(format!("cannot start the command: {e}")))?;
+        if let Some(input) = input {
+            channel
+                .data(input)
+                .await
+                .map_err(|e| protocol(format!("cannot send stdin: {e}")))?;
+        }
         let _ = channel.eof().await;
         let mut ended = Ended::default();
         let deadline = async {

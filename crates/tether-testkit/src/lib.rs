@@ -76,8 +76,40 @@ pub fn keygen(path: &Path, passphrase: &str) -> Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-/// The user the tests run as.
+/// The user the SSH tests log in as: as root, the clean test user
+/// `tether-test` when it exists (root's start-up files here print noise and
+/// race each other), unlocked for key logins; else the user running.
 pub fn user() -> String {
+    if nix_is_root()
+        && Command::new("id")
+            .arg("tether-test")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        let shadow = Command::new("getent")
+            .args(["shadow", "tether-test"])
+            .output();
+        let locked =
+            shadow.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).split(':').nth(1) == Some("!"));
+        if locked {
+            let _ = Command::new("usermod")
+                .args(["-p", "*", "tether-test"])
+                .output();
+        }
+        // sshd complains on stderr when the home directory is missing.
+        let home = Path::new("/home/tether-test");
+        if !home.exists() && std::fs::create_dir_all(home).is_ok() {
+            let _ = Command::new("chown")
+                .args(["tether-test:", "/home/tether-test"])
+                .output();
+        }
+        return "tether-test".into();
+    }
+    running_user()
+}
+
+/// The user running the tests.
+pub fn running_user() -> String {
     std::env::var("USER")
         .ok()
         .filter(|u| !u.is_empty())
@@ -155,6 +187,13 @@ impl Sshd {
             keys.push_str(&std::fs::read_to_string(k).with_context(|| format!("{}", k.display()))?);
         }
         std::fs::write(dir.join("authorized_keys"), keys)?;
+        // sshd reads authorized_keys as the user logging in.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(
+            dir.join("authorized_keys"),
+            std::fs::Permissions::from_mode(0o644),
+        )?;
         let config = format!(
             "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\

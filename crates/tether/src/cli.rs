@@ -42,7 +42,7 @@ pub enum Command {
     Mcp(McpArgs),
     /// Run a command on many hosts over SSH (a sliding window of
     /// connections), like pdsh and clush.
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Expand, fold or count a node set (`web[01-10]!web05`), as
     /// ClusterShell's `nodeset` does.
     Hosts(HostsArgs),
@@ -245,6 +245,10 @@ pub struct ExecArgs {
     /// The exit-code policy: max, all-zero, first.
     #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
     pub exit_code: ExitPolicy,
+    /// Send this command's stdin to every host (read to its end first);
+    /// without it the remote stdin is closed.
+    #[arg(long)]
+    pub stdin: bool,
     /// After the first failure, start no more hosts and cancel those running.
     #[arg(long)]
     pub fail_fast: bool,

@@ -160,6 +160,14 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         fail_fast: args.fail_fast,
         stop: Some(stop_rx),
         keep_output: args.output != OutputMode::Stream,
+        stdin: if args.stdin {
+            let mut input = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut input)
+                .context("cannot read stdin")?;
+            Some(Arc::new(input))
+        } else {
+            None
+        },
     };
     let command = args.command.join(" ");
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -60,7 +60,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Attach(args) => attach_cmd::run(args),
         C::Daemon(args) => daemon_cmd::run(args.action),
         C::Hosts(args) => hosts_cmd(args),
-        C::Exec(args) => exec_cmd::run(args),
+        C::Exec(args) => exec_cmd::run(*args),
         C::Completions(args) => {
             let mut cmd = cli::Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());

@@ -10,6 +10,13 @@ use tether_testkit::{Scratch, Sshd, fleet, keygen};
 
 const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
+/// `tether`, logging in as the tests' SSH user by default (`$USER`).
+fn tether() -> Command {
+    let mut c = Command::new(TETHER);
+    c.env("USER", tether_testkit::user());
+    c
+}
+
 struct Fleet {
     scratch: Scratch,
     port: u16,
@@ -61,7 +68,7 @@ impl Fleet {
         args.extend_from_slice(extra);
         args.push("--");
         args.push(command);
-        Command::new(TETHER).args(&args).output().unwrap()
+        tether().args(&args).output().unwrap()
     }
 }
 
@@ -133,6 +140,53 @@ fn stream_gather_json_and_dir_report_every_host_truthfully() {
     );
     assert_eq!(rows[1]["stderr"], "warn\n");
 
+    // --stdin goes to every host; without it the remote stdin is closed.
+    let mut child = tether()
+        .args([
+            "exec",
+            "-F",
+            "none",
+            "-o",
+            "BatchMode=yes",
+            "-H",
+            hosts,
+            "-p",
+            &f.port.to_string(),
+        ])
+        .args([
+            "-o",
+            &format!(
+                "UserKnownHostsFile={}",
+                f.scratch.0.join("known_hosts").display()
+            ),
+            "-o",
+            "IdentityAgent=none",
+        ])
+        .args([
+            "-i",
+            f.scratch.0.join("id_ed25519").to_str().unwrap(),
+            "--stdin",
+            "--output",
+            "gather",
+            "--",
+            "wc -l",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"a\nb\nc\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("(3)\n-----------------\n3\n"),
+        "{out:?}"
+    );
+    let out = f.exec(hosts, &["--output", "gather"], "cat; echo eof");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("-----------------\neof\n"),
+        "{out:?}"
+    );
+
     let dir = f.scratch.0.join("out");
     let out = f.exec(
         hosts,
@@ -198,7 +252,7 @@ fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
         "{out:?}"
     );
     // An unknown host key is refused, naming the file.
-    let out = Command::new(TETHER)
+    let out = tether()
         .args([
             "exec",
             "-H",
@@ -225,13 +279,14 @@ fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
     let d = &f.scratch.0;
     let config = d.join("ssh_config");
     let text = format!(
-        "Host web-b\n  HostName 127.0.0.3\n  ProxyJump jump\nHost jump\n  HostName 127.0.0.2\nHost *\n  Port {port}\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d}/known_hosts_%h\n  StrictHostKeyChecking accept-new\n",
+        "Host web-b\n  HostName 127.0.0.3\n  ProxyJump jump\nHost jump\n  HostName 127.0.0.2\nHost *\n  User {user}\n  Port {port}\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d}/known_hosts_%h\n  StrictHostKeyChecking accept-new\n",
         port = f.port,
-        d = d.display()
+        d = d.display(),
+        user = tether_testkit::user()
     );
     std::fs::write(&config, text).unwrap();
     let run = |hosts: &str| {
-        Command::new(TETHER)
+        tether()
             .args([
                 "exec",
                 "-F",
@@ -282,7 +337,7 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
         f.scratch.0.join("known_hosts").display()
     );
     let key = f.scratch.0.join("id_ed25519").display().to_string();
-    let mut child = Command::new(TETHER)
+    let mut child = tether()
         .args([
             "exec",
             "-F",
@@ -367,12 +422,13 @@ fn clusters_and_groups_come_from_the_config_file() {
     let d = &f.scratch.0;
     let cfg = d.join("config.toml");
     let text = format!(
-        "[defaults]\nfanout = 2\n\n[groups]\npair = \"127.0.0.[2-3]\"\n\n[clusters.lab]\nnodes = \"@pair,127.0.0.4\"\nport = {}\nidentity = \"{}/id_ed25519\"\n",
+        "[defaults]\nfanout = 2\n\n[groups]\npair = \"127.0.0.[2-3]\"\n\n[clusters.lab]\nnodes = \"@pair,127.0.0.4\"\nport = {}\nidentity = \"{}/id_ed25519\"\nuser = \"{}\"\n",
         f.port,
-        d.display()
+        d.display(),
+        tether_testkit::user()
     );
     std::fs::write(&cfg, text).unwrap();
-    let hosts = Command::new(TETHER)
+    let hosts = tether()
         .args([
             "hosts",
             "--config",
@@ -383,7 +439,7 @@ fn clusters_and_groups_come_from_the_config_file() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&hosts.stdout), "127.0.0.2\n");
     let known = format!("UserKnownHostsFile={}", d.join("known_hosts").display());
-    let out = Command::new(TETHER)
+    let out = tether()
         .args([
             "exec",
             "--config",
@@ -407,7 +463,7 @@ fn clusters_and_groups_come_from_the_config_file() {
     );
     // A mistake in the config is an error with file, line and column.
     std::fs::write(&cfg, "[defaults]\nfanout = 2\nfanuot = 3\n").unwrap();
-    let out = Command::new(TETHER)
+    let out = tether()
         .args([
             "exec",
             "--config",
@@ -425,7 +481,7 @@ fn clusters_and_groups_come_from_the_config_file() {
         err.contains(&format!("{}:3:1:", cfg.display())) && err.contains("fanuot"),
         "{err}"
     );
-    let out = Command::new(TETHER)
+    let out = tether()
         .args([
             "exec",
             "--config",
@@ -478,7 +534,10 @@ fn a_passphrase_is_asked_on_the_terminal_once() {
     ])
     .chain(["--".into(), "echo unlocked".into()])
     .collect();
-    spec.env = vec![("PATH".into(), std::env::var("PATH").unwrap())];
+    spec.env = vec![
+        ("PATH".into(), std::env::var("PATH").unwrap()),
+        ("USER".into(), tether_testkit::user()),
+    ];
     let pty = tether_pty::LocalPty::spawn(&spec).unwrap();
     let mut out = pty.take_output().unwrap();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));

@@ -29,7 +29,10 @@ fn exec_hosts_groups_identical_results() {
     std::fs::write(ssh.join("known_hosts"), known).unwrap();
     std::fs::write(
         ssh.join("config"),
-        format!("Host *\n  Port {port}\n  IdentityAgent none\n"),
+        format!(
+            "Host *\n  Port {port}\n  User {}\n  IdentityAgent none\n",
+            tether_testkit::user()
+        ),
     )
     .unwrap();
     let tether_dir = home.0.join("tether");

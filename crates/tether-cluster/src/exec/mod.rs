@@ -38,6 +38,8 @@ pub struct ExecOptions {
     /// When this turns true, start no more hosts and cancel those running
     /// (an interrupt).
     pub stop: Option<watch::Receiver<bool>>,
+    /// Written to every host's stdin (then closed); `None`: stdin closed.
+    pub stdin: Option<Arc<Vec<u8>>>,
     /// Keep each host's whole output in its result (gather, json, dir);
     /// off, output only streams by as lines, in bounded memory.
     pub keep_output: bool,
@@ -179,20 +181,26 @@ async fn one(
         let _ = cancel.wait_for(Option::is_some).await;
     };
     let ended = conn
-        .exec_until(&command, opts.command_timeout, stop, |e| match e {
-            Event::Stdout(b) => {
-                if opts.keep_output {
-                    stdout.extend_from_slice(&b);
+        .exec_with_input(
+            &command,
+            opts.stdin.as_deref().map(Vec::as_slice),
+            opts.command_timeout,
+            stop,
+            |e| match e {
+                Event::Stdout(b) => {
+                    if opts.keep_output {
+                        stdout.extend_from_slice(&b);
+                    }
+                    out_lines.push(&b, |l| send(Stream::Stdout, l));
                 }
-                out_lines.push(&b, |l| send(Stream::Stdout, l));
-            }
-            Event::Stderr(b) => {
-                if opts.keep_output {
-                    stderr.extend_from_slice(&b);
+                Event::Stderr(b) => {
+                    if opts.keep_output {
+                        stderr.extend_from_slice(&b);
+                    }
+                    err_lines.push(&b, |l| send(Stream::Stderr, l));
                 }
-                err_lines.push(&b, |l| send(Stream::Stderr, l));
-            }
-        })
+            },
+        )
         .await;
     out_lines.finish(|l| send(Stream::Stdout, l));
     err_lines.finish(|l| send(Stream::Stderr, l));

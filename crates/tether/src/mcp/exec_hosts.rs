@@ -138,6 +138,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         fail_fast: false,
         stop: None,
         keep_output: true,
+        stdin: None,
     };
     let results = exec::run(hosts, &p.command, opts, |_| {}).await;
     let succeeded = results.iter().filter(|r| r.succeeded()).count();

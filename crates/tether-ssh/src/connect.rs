@@ -56,6 +56,9 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// `ServerAliveInterval` and `ServerAliveCountMax`.
     pub keepalive: Option<(Duration, usize)>,
+    /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
+    /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
+    pub env: Vec<(String, String)>,
     /// Asks for passphrases and passwords (`None`: no one to ask; keys
     /// with a passphrase then work only through the agent).
     pub secrets: Option<Arc<crate::secrets::Secrets>>,
@@ -97,6 +100,7 @@ impl Default for ConnectOptions {
             agent: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            env: Vec::new(),
             secrets: None,
             passwords: true,
             jumps: Vec::new(),
@@ -178,6 +182,7 @@ impl client::Handler for Checker {
 pub struct Connection {
     pub(crate) handle: client::Handle<Checker>,
     pub(crate) host: String,
+    pub(crate) env: Vec<(String, String)>,
     /// The jump hosts' connections, kept open while this one lives.
     _through: Vec<Connection>,
 }
@@ -323,6 +328,7 @@ where
     Ok(Connection {
         handle,
         host,
+        env: opts.env.clone(),
         _through: Vec::new(),
     })
 }

@@ -76,6 +76,10 @@ impl Connection {
             .channel_open_session()
             .await
             .map_err(|e| protocol(format!("cannot open a channel: {e}")))?;
+        for (k, v) in &self.env {
+            // No reply asked: a variable the server refuses is simply not set.
+            let _ = channel.set_env(false, k.clone(), v.clone()).await;
+        }
         channel
             .exec(true, command)
             .await

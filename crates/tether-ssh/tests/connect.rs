@@ -57,6 +57,7 @@ impl World {
             agent: None,
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            env: Vec::new(),
             secrets: None,
             passwords: false,
             jumps: Vec::new(),

@@ -279,7 +279,7 @@ fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
     let d = &f.scratch.0;
     let config = d.join("ssh_config");
     let text = format!(
-        "Host web-b\n  HostName 127.0.0.3\n  ProxyJump jump\nHost jump\n  HostName 127.0.0.2\nHost *\n  User {user}\n  Port {port}\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d}/known_hosts_%h\n  StrictHostKeyChecking accept-new\n",
+        "Host web-b\n  HostName 127.0.0.3\n  ProxyJump jump\n  SetEnv LC_SET=set-by-config NOT_ACCEPTED=x\n  SendEnv LC_SENT_*\nHost jump\n  HostName 127.0.0.2\nHost *\n  User {user}\n  Port {port}\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d}/known_hosts_%h\n  StrictHostKeyChecking accept-new\n",
         port = f.port,
         d = d.display(),
         user = tether_testkit::user()

@@ -61,6 +61,22 @@ pub fn current_user() -> String {
         .unwrap_or_else(|| "root".to_owned())
 }
 
+/// `SetEnv`, then the local variables `SendEnv` names (patterns).
+fn environment(cfg: &tether_ssh::config::HostConfig) -> Vec<(String, String)> {
+    let mut env = cfg.set_env.clone();
+    if !cfg.send_env.is_empty() {
+        let pats = cfg.send_env.join(",");
+        for (k, v) in std::env::vars() {
+            if tether_ssh::known_hosts::patterns_match(&pats, &k)
+                && !env.iter().any(|(n, _)| *n == k)
+            {
+                env.push((k, v));
+            }
+        }
+    }
+    env
+}
+
 /// A resolver for [`super::run`] from `ov` (and the config file it names).
 pub fn resolver(ov: Overrides) -> Resolver {
     Arc::new(move |spec| resolve(spec, &ov, false))
@@ -145,6 +161,7 @@ pub fn resolve(
             .or(cfg.connect_timeout.map(Duration::from_secs))
             .unwrap_or(defaults.connect_timeout),
         keepalive: interval.map(|i| (i, max)),
+        env: environment(&cfg),
         secrets: ov.secrets.clone(),
         passwords: ov.passwords.unwrap_or(true),
         jumps,

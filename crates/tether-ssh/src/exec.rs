@@ -67,6 +67,24 @@ impl Connection {
         stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event),
     ) -> Result<Ended, SshError> {
+        self.exec_async(command, input, timeout, stop, |e| {
+            on_event(e);
+            std::future::ready(())
+        })
+        .await
+    }
+
+    /// [`Connection::exec_with_input`] whose `on_event` is awaited before
+    /// more output is read: a slow consumer slows the remote command (the
+    /// SSH window fills) instead of memory growing.
+    pub async fn exec_async<F: Future<Output = ()>>(
+        &self,
+        command: &str,
+        input: Option<&[u8]>,
+        timeout: Option<Duration>,
+        stop: impl Future<Output = ()>,
+        mut on_event: impl FnMut(Event) -> F,
+    ) -> Result<Ended, SshError> {
         let protocol = |what: String| SshError::Protocol {
             host: self.host.clone(),
             what,
@@ -118,8 +136,10 @@ impl Connection {
             }
             let Some(msg) = msg else { break };
             match msg {
-                ChannelMsg::Data { data } => on_event(Event::Stdout(data.to_vec())),
-                ChannelMsg::ExtendedData { data, ext: 1 } => on_event(Event::Stderr(data.to_vec())),
+                ChannelMsg::Data { data } => on_event(Event::Stdout(data.to_vec())).await,
+                ChannelMsg::ExtendedData { data, ext: 1 } => {
+                    on_event(Event::Stderr(data.to_vec())).await
+                }
                 ChannelMsg::ExitStatus { exit_status } => ended.exit_code = Some(exit_status),
                 ChannelMsg::ExitSignal { signal_name, .. } => {
                     ended.signal = Some(format!("{signal_name:?}"));

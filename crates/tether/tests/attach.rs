@@ -194,6 +194,8 @@ fn a_person_attaches_to_an_agents_session_and_detaches() {
     // `~.` after Enter detaches; the terminal is restored.
     person.pty.write(b"\r~.".to_vec()).unwrap();
     assert_eq!(person.exit(), ExitInfo::Code(0));
+    // The last output can reach us after the exit is seen.
+    person.sees(&format!("[detached: {address}]"));
     let seen = person.text();
     assert!(seen.contains(&format!("[detached: {address}]")), "{seen:?}");
     assert!(

@@ -560,6 +560,14 @@ fn a_passphrase_is_asked_on_the_terminal_once() {
         "{}",
         seen.lock().unwrap()
     );
+    // The last output can reach us after the exit is seen.
+    tether_testkit_wait(
+        || {
+            let t = seen.lock().unwrap();
+            t.contains("127.0.0.12: unlocked") && t.contains("127.0.0.13: unlocked")
+        },
+        "both hosts' output",
+    );
     let text = seen.lock().unwrap().clone();
     assert!(
         text.contains("127.0.0.12: unlocked") && text.contains("127.0.0.13: unlocked"),

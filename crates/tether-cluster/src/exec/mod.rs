@@ -141,7 +141,7 @@ async fn one(
     spec: HostSpec,
     command: Arc<str>,
     opts: Arc<ExecOptions>,
-    events: mpsc::UnboundedSender<Progress>,
+    events: mpsc::Sender<Progress>,
     mut cancel: watch::Receiver<Option<&'static str>>,
 ) -> HostResult {
     let t0 = Instant::now();
@@ -154,7 +154,7 @@ async fn one(
         result.error = Some(format!("{host}: cancelled ({why}): not started"));
         return result;
     }
-    let _ = events.send(Progress::Started(host.clone()));
+    let _ = events.send(Progress::Started(host.clone())).await;
     let (target, connect) = match (opts.resolve)(&spec) {
         Ok(r) => r,
         Err(e) => {
@@ -171,39 +171,52 @@ async fn one(
         }
     };
     result.connect_ms = t0.elapsed().as_millis() as u64;
-    let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let send = |stream, l| {
-        let _ = events.send(Progress::Line(host.clone(), stream, l));
-    };
     let cancel_reason = cancel.clone();
     let stop = async move {
         let _ = cancel.wait_for(Option::is_some).await;
     };
-    let ended = conn
-        .exec_with_input(
-            &command,
-            opts.stdin.as_deref().map(Vec::as_slice),
-            opts.command_timeout,
-            stop,
-            |e| match e {
-                Event::Stdout(b) => {
-                    if opts.keep_output {
-                        stdout.extend_from_slice(&b);
-                    }
-                    out_lines.push(&b, |l| send(Stream::Stdout, l));
+    // Output flows through bounded queues: a slow printer slows the
+    // remote command instead of filling memory.
+    let (ev_tx, mut ev_rx) = mpsc::channel::<Event>(64);
+    let keep = opts.keep_output;
+    let consume = async {
+        let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let mut pending = Vec::new();
+        while let Some(e) = ev_rx.recv().await {
+            let (stream, bytes, lines, all) = match e {
+                Event::Stdout(b) => (Stream::Stdout, b, &mut out_lines, &mut stdout),
+                Event::Stderr(b) => (Stream::Stderr, b, &mut err_lines, &mut stderr),
+            };
+            if keep {
+                all.extend_from_slice(&bytes);
+            }
+            lines.push(&bytes, |l| pending.push((stream, l)));
+            for (stream, l) in pending.drain(..) {
+                let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
+            }
+        }
+        out_lines.finish(|l| pending.push((Stream::Stdout, l)));
+        err_lines.finish(|l| pending.push((Stream::Stderr, l)));
+        for (stream, l) in pending.drain(..) {
+            let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
+        }
+        (stdout, stderr)
+    };
+    let input = opts.stdin.as_deref().map(Vec::as_slice);
+    let run = async {
+        let r = conn
+            .exec_async(&command, input, opts.command_timeout, stop, |e| {
+                let tx = ev_tx.clone();
+                async move {
+                    let _ = tx.send(e).await;
                 }
-                Event::Stderr(b) => {
-                    if opts.keep_output {
-                        stderr.extend_from_slice(&b);
-                    }
-                    err_lines.push(&b, |l| send(Stream::Stderr, l));
-                }
-            },
-        )
-        .await;
-    out_lines.finish(|l| send(Stream::Stdout, l));
-    err_lines.finish(|l| send(Stream::Stderr, l));
+            })
+            .await;
+        drop(ev_tx);
+        r
+    };
+    let (ended, (stdout, stderr)) = tokio::join!(run, consume);
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
@@ -251,7 +264,7 @@ pub async fn run(
             }
         });
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let position: HashMap<String, usize> = hosts
         .iter()
         .enumerate()
@@ -270,7 +283,7 @@ pub async fn run(
                 return;
             };
             let r = one(spec, command, opts, tx.clone(), cancel).await;
-            let _ = tx.send(Progress::Done(r));
+            let _ = tx.send(Progress::Done(r)).await;
         });
     }
     drop(tx);

@@ -9,6 +9,7 @@ mod attach_cmd;
 mod cli;
 mod daemon_cmd;
 mod exec_cmd;
+mod exec_output;
 mod local_term;
 mod mcp;
 mod result_out;

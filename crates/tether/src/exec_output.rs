@@ -1,0 +1,111 @@
+//! How `tether exec` prints results: `host: line` as lines come
+//! (stream), identical results folded under one header (gather), one JSON
+//! object per host (json), or files per host (dir).
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use tether_cluster::exec::{self, HostResult, Progress, Stream};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
+/// and signals as one line on stderr.
+pub fn stream(p: &Progress) {
+    match p {
+        // Bytes go out as they came (no re-encoding), one whole line per write.
+        Progress::Line(host, Stream::Stdout, line) => {
+            prefixed(&mut std::io::stdout().lock(), host, line)
+        }
+        Progress::Line(host, Stream::Stderr, line) => {
+            prefixed(&mut std::io::stderr().lock(), host, line)
+        }
+        Progress::Done(r) => {
+            if let Some(e) = &r.error {
+                eprintln!("tether: {e}");
+            } else if let Some(sig) = &r.signal {
+                eprintln!("tether: {}: killed by signal {sig}", r.host);
+            }
+        }
+        Progress::Started(_) => {}
+    }
+}
+
+fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) {
+    let mut buf = Vec::with_capacity(host.len() + line.len() + 3);
+    buf.extend_from_slice(host.as_bytes());
+    buf.extend_from_slice(b": ");
+    buf.extend_from_slice(line);
+    buf.push(b'\n');
+    let _ = out.write_all(&buf);
+}
+
+pub fn gather(results: &[HostResult]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for g in exec::gather(results) {
+        let mut status = Vec::new();
+        if let Some(e) = &g.error {
+            status.push(e.clone());
+        } else if let Some(s) = &g.signal {
+            status.push(format!("signal {s}"));
+        } else if let Some(c) = g.exit_code.filter(|c| *c != 0) {
+            status.push(format!("exit {c}"));
+        }
+        let header = format!(
+            "{} ({}){}",
+            g.hosts,
+            g.hosts.len(),
+            if status.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", status.join(", "))
+            }
+        );
+        let rule = "-".repeat(header.chars().count().clamp(15, 79));
+        writeln!(out, "{rule}\n{header}\n{rule}")?;
+        out.write_all(&g.stdout)?;
+        if !g.stderr.is_empty() {
+            out.write_all(&g.stderr)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn json_lines(results: &[HostResult]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for r in results {
+        let v = json!({
+            "host": r.host, "exit_code": r.exit_code, "signal": r.signal,
+            "stdout": text(&r.stdout), "stderr": text(&r.stderr), "error": r.error,
+            "connect_ms": r.connect_ms, "total_ms": r.total_ms,
+        });
+        writeln!(out, "{v}")?;
+    }
+    Ok(())
+}
+
+pub fn dir(dir: &std::path::Path, results: &[HostResult]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for r in results {
+        let base = r.host.replace('/', "_");
+        let status = match (&r.error, r.exit_code, &r.signal) {
+            (Some(e), _, _) => format!("error {e}\n"),
+            (None, Some(c), _) => format!("exit {c}\n"),
+            (None, None, Some(s)) => format!("signal {s}\n"),
+            _ => "unknown\n".to_owned(),
+        };
+        for (ext, bytes) in [
+            ("stdout", r.stdout.as_slice()),
+            ("stderr", r.stderr.as_slice()),
+            ("status", status.as_bytes()),
+        ] {
+            let path = dir.join(format!("{base}.{ext}"));
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
+}

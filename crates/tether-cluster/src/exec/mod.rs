@@ -137,6 +137,42 @@ impl Lines {
     }
 }
 
+/// One host's output so far: its partial lines, and everything when kept.
+#[derive(Default)]
+struct Output {
+    keep: bool,
+    out_lines: Lines,
+    err_lines: Lines,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+type Piece = (Stream, Vec<u8>);
+
+impl Output {
+    /// Takes a chunk; returns the whole lines it completes.
+    fn push(&mut self, e: Event) -> Vec<Piece> {
+        let (stream, bytes, lines, all) = match e {
+            Event::Stdout(b) => (Stream::Stdout, b, &mut self.out_lines, &mut self.stdout),
+            Event::Stderr(b) => (Stream::Stderr, b, &mut self.err_lines, &mut self.stderr),
+        };
+        if self.keep {
+            all.extend_from_slice(&bytes);
+        }
+        let mut done = Vec::new();
+        lines.push(&bytes, |l| done.push((stream, l)));
+        done
+    }
+
+    /// Everything kept, and the last partial lines.
+    fn finish(mut self) -> (Vec<u8>, Vec<u8>, Vec<Piece>) {
+        let mut last = Vec::new();
+        self.out_lines.finish(|l| last.push((Stream::Stdout, l)));
+        self.err_lines.finish(|l| last.push((Stream::Stderr, l)));
+        (self.stdout, self.stderr, last)
+    }
+}
+
 async fn one(
     spec: HostSpec,
     command: Arc<str>,
@@ -175,48 +211,31 @@ async fn one(
     let stop = async move {
         let _ = cancel.wait_for(Option::is_some).await;
     };
-    // Output flows through bounded queues: a slow printer slows the
-    // remote command instead of filling memory.
-    let (ev_tx, mut ev_rx) = mpsc::channel::<Event>(64);
-    let keep = opts.keep_output;
-    let consume = async {
-        let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
-        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        let mut pending = Vec::new();
-        while let Some(e) = ev_rx.recv().await {
-            let (stream, bytes, lines, all) = match e {
-                Event::Stdout(b) => (Stream::Stdout, b, &mut out_lines, &mut stdout),
-                Event::Stderr(b) => (Stream::Stderr, b, &mut err_lines, &mut stderr),
-            };
-            if keep {
-                all.extend_from_slice(&bytes);
-            }
-            lines.push(&bytes, |l| pending.push((stream, l)));
-            for (stream, l) in pending.drain(..) {
-                let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
-            }
-        }
-        out_lines.finish(|l| pending.push((Stream::Stdout, l)));
-        err_lines.finish(|l| pending.push((Stream::Stderr, l)));
-        for (stream, l) in pending.drain(..) {
-            let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
-        }
-        (stdout, stderr)
-    };
+    // Output goes to the printer through a bounded queue, and the next
+    // chunk is read only once this one is queued: a slow printer slows the
+    // remote command (the SSH window fills) instead of filling memory.
+    let out = std::sync::Mutex::new(Output {
+        keep: opts.keep_output,
+        ..Output::default()
+    });
+    let (out_ref, events_ref, host_ref) = (&out, &events, &host);
     let input = opts.stdin.as_deref().map(Vec::as_slice);
-    let run = async {
-        let r = conn
-            .exec_async(&command, input, opts.command_timeout, stop, |e| {
-                let tx = ev_tx.clone();
-                async move {
-                    let _ = tx.send(e).await;
+    let ended = conn
+        .exec_async(&command, input, opts.command_timeout, stop, |e| {
+            let lines = out_ref.lock().map(|mut o| o.push(e)).unwrap_or_default();
+            async move {
+                for (stream, l) in lines {
+                    let _ = events_ref
+                        .send(Progress::Line(host_ref.clone(), stream, l))
+                        .await;
                 }
-            })
-            .await;
-        drop(ev_tx);
-        r
-    };
-    let (ended, (stdout, stderr)) = tokio::join!(run, consume);
+            }
+        })
+        .await;
+    let (stdout, stderr, last) = out.into_inner().map(Output::finish).unwrap_or_default();
+    for (stream, l) in last {
+        let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
+    }
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
@@ -302,4 +321,31 @@ pub async fn run(
     }
     done.sort_by_key(|r| position.get(&r.host).copied().unwrap_or(usize::MAX));
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+        let mut lines = Lines::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            lines.push(c, |l| out.push(l));
+        }
+        lines.finish(|l| out.push(l));
+        out
+    }
+
+    #[test]
+    fn lines_are_whole_across_chunks_and_long_ones_come_in_pieces() {
+        assert_eq!(
+            split(&[b"a\nb", b"c\n\nd"]),
+            [b"a".to_vec(), b"bc".to_vec(), vec![], b"d".to_vec()]
+        );
+        let long = vec![b'x'; 3 * MAX_LINE + 10];
+        let pieces = split(&[&long[..1000], &long[1000..]]);
+        let sizes: Vec<usize> = pieces.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [MAX_LINE, MAX_LINE, MAX_LINE, 10]);
+    }
 }

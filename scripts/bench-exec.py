@@ -114,6 +114,7 @@ if throughput:
     big = "head -c 1073741824 /dev/zero"
     peers = {
         "tether exec (1 GiB)": ["sh", "-c", f"{tether} exec -F {ssh_config(None)} -H {ips[0]} -- {big} > /dev/null"],
+        "tether exec -o Ciphers=aes128-gcm (1 GiB)": ["sh", "-c", f"{tether} exec -F {ssh_config(None)} -o Ciphers=aes128-gcm@openssh.com -H {ips[0]} -- {big} > /dev/null"],
         "ssh -c chacha20-poly1305 (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c chacha20-poly1305@openssh.com {ips[0]} {big} > /dev/null"],
         "ssh -c aes128-gcm (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c aes128-gcm@openssh.com {ips[0]} {big} > /dev/null"],
     }

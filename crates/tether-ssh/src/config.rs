@@ -42,6 +42,10 @@ pub struct HostConfig {
     pub server_alive_interval: Option<u64>,
     /// `ServerAliveCountMax`.
     pub server_alive_count_max: Option<usize>,
+    /// `Ciphers`.
+    pub ciphers: Option<Vec<String>>,
+    /// `KexAlgorithms`.
+    pub kex: Option<Vec<String>>,
     /// `SetEnv` pairs.
     pub set_env: Vec<(String, String)>,
     /// `SendEnv` patterns.
@@ -267,6 +271,20 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
                 })
             }
             "userknownhostsfile" => raw_known = Some(l.value.clone()),
+            "ciphers" | "kexalgorithms" => {
+                if l.value.starts_with(['+', '-', '^']) {
+                    return Err(bad(format!(
+                        "{} with +, - or ^ is not supported; give the whole list",
+                        l.key
+                    )));
+                }
+                let list = Some(l.value.split(',').map(|c| c.trim().to_owned()).collect());
+                if l.key == "ciphers" {
+                    cfg.ciphers = list;
+                } else {
+                    cfg.kex = list;
+                }
+            }
             "stricthostkeychecking" => {
                 cfg.strict_host_key_checking = Some(l.value.to_ascii_lowercase())
             }

@@ -56,6 +56,10 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// `ServerAliveInterval` and `ServerAliveCountMax`.
     pub keepalive: Option<(Duration, usize)>,
+    /// `Ciphers`: the ciphers to offer, in order (`None`: russh's list).
+    pub ciphers: Option<Vec<String>>,
+    /// `KexAlgorithms`: the key exchanges to offer, in order.
+    pub kex: Option<Vec<String>>,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -100,6 +104,8 @@ impl Default for ConnectOptions {
             agent: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            ciphers: None,
+            kex: None,
             env: Vec::new(),
             secrets: None,
             passwords: true,
@@ -276,6 +282,54 @@ async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
     })
 }
 
+/// Applies `Ciphers` and `KexAlgorithms` (names as OpenSSH writes them).
+fn algorithms(config: &mut client::Config, opts: &ConnectOptions) -> Result<(), String> {
+    if let Some(names) = &opts.ciphers {
+        let list = names
+            .iter()
+            .map(|n| {
+                russh::cipher::Name::try_from(n.as_str()).map_err(|_| {
+                    format!(
+                        "cipher {n:?} is not supported; use one of {}",
+                        supported(russh::cipher::ALL_CIPHERS.iter().map(|c| c.as_ref()))
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        config.preferred.cipher = list.into();
+    }
+    if let Some(names) = &opts.kex {
+        let mut list = names
+            .iter()
+            .map(|n| {
+                russh::kex::Name::try_from(n.as_str()).map_err(|_| {
+                    format!(
+                        "key exchange {n:?} is not supported; use one of {}",
+                        supported(russh::kex::ALL_KEX_ALGORITHMS.iter().map(|k| k.as_ref()))
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // The protocol extensions russh always announces stay.
+        list.extend(
+            config
+                .preferred
+                .kex
+                .iter()
+                .filter(|k| {
+                    k.as_ref().starts_with("ext-info") || k.as_ref().starts_with("kex-strict")
+                })
+                .cloned(),
+        );
+        config.preferred.kex = list.into();
+    }
+    Ok(())
+}
+
+fn supported<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
 async fn handshake<S>(
     stream: S,
     target: &Target,
@@ -293,6 +347,10 @@ where
         config.keepalive_interval = Some(interval);
         config.keepalive_max = max;
     }
+    algorithms(&mut config, opts).map_err(|what| SshError::Protocol {
+        host: host.clone(),
+        what,
+    })?;
     let known = known_hosts::known_algorithms(&opts.known_hosts, &target.hostname, target.port);
     if !known.is_empty() {
         // Ask for the key type we know first, as OpenSSH does.

@@ -57,6 +57,8 @@ impl World {
             agent: None,
             connect_timeout: Duration::from_secs(10),
             keepalive: None,
+            ciphers: None,
+            kex: None,
             env: Vec::new(),
             secrets: None,
             passwords: false,
@@ -413,6 +415,28 @@ async fn a_password_authenticates_a_test_user() {
     let e = connect(&target, &wrong).await.unwrap_err();
     assert!(
         e.to_string().contains("authentication failed") && !e.to_string().contains("wrong"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn ciphers_and_key_exchanges_can_be_chosen() {
+    let Some(w) = world("127.0.0.14") else { return };
+    w.trust();
+    let aes = ConnectOptions {
+        ciphers: Some(vec!["aes128-gcm@openssh.com".into()]),
+        kex: Some(vec!["curve25519-sha256".into()]),
+        ..w.options()
+    };
+    let c = connect(&w.target(), &aes).await.unwrap();
+    assert_eq!(run(&c, "echo aes").await.0, "aes\n");
+    let bad = ConnectOptions {
+        ciphers: Some(vec!["rot13".into()]),
+        ..w.options()
+    };
+    let e = connect(&w.target(), &bad).await.unwrap_err().to_string();
+    assert!(
+        e.contains("cipher \"rot13\" is not supported") && e.contains("aes128-gcm"),
         "{e}"
     );
 }

@@ -275,7 +275,7 @@ pub struct ExecArgs {
     /// OpenSSH options: StrictHostKeyChecking, UserKnownHostsFile,
     /// IdentityFile, IdentitiesOnly, IdentityAgent, ConnectTimeout,
     /// ServerAliveInterval, ServerAliveCountMax, User, Port, ProxyJump,
-    /// PasswordAuthentication, BatchMode.
+    /// PasswordAuthentication, BatchMode, Ciphers, KexAlgorithms.
     #[arg(short = 'o', value_name = "KEY=VALUE")]
     pub options: Vec<String>,
     /// The command (several words are joined with spaces).

@@ -59,6 +59,8 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
             )
         }
         "proxyjump" => ov.jumps = Some(value.split(',').map(str::to_owned).collect()),
+        "ciphers" => ov.ciphers = Some(value.split(',').map(str::to_owned).collect()),
+        "kexalgorithms" => ov.kex = Some(value.split(',').map(str::to_owned).collect()),
         "passwordauthentication" | "kbdinteractiveauthentication" => {
             ov.passwords = Some(yes(value))
         }

@@ -13,6 +13,10 @@ use super::{HostSpec, Resolver};
 /// What the command line sets; it wins over ssh_config, as in `ssh`.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
+    /// `Ciphers`.
+    pub ciphers: Option<Vec<String>>,
+    /// `KexAlgorithms`.
+    pub kex: Option<Vec<String>>,
     /// Who to ask for passphrases and passwords (`None`: batch mode).
     pub secrets: Option<std::sync::Arc<tether_ssh::Secrets>>,
     /// Try passwords (`PasswordAuthentication`); default yes.
@@ -161,6 +165,8 @@ pub fn resolve(
             .or(cfg.connect_timeout.map(Duration::from_secs))
             .unwrap_or(defaults.connect_timeout),
         keepalive: interval.map(|i| (i, max)),
+        ciphers: ov.ciphers.clone().or(cfg.ciphers.clone()),
+        kex: ov.kex.clone().or(cfg.kex.clone()),
         env: environment(&cfg),
         secrets: ov.secrets.clone(),
         passwords: ov.passwords.unwrap_or(true),

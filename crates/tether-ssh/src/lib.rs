@@ -1,7 +1,8 @@
 //! `tether-ssh`: the SSH transport. `russh` (pinned) is used only in this
 //! crate. It connects (connect timeout, TCP_NODELAY), checks the host key
 //! against OpenSSH `known_hosts` files under a policy, authenticates with
-//! the agent and key files, and runs commands on the connection. It knows
+//! the agent and key files, and runs commands on the connection, or a
+//! program on a remote PTY as a `tether_transport::Terminal`. It knows
 //! nothing of shells, node sets or output formats.
 
 pub mod config;
@@ -9,9 +10,11 @@ mod connect;
 mod error;
 mod exec;
 pub mod known_hosts;
+mod pty;
 mod secrets;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::SshError;
 pub use exec::{Ended, Event};
+pub use pty::{PtyRequest, PtyTerminal};
 pub use secrets::{Prompter, Secrets};

@@ -1,0 +1,227 @@
+//! A program on a remote PTY (an SSH session channel with `pty-req`), as a
+//! [`Terminal`]: what the engine needs to drive a remote shell.
+//!
+//! What SSH cannot give, compared with a local PTY: no view of the remote
+//! processes ([`Terminal::inspect`] has no top program, no foreground group
+//! and no queue sizes, so readiness falls back to silence), and signals
+//! reach the foreground group only as the terminal's own control
+//! characters (INT as C-c, QUIT as C-\, TSTP as C-z, through the remote
+//! line discipline); TERM, KILL, HUP and CONT go, as SSH `signal`
+//! requests, to the session's program (the shell), not to the foreground.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use russh::{ChannelMsg, Pty, Sig};
+use tether_transport::{
+    ExitInfo, Foreground, Inspection, OutputStream, Signal, TermSize, Terminal, TransportError,
+};
+use tokio::sync::{mpsc, watch};
+
+use crate::connect::Connection;
+use crate::error::SshError;
+
+/// How the remote terminal is set up.
+#[derive(Clone, Debug)]
+pub struct PtyRequest {
+    /// `TERM`.
+    pub term: String,
+    /// The size.
+    pub size: TermSize,
+    /// Echo typed input (ECHO).
+    pub echo: bool,
+    /// Output processing (OPOST: LF to CRLF).
+    pub output_processing: bool,
+    /// Variables to ask for (`set_env`; a server that refuses one ignores it).
+    pub env: Vec<(String, String)>,
+    /// The command to run; `None`: the user's login shell.
+    pub command: Option<String>,
+}
+
+enum Cmd {
+    Write(Vec<u8>),
+    Resize(TermSize),
+    Signal(Sig),
+    Close,
+}
+
+/// A program on a remote PTY.
+pub struct PtyTerminal {
+    cmds: mpsc::UnboundedSender<Cmd>,
+    output: Mutex<Option<OutputStream>>,
+    exit: watch::Receiver<Option<ExitInfo>>,
+    delivered: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for PtyTerminal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PtyTerminal").finish_non_exhaustive()
+    }
+}
+
+/// Signal numbers as Linux has them, for an `exit-signal` by name.
+fn signal_number(name: &str) -> i32 {
+    match name {
+        "HUP" => 1,
+        "INT" => 2,
+        "QUIT" => 3,
+        "ILL" => 4,
+        "ABRT" => 6,
+        "FPE" => 8,
+        "KILL" => 9,
+        "USR1" => 10,
+        "SEGV" => 11,
+        "PIPE" => 13,
+        "ALRM" => 14,
+        _ => 15,
+    }
+}
+
+impl Connection {
+    /// Opens a session channel with a PTY and starts `req.command` (or the
+    /// login shell) on it.
+    pub async fn open_pty(&self, req: &PtyRequest) -> Result<PtyTerminal, SshError> {
+        let protocol = |what: String| SshError::Protocol {
+            host: self.host.clone(),
+            what,
+        };
+        let channel = self
+            .handle
+            .channel_open_session()
+            .await
+            .map_err(|e| protocol(format!("cannot open a channel: {e}")))?;
+        let modes = [
+            (Pty::ECHO, u32::from(req.echo)),
+            (Pty::OPOST, u32::from(req.output_processing)),
+        ];
+        let (cols, rows) = (u32::from(req.size.cols), u32::from(req.size.rows));
+        channel
+            .request_pty(true, &req.term, cols, rows, 0, 0, &modes)
+            .await
+            .map_err(|e| protocol(format!("the server refused a terminal: {e}")))?;
+        for (k, v) in req.env.iter().chain(&self.env) {
+            let _ = channel.set_env(false, k.clone(), v.clone()).await;
+        }
+        match &req.command {
+            Some(c) => channel.exec(true, c.as_str()).await,
+            None => channel.request_shell(true).await,
+        }
+        .map_err(|e| protocol(format!("cannot start the program: {e}")))?;
+        let (mut read, write) = channel.split();
+        let (cmds, mut cmd_rx) = mpsc::unbounded_channel::<Cmd>();
+        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
+        let (exit_tx, exit) = watch::channel(None);
+        let delivered = Arc::new(AtomicU64::new(0));
+        tokio::spawn(async move {
+            while let Some(cmd) = cmd_rx.recv().await {
+                let done = match cmd {
+                    Cmd::Write(bytes) => write.data(&bytes[..]).await.is_err(),
+                    Cmd::Resize(s) => write
+                        .window_change(u32::from(s.cols), u32::from(s.rows), 0, 0)
+                        .await
+                        .is_err(),
+                    Cmd::Signal(sig) => write.signal(sig).await.is_err(),
+                    Cmd::Close => {
+                        let _ = write.eof().await;
+                        let _ = write.close().await;
+                        true
+                    }
+                };
+                if done {
+                    break;
+                }
+            }
+        });
+        let counter = Arc::clone(&delivered);
+        tokio::spawn(async move {
+            let mut info = None;
+            while let Some(msg) = read.wait().await {
+                match msg {
+                    ChannelMsg::Data { data } | ChannelMsg::ExtendedData { data, .. } => {
+                        counter.fetch_add(data.len() as u64, Ordering::AcqRel);
+                        if out_tx.send(data.to_vec()).await.is_err() {
+                            break;
+                        }
+                    }
+                    ChannelMsg::ExitStatus { exit_status } => {
+                        info = Some(ExitInfo::Code(i32::try_from(exit_status).unwrap_or(255)));
+                    }
+                    ChannelMsg::ExitSignal { signal_name, .. } => {
+                        info = Some(ExitInfo::Signal(signal_number(&format!("{signal_name:?}"))));
+                    }
+                    ChannelMsg::Close => break,
+                    _ => {}
+                }
+            }
+            // Output first, then the exit: a reader of both sees all bytes.
+            drop(out_tx);
+            exit_tx.send_replace(Some(info.unwrap_or(ExitInfo::Signal(1))));
+        });
+        Ok(PtyTerminal {
+            cmds,
+            output: Mutex::new(Some(out_rx)),
+            exit,
+            delivered,
+        })
+    }
+}
+
+impl PtyTerminal {
+    fn send(&self, cmd: Cmd) -> Result<(), TransportError> {
+        self.cmds.send(cmd).map_err(|_| TransportError::Closed)
+    }
+}
+
+impl Terminal for PtyTerminal {
+    fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.send(Cmd::Write(bytes))
+    }
+
+    fn take_output(&self) -> Option<OutputStream> {
+        self.output.lock().ok()?.take()
+    }
+
+    fn resize(&self, size: TermSize) -> Result<(), TransportError> {
+        self.send(Cmd::Resize(size))
+    }
+
+    fn signal_foreground(
+        &self,
+        signal: Signal,
+        _expected: Option<&Foreground>,
+    ) -> Result<i32, TransportError> {
+        match signal {
+            Signal::Int => self.send(Cmd::Write(vec![0x03]))?,
+            Signal::Quit => self.send(Cmd::Write(vec![0x1c]))?,
+            Signal::Tstp => self.send(Cmd::Write(vec![0x1a]))?,
+            Signal::Term => self.send(Cmd::Signal(Sig::TERM))?,
+            Signal::Kill => self.send(Cmd::Signal(Sig::KILL))?,
+            Signal::Hup => self.send(Cmd::Signal(Sig::HUP))?,
+            Signal::Cont => self.send(Cmd::Signal(Sig::Custom("CONT".into())))?,
+        }
+        // The remote process group is not known.
+        Ok(0)
+    }
+
+    fn kill(&self, _grace: Duration) -> Result<(), TransportError> {
+        // Closing the channel makes sshd hang up the terminal (SIGHUP to
+        // its session), as closing an ssh connection does.
+        let _ = self.send(Cmd::Signal(Sig::HUP));
+        self.send(Cmd::Close)
+    }
+
+    fn exit(&self) -> watch::Receiver<Option<ExitInfo>> {
+        self.exit.clone()
+    }
+
+    fn inspect(&self) -> Result<Inspection, TransportError> {
+        Ok(Inspection {
+            top: None,
+            foreground: None,
+            input_queued: None,
+            output_unread: None,
+            output_delivered: self.delivered.load(Ordering::Acquire),
+        })
+    }
+}

@@ -78,9 +78,9 @@ async fn a_remote_shell_on_a_pty_behaves_as_a_terminal() {
     term.write(b"stty size\n".to_vec()).unwrap();
     until(&mut out, &mut seen, "40 120\n").await;
     // C-c reaches the foreground program through the remote line discipline.
-    term.write(b"sleep 30; echo not-interrupted\n".to_vec())
+    term.write(b"echo sleep-$((2+2)); sleep 30; echo not-interrupted\n".to_vec())
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    until(&mut out, &mut seen, "sleep-4").await;
     term.signal_foreground(Signal::Int, None).unwrap();
     term.write(b"echo after-$((1+1))\n".to_vec()).unwrap();
     until(&mut out, &mut seen, "after-2").await;

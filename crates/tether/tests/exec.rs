@@ -44,31 +44,27 @@ fn start() -> Option<Fleet> {
 }
 
 impl Fleet {
+    /// `tether exec` on `hosts` with this fleet's port, key and
+    /// known_hosts, no ssh_config, never asking for a secret.
+    fn command(&self, hosts: &str, extra: &[&str], command: &str) -> Command {
+        let mut c = tether();
+        c.args(["exec", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
+            .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
+            .arg("-o")
+            .arg(format!(
+                "UserKnownHostsFile={}",
+                self.scratch.0.join("known_hosts").display()
+            ))
+            .arg("-i")
+            .arg(self.scratch.0.join("id_ed25519"))
+            .args(extra)
+            .arg("--")
+            .arg(command);
+        c
+    }
+
     fn exec(&self, hosts: &str, extra: &[&str], command: &str) -> Output {
-        let port = self.port.to_string();
-        let known = format!(
-            "UserKnownHostsFile={}",
-            self.scratch.0.join("known_hosts").display()
-        );
-        let key = self.scratch.0.join("id_ed25519");
-        let mut args = vec![
-            "exec",
-            "-H",
-            hosts,
-            "-p",
-            &port,
-            "-o",
-            &known,
-            "-o",
-            "IdentityAgent=none",
-            "-i",
-        ];
-        let key = key.display().to_string();
-        args.push(&key);
-        args.extend_from_slice(extra);
-        args.push("--");
-        args.push(command);
-        tether().args(&args).output().unwrap()
+        self.command(hosts, extra, command).output().unwrap()
     }
 }
 
@@ -141,36 +137,8 @@ fn stream_gather_json_and_dir_report_every_host_truthfully() {
     assert_eq!(rows[1]["stderr"], "warn\n");
 
     // --stdin goes to every host; without it the remote stdin is closed.
-    let mut child = tether()
-        .args([
-            "exec",
-            "-F",
-            "none",
-            "-o",
-            "BatchMode=yes",
-            "-H",
-            hosts,
-            "-p",
-            &f.port.to_string(),
-        ])
-        .args([
-            "-o",
-            &format!(
-                "UserKnownHostsFile={}",
-                f.scratch.0.join("known_hosts").display()
-            ),
-            "-o",
-            "IdentityAgent=none",
-        ])
-        .args([
-            "-i",
-            f.scratch.0.join("id_ed25519").to_str().unwrap(),
-            "--stdin",
-            "--output",
-            "gather",
-            "--",
-            "wc -l",
-        ])
+    let mut child = f
+        .command(hosts, &["--stdin", "--output", "gather"], "wc -l")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -331,29 +299,8 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
     use std::io::Read;
     use std::sync::{Arc, Mutex};
     let Some(f) = start() else { return };
-    let port = f.port.to_string();
-    let known = format!(
-        "UserKnownHostsFile={}",
-        f.scratch.0.join("known_hosts").display()
-    );
-    let key = f.scratch.0.join("id_ed25519").display().to_string();
-    let mut child = tether()
-        .args([
-            "exec",
-            "-F",
-            "none",
-            "-H",
-            "127.0.0.[2-4]",
-            "-p",
-            &port,
-            "-o",
-            &known,
-            "-o",
-            "IdentityAgent=none",
-            "-i",
-            &key,
-        ])
-        .args(["--", "echo started; sleep 30"])
+    let mut child = f
+        .command("127.0.0.[2-4]", &[], "echo started; sleep 30")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -99,10 +99,8 @@ impl Dialect for Bash {
 
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
-            "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; __tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
-            a = n.a,
-            b = n.b,
-            path = sh_quote(&path.display().to_string()),
+            "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; {}",
+            super::run_file_tail(path, n)
         )
     }
 

@@ -139,6 +139,18 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// The part of a bash or zsh wrapper line after its hook: the pending
+/// nonce (typed in halves, so an echo never holds a mark), the start mark,
+/// the command file, and the end mark with `$?`.
+pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce) -> String {
+    format!(
+        "__tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+        a = n.a,
+        b = n.b,
+        path = sh_quote(&path.display().to_string()),
+    )
+}
+
 /// The end of a POSIX-family setup script: restore the exported
 /// variables and the cwd (after a restart), then print the ready mark.
 /// `builtin` is the prefix that bypasses functions (`builtin` in bash and

@@ -121,10 +121,8 @@ impl Dialect for Zsh {
 
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
-            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; __tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
-            a = n.a,
-            b = n.b,
-            path = sh_quote(&path.display().to_string()),
+            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; {}",
+            super::run_file_tail(path, n)
         )
     }
 

@@ -12,6 +12,7 @@ pub mod config;
 mod error;
 pub mod exec;
 pub mod nodeset;
+pub mod pool;
 
 pub use error::ClusterError;
 pub use nodeset::NodeSet;

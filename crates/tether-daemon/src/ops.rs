@@ -9,11 +9,16 @@ use tether_shell::{
     OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionInfo, SessionOptions,
     ShellError,
 };
-use tether_transport::Signal;
+use tether_transport::{RemoteHost, Signal};
 
 use crate::protocol::{
     Create, Failure, Foreground, OnTimeout, Request, SessionEntry, ShellResult, Truncated,
 };
+
+/// Finds a remote host by name (`[user@]host[:port]`, resolved through
+/// the user's ssh_config and tether's config); the error is the message.
+pub type HostProvider =
+    std::sync::Arc<dyn Fn(&str) -> Result<std::sync::Arc<dyn RemoteHost>, String> + Send + Sync>;
 
 /// Longest timeout or wait accepted, in seconds.
 pub const MAX_SECONDS: f64 = 3600.0;
@@ -137,7 +142,9 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
     if create.norc {
         opts.run_rc_files = false;
     }
-    if let Some(cwd) = &create.cwd {
+    // The caller's directory and environment are this machine's: a remote
+    // shell starts in the login directory with the login environment.
+    if let Some(cwd) = create.cwd.as_ref().filter(|_| opts.host.is_none()) {
         opts.cwd = Some(PathBuf::from(cwd));
     }
     if let Some(env) = &create.env {
@@ -148,10 +155,10 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
 
 /// The wire shape of an engine result for the session the client called
 /// `session`.
-pub fn shell_result(session: &str, r: RunResult) -> ShellResult {
+pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellResult {
     ShellResult {
         session: session.to_owned(),
-        host: None,
+        host: host.map(str::to_owned),
         status: r.status.as_str().to_owned(),
         exit_code: r.exit_code,
         signal: r.signal,
@@ -184,6 +191,7 @@ fn shell_word(s: &str) -> String {
 pub async fn handle(
     registry: &Registry,
     base: &SessionOptions,
+    hosts: Option<&HostProvider>,
     ns: &str,
     request: Request,
 ) -> Result<Value, Failure> {
@@ -198,15 +206,22 @@ pub async fn handle(
             workdir,
             create,
         } => {
-            if let Some(host) = host {
-                return Err(failure(
-                    "bad_request",
-                    format!(
-                        "remote hosts are not available yet (asked for {host:?}); omit the host to run locally"
-                    ),
-                ));
-            }
             let address = resolve(ns, &session)?;
+            let mut base = base.clone();
+            match registry.host_of(&address.owner, &address.name) {
+                Some(existing) if host.is_some() && existing != host => {
+                    return Err(failure(
+                        "bad_request",
+                        format!(
+                            "session {session:?} runs on {}, not {}; name another session (or close this one)",
+                            existing.as_deref().unwrap_or("this machine"),
+                            host.as_deref().unwrap_or("this machine"),
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => base.host = remote_host(hosts, host.as_deref())?,
+            }
             let timeout = seconds("timeout_s", timeout_s)?;
             if timeout.is_zero() {
                 return Err(failure(
@@ -222,7 +237,7 @@ pub async fn handle(
                 },
                 output_limit: output_limit.max(1),
             };
-            let create = session_options(base, &create)?;
+            let create = session_options(&base, &create)?;
             let result = registry
                 .with_options(
                     &address.owner,
@@ -245,7 +260,7 @@ pub async fn handle(
                 )
                 .await;
             match result {
-                Ok(r) => to_value(&shell_result(&session, r)),
+                Ok(r) => to_value(&shell_result(&session, host.as_deref(), r)),
                 Err(ShellError::Busy) => Err(failure(
                     "busy",
                     format!(
@@ -343,7 +358,24 @@ async fn on_existing(
         .map_err(engine)?;
     let mut s = s.lock().await;
     let r = f(&mut s).await.map_err(engine)?;
-    to_value(&shell_result(session, r))
+    to_value(&shell_result(session, s.host(), r))
+}
+
+/// The remote host `name` names, through `hosts`.
+fn remote_host(
+    hosts: Option<&HostProvider>,
+    name: Option<&str>,
+) -> Result<Option<std::sync::Arc<dyn RemoteHost>>, Failure> {
+    let Some(name) = name else { return Ok(None) };
+    let Some(hosts) = hosts else {
+        return Err(failure(
+            "bad_request",
+            format!("this server has no SSH layer to reach {name:?}; omit the host to run locally"),
+        ));
+    };
+    hosts(name)
+        .map(Some)
+        .map_err(|e| failure("bad_request", format!("host {name:?}: {e}")))
 }
 
 fn unix(t: SystemTime) -> u64 {
@@ -361,7 +393,7 @@ fn entry(i: SessionInfo) -> SessionEntry {
         address: address.display(),
         name: i.name,
         namespace: (!i.owner.is_empty()).then_some(i.owner),
-        host: None,
+        host: i.host,
         dialect: i.dialect.to_owned(),
         cwd: i.cwd.map(|c| c.display().to_string()),
         state: if i.busy { "busy" } else { "idle" }.to_owned(),

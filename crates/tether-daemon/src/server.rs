@@ -24,7 +24,7 @@ use crate::paths::Paths;
 use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
 
 /// How the daemon runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerOptions {
     /// Its directory.
     pub paths: Paths,
@@ -35,12 +35,15 @@ pub struct ServerOptions {
     pub sessions: SessionOptions,
     /// This program and version, for the welcome line.
     pub server: String,
+    /// How to reach remote hosts (`None`: local sessions only).
+    pub hosts: Option<ops::HostProvider>,
 }
 
 /// What every connection shares.
 pub(crate) struct State {
     pub(crate) registry: Registry,
     pub(crate) base: SessionOptions,
+    pub(crate) hosts: Option<ops::HostProvider>,
     pub(crate) attachments: Attachments,
     server: String,
     uid: u32,
@@ -100,6 +103,7 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
     let state = Arc::new(State {
         registry: Registry::new(base.clone()),
         base,
+        hosts: opts.hosts.clone(),
         attachments: Attachments::default(),
         server: opts.server.clone(),
         uid: nix::unistd::getuid().as_raw(),
@@ -320,7 +324,14 @@ async fn serve_requests(
             }
             request => {
                 let list = matches!(request, Request::List { .. });
-                let result = ops::handle(&state.registry, &state.base, ns, request).await;
+                let result = ops::handle(
+                    &state.registry,
+                    &state.base,
+                    state.hosts.as_ref(),
+                    ns,
+                    request,
+                )
+                .await;
                 state.touch();
                 match result {
                     Ok(mut v) if list => {

@@ -1,6 +1,6 @@
 //! `tether-shell`: the persistent shell engine.
 //!
-//! A [`Session`] is a shell (bash today) on a terminal that stays alive
+//! A [`Session`] is a shell (bash, zsh, POSIX sh, pwsh) on a terminal that stays alive
 //! between commands. [`Session::run`] delivers any command text through a
 //! private file and a short wrapper line, detects completion by nonce marks
 //! (not by prompts or silence), and returns one [`RunResult`]: exact exit
@@ -13,7 +13,11 @@
 //! `incomplete_input`.
 //!
 //! It knows the [`tether_transport::Terminal`] trait, not whether the
-//! terminal is local or remote; today sessions start on a local PTY.
+//! terminal is local or remote: a session starts on a local PTY, or, given
+//! a [`tether_transport::RemoteHost`], on that host's terminal with its
+//! command files written there (spill files stay local). Remotely there is
+//! no kernel evidence, so `waiting_for_input` comes from silence, and an
+//! interrupt is the terminal's C-c, then C-\\, then a fresh shell.
 
 pub mod capture;
 pub mod defaults;
@@ -24,6 +28,7 @@ pub mod keys;
 mod live;
 mod pump;
 pub mod registry;
+mod remote;
 pub mod result;
 mod run;
 mod session;

@@ -20,6 +20,8 @@ pub struct SessionInfo {
     pub owner: String,
     /// The session's name.
     pub name: String,
+    /// The host its shell runs on (`None`: this machine).
+    pub host: Option<String>,
     /// The dialect.
     pub dialect: &'static str,
     /// The working directory after its last command.
@@ -40,6 +42,7 @@ struct Entry {
     created: SystemTime,
     last_used: SystemTime,
     dialect: &'static str,
+    host: Option<String>,
     cwd: Option<std::path::PathBuf>,
 }
 
@@ -93,6 +96,7 @@ impl Registry {
         }
         let session = Session::start(options.unwrap_or_else(|| self.options.clone())).await?;
         let dialect = session.dialect();
+        let host = session.host().map(str::to_owned);
         let live = session.live_watch();
         let mut entries = self.entries();
         // Another call may have started it meanwhile: keep the first.
@@ -102,9 +106,18 @@ impl Registry {
             created: SystemTime::now(),
             last_used: SystemTime::now(),
             dialect,
+            host,
             cwd: None,
         });
         Ok(Arc::clone(&entry.session))
+    }
+
+    /// The host of `owner`'s session `name` (`Some(None)`: it is local;
+    /// `None`: there is no such session).
+    pub fn host_of(&self, owner: &str, name: &str) -> Option<Option<String>> {
+        self.entries()
+            .get(&(owner.to_owned(), name.to_owned()))
+            .map(|e| e.host.clone())
     }
 
     /// `owner`'s existing session `name`.
@@ -173,6 +186,7 @@ impl Registry {
             .map(|((owner, name), e)| SessionInfo {
                 owner: owner.clone(),
                 name: name.clone(),
+                host: e.host.clone(),
                 dialect: e.dialect,
                 cwd: e.cwd.clone(),
                 busy: e.session.try_lock().is_err(),

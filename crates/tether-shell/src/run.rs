@@ -24,6 +24,10 @@ const INSPECT_EVERY: Duration = Duration::from_millis(10);
 /// Grace after each signal of the interrupt escalation.
 const SIGNAL_GRACE: Duration = Duration::from_millis(300);
 
+/// Grace after each control character of a remote interrupt (it crosses
+/// the network twice before the end mark comes back).
+const REMOTE_SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
 /// What to do when a command's deadline passes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnTimeout {
@@ -91,13 +95,14 @@ impl Session {
         if self.incomplete(code).await? {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
-        let file = self.next_path("cmd", self.dialect());
+        let file = self.next_shell_path("cmd", self.dialect());
         let nonce = split_nonce();
         let text = self
             .opts
             .dialect
             .command_file(code, self.last_status, &nonce);
-        write_private(&file, text.as_bytes())?;
+        self.write_shell_file(file.clone(), text.into_bytes())
+            .await?;
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
@@ -305,19 +310,19 @@ impl Session {
     /// partial output. A shell that cannot be recovered is restarted.
     async fn interrupt(&mut self, t0: Instant) -> Result<RunResult, ShellError> {
         let mut recovered = false;
-        for signal in [Signal::Int, Signal::Term, Signal::Kill] {
-            let fg = self.terminal.inspect()?.foreground;
-            let Some(fg) = fg else { break };
-            if fg.is_top && signal != Signal::Int {
-                break;
-            }
-            match self.terminal.signal_foreground(signal, Some(&fg)) {
-                Ok(_) | Err(TransportError::ForegroundChanged) => {}
-                Err(e) => return Err(e.into()),
-            }
-            if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
-                recovered = true;
-                break;
+        let evidence = self.terminal.inspect()?.foreground.is_some();
+        if evidence {
+            recovered = self.interrupt_verified().await?;
+        } else {
+            // No view of the foreground (a remote terminal): the terminal's
+            // own C-c, then C-\, reach whatever is in the foreground; a
+            // program that ignores both is ended with the shell.
+            for signal in [Signal::Int, Signal::Quit] {
+                self.terminal.signal_foreground(signal, None)?;
+                if let Woke::Ended(_) = self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
+                    recovered = true;
+                    break;
+                }
             }
         }
         let (output, truncated) = self.take_output();
@@ -329,6 +334,26 @@ impl Session {
         let mut r = self.result(Status::TimedOut, t0, output, truncated, None);
         r.shell_restarted = !recovered || r.shell_restarted;
         Ok(r)
+    }
+
+    /// INT, TERM, KILL to the verified foreground (the shell itself only
+    /// ever gets INT); true when the shell came back to its prompt.
+    async fn interrupt_verified(&mut self) -> Result<bool, ShellError> {
+        for signal in [Signal::Int, Signal::Term, Signal::Kill] {
+            let fg = self.terminal.inspect()?.foreground;
+            let Some(fg) = fg else { break };
+            if fg.is_top && signal != Signal::Int {
+                break;
+            }
+            match self.terminal.signal_foreground(signal, Some(&fg)) {
+                Ok(_) | Err(TransportError::ForegroundChanged) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
@@ -399,6 +424,14 @@ impl Session {
 
     /// The dialect's syntax checker's messages for `code` (empty if none).
     async fn check_syntax(&mut self, code: &str) -> Result<String, ShellError> {
+        if let Some(host) = self.opts.host.clone() {
+            // The shell that will run it checks it, on its own host.
+            let file = self.next_shell_path("check", self.opts.dialect.name());
+            let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {
+                return Ok(String::new());
+            };
+            return crate::remote::check(host.as_ref(), &file, code, &program, &args).await;
+        }
         let file = self.next_path("check", self.opts.dialect.name());
         write_private(&file, code.as_bytes())?;
         let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {

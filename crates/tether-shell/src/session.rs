@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_pty::{LocalPty, SpawnSpec};
-use tether_transport::{TermSize, Terminal};
+use tether_transport::{RemoteHost, TermSize, Terminal, TerminalRequest};
 
 use crate::defaults::session_env;
 use crate::dialect::{Bash, Dialect, SetupContext, SplitNonce};
@@ -48,6 +48,10 @@ pub struct SessionOptions {
     /// projection treats LF and CRLF alike, and the headless screen treats
     /// a bare LF as a newline when it is off.
     pub output_processing: bool,
+    /// Run the shell on this host instead of a local PTY. Its environment
+    /// is then the remote login's, plus the defaults and `env_overrides`
+    /// (`base_env` is local and not sent), and `cwd` is a remote path.
+    pub host: Option<Arc<dyn RemoteHost>>,
 }
 
 impl Default for SessionOptions {
@@ -65,6 +69,7 @@ impl Default for SessionOptions {
             kernel_evidence: true,
             silence_fallback: Duration::from_secs(3),
             output_processing: false,
+            host: None,
         }
     }
 }
@@ -73,6 +78,9 @@ impl Default for SessionOptions {
 pub struct Session {
     pub(crate) opts: SessionOptions,
     pub(crate) dir: PathBuf,
+    /// Where the shell's own files are (setup, command files, the env
+    /// snapshot): `dir` locally, a directory on the host remotely.
+    pub(crate) shell_dir: PathBuf,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) redactor: tether_term::Redactor,
@@ -97,13 +105,27 @@ impl Session {
     /// Starts a shell and waits until it is ready.
     pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
         let dir = private_dir(opts.runtime_dir.as_deref())?;
-        let env = session_env(opts.base_env.clone(), &opts.env_overrides);
+        let env = opts.shell_env();
         // One matcher per session; each command's capture takes a fresh clone.
         let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
-        let (terminal, shared) = launch(&opts, &dir, &env, None).await?;
+        let shell_dir = match &opts.host {
+            Some(host) => crate::remote::make_dir(host.as_ref()).await?,
+            None => dir.clone(),
+        };
+        let (terminal, shared) = match launch(&opts, &shell_dir, &env, None).await {
+            Ok(t) => t,
+            Err(e) => {
+                if let Some(host) = &opts.host {
+                    crate::remote::remove_dir(Arc::clone(host), shell_dir);
+                }
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
         let live = tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared));
         Ok(Session {
             live,
+            shell_dir,
             cwd: opts.cwd.clone(),
             opts,
             dir,
@@ -122,9 +144,15 @@ impl Session {
         self.opts.dialect.name()
     }
 
-    /// The session's private directory (spill files, command files).
+    /// The session's private local directory (spill files; command files
+    /// too when the shell is local).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The host the shell runs on, `None` when local.
+    pub fn host(&self) -> Option<&str> {
+        self.opts.host.as_deref().map(RemoteHost::name)
     }
 
     /// The working directory after the last command.
@@ -168,12 +196,12 @@ impl Session {
         // A person attached may have resized the terminal since the start.
         let (rows, cols) = self.shared.lock().emulator.size();
         self.opts.size = TermSize { rows, cols };
-        let env = session_env(self.opts.base_env.clone(), &self.opts.env_overrides);
+        let env = self.opts.shell_env();
         let restore = Restore {
-            env: self.dir.join("env"),
+            env: self.shell_dir.join("env"),
             cwd: self.cwd.clone(),
         };
-        let (terminal, shared) = launch(&self.opts, &self.dir, &env, Some(&restore)).await?;
+        let (terminal, shared) = launch(&self.opts, &self.shell_dir, &env, Some(&restore)).await?;
         self.live
             .send_replace(crate::live::Live::new(&terminal, &shared));
         self.terminal = terminal;
@@ -195,10 +223,26 @@ impl Session {
         drop(self);
     }
 
-    /// A fresh file path in the session directory.
+    /// A fresh file path in the local session directory.
     pub(crate) fn next_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;
         self.dir.join(format!("{stem}-{}.{ext}", self.seq))
+    }
+
+    /// A fresh file path in the shell's directory (remote for a remote
+    /// shell).
+    pub(crate) fn next_shell_path(&mut self, stem: &str, ext: &str) -> PathBuf {
+        self.seq += 1;
+        self.shell_dir.join(format!("{stem}-{}.{ext}", self.seq))
+    }
+
+    /// Writes a private file where the shell can read it.
+    pub(crate) async fn write_shell_file(
+        &self,
+        path: PathBuf,
+        bytes: Vec<u8>,
+    ) -> Result<(), ShellError> {
+        write_shell_files(self.opts.host.as_deref(), vec![(path, bytes)]).await
     }
 
     /// True while a command is in flight.
@@ -210,6 +254,9 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
+        if let Some(host) = &self.opts.host {
+            crate::remote::remove_dir(Arc::clone(host), self.shell_dir.clone());
+        }
         if !self.keep_spills {
             let _ = std::fs::remove_dir_all(&self.dir);
             return;
@@ -226,6 +273,40 @@ impl Drop for Session {
             }
         }
     }
+}
+
+impl SessionOptions {
+    /// The shell's environment: locally the base, then the defaults, then
+    /// the overrides; remotely (the login's own environment is the base
+    /// there) only the defaults and the overrides.
+    fn shell_env(&self) -> Vec<(String, String)> {
+        match self.host {
+            Some(_) => session_env(Vec::new(), &self.env_overrides),
+            None => session_env(self.base_env.clone(), &self.env_overrides),
+        }
+    }
+}
+
+/// Writes private files where a shell on `host` (local when `None`) reads
+/// them.
+async fn write_shell_files(
+    host: Option<&dyn RemoteHost>,
+    files: Vec<(PathBuf, Vec<u8>)>,
+) -> Result<(), ShellError> {
+    let Some(host) = host else {
+        for (path, bytes) in &files {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
+                    what: "create",
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            write_private(path, bytes)?;
+        }
+        return Ok(());
+    };
+    crate::remote::write_files(host, &files).await
 }
 
 struct Restore {
@@ -316,42 +397,59 @@ async fn launch(
 ) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
     let nonce = split_nonce();
     let dialect = &opts.dialect;
+    let remote = opts.host.as_deref();
     let setup = dialect.setup_script(&SetupContext {
         dir,
         nonce: &nonce,
         run_rc_files: opts.run_rc_files,
-        restore_env: restore.map(|r| r.env.as_path()).filter(|p| p.exists()),
+        // A remote snapshot may be missing too: the setup tolerates that.
+        restore_env: restore
+            .map(|r| r.env.as_path())
+            .filter(|p| remote.is_some() || p.exists()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
-    write_private(&setup_path, setup.as_bytes())?;
+    let mut files = vec![(setup_path.clone(), setup.into_bytes())];
     for (path, content) in dialect.extra_files(opts.run_rc_files, &setup_path) {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
-                what: "create",
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        write_private(&path, content.as_bytes())?;
+        files.push((path, content.into_bytes()));
     }
+    write_shell_files(remote, files).await?;
     let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
-    let mut spec = SpawnSpec::new(program);
-    spec.args = args;
-    spec.env = env.to_vec();
-    for (k, v) in dialect.env(opts.run_rc_files, &setup_path, env) {
-        spec.env.retain(|(n, _)| *n != k);
-        spec.env.push((k, v));
+    let mut env = env.to_vec();
+    for (k, v) in dialect.env(opts.run_rc_files, &setup_path, &env.clone()) {
+        env.retain(|(n, _)| *n != k);
+        env.push((k, v));
     }
-    spec.cwd = opts.cwd.clone();
-    spec.size = opts.size;
-    spec.echo = false;
-    spec.output_processing = opts.output_processing;
-    let pty = LocalPty::spawn(&spec)?;
-    let output = pty
+    let terminal: Arc<dyn Terminal> = match remote {
+        Some(host) => {
+            let term = env
+                .iter()
+                .find(|(k, _)| k == "TERM")
+                .map_or("dumb".to_owned(), |(_, v)| v.clone());
+            let command = crate::remote::command_line(&program, &args, &env, opts.cwd.as_deref());
+            host.open_terminal(TerminalRequest {
+                command,
+                term,
+                size: opts.size,
+                echo: false,
+                output_processing: opts.output_processing,
+            })
+            .await?
+        }
+        None => {
+            let mut spec = SpawnSpec::new(program);
+            spec.args = args;
+            spec.env = env;
+            spec.cwd = opts.cwd.clone();
+            spec.size = opts.size;
+            spec.echo = false;
+            spec.output_processing = opts.output_processing;
+            Arc::new(LocalPty::spawn(&spec)?)
+        }
+    };
+    let output = terminal
         .take_output()
         .ok_or(tether_transport::TransportError::Closed)?;
-    let terminal: Arc<dyn Terminal> = Arc::new(pty);
     let shared = Shared::new(pump::initial_state(
         &nonce.joined(),
         opts.size.rows,

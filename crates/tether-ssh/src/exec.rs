@@ -151,6 +151,12 @@ impl Connection {
         Ok(ended)
     }
 
+    /// True when the connection has ended (the peer went away, keepalives
+    /// went unanswered, or it was disconnected).
+    pub fn is_closed(&self) -> bool {
+        self.handle.is_closed()
+    }
+
     /// Ends the connection politely.
     pub async fn disconnect(&self) {
         let _ = self

@@ -1,8 +1,10 @@
 //! `tether-transport`: the terminal seam.
 //!
 //! One small object-safe trait, [`Terminal`], that every transport
-//! implements: a local PTY (`tether-pty`) and, later, an SSH PTY channel.
-//! The shell engine drives a `dyn Terminal` and never knows which it has.
+//! implements: a local PTY (`tether-pty`) and an SSH PTY channel
+//! (`tether-ssh`). The shell engine drives a `dyn Terminal` and never knows
+//! which it has. [`RemoteHost`] is the other half of a remote session: the
+//! machine its terminal and files are on.
 //!
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
@@ -51,6 +53,14 @@ pub enum TransportError {
     /// This transport cannot do what was asked.
     #[error("{0} is not supported by this transport")]
     Unsupported(&'static str),
+    /// A remote host could not be reached or did not do what was asked.
+    #[error("{host}: {message}")]
+    Host {
+        /// The host, as the caller named it.
+        host: String,
+        /// What went wrong, and what to do.
+        message: String,
+    },
 }
 
 /// Signals a caller may send to the foreground program.
@@ -222,4 +232,57 @@ pub trait Terminal: Send + Sync {
         let _ = on;
         Err(TransportError::Unsupported("changing the echo"))
     }
+}
+
+/// A boxed future, for the object-safe [`RemoteHost`].
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a command run on a host produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostOutput {
+    /// Its exit status (`None`: it was killed by a signal or the channel
+    /// closed without one).
+    pub status: Option<u32>,
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Its standard error.
+    pub stderr: Vec<u8>,
+}
+
+/// How to start a program on a remote terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalRequest {
+    /// The command line, for the remote user's login shell to run.
+    pub command: String,
+    /// `TERM`.
+    pub term: String,
+    /// The size.
+    pub size: TermSize,
+    /// Echo typed input (ECHO).
+    pub echo: bool,
+    /// Output processing (OPOST).
+    pub output_processing: bool,
+}
+
+/// Another machine a session's shell can run on: commands with their
+/// output (to write and remove the session's files there), and programs on
+/// terminals. The SSH transport implements it over one connection per
+/// host; the engine knows only this trait.
+pub trait RemoteHost: Send + Sync + std::fmt::Debug {
+    /// The host's name, as the caller wrote it (for messages).
+    fn name(&self) -> &str;
+
+    /// Runs `command` (a line for the remote login shell) with `input` on
+    /// its stdin, and waits for it to end.
+    fn run(
+        &self,
+        command: String,
+        input: Vec<u8>,
+    ) -> BoxFuture<'_, Result<HostOutput, TransportError>>;
+
+    /// Starts a program on a fresh terminal.
+    fn open_terminal(
+        &self,
+        request: TerminalRequest,
+    ) -> BoxFuture<'_, Result<std::sync::Arc<dyn Terminal>, TransportError>>;
 }

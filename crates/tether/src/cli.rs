@@ -71,10 +71,13 @@ pub struct SessionArg {
 #[derive(Debug, Args)]
 #[command(after_help = EXIT_CODES)]
 pub struct RunArgs {
-    /// The session: a name, or NAMESPACE/NAME for an agent's session.
-    #[arg(short, long, default_value = "main")]
-    pub session: String,
-    /// Run on this host (remote hosts are not available yet).
+    /// The session: a name, or NAMESPACE/NAME for an agent's session
+    /// (default: the host's name with --host, else `main`).
+    #[arg(short, long)]
+    pub session: Option<String>,
+    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`,
+    /// as ~/.ssh/config resolves it; keys from the agent or unencrypted
+    /// files). The host's sessions share one connection.
     #[arg(long = "host", short = 'H')]
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or, with --keep, left

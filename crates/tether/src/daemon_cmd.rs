@@ -67,6 +67,7 @@ pub fn run(action: DaemonAction) -> Result<i32> {
                 idle_exit,
                 sessions: tether_shell::SessionOptions::default(),
                 server: me(),
+                hosts: Some(crate::remote_hosts::provider()),
             }))?;
             Ok(0)
         }

@@ -80,6 +80,33 @@ pub fn load_config(file: Option<&std::path::Path>) -> Result<Config> {
     })
 }
 
+/// tether's config settings, where the command line said nothing.
+pub fn apply_settings(
+    ov: &mut Overrides,
+    settings: &tether_cluster::config::Settings,
+) -> Result<()> {
+    if ov.user.is_none() {
+        ov.user = settings.user.clone();
+    }
+    ov.port = ov.port.or(settings.port);
+    if let Some(id) = &settings.identity {
+        ov.identities.push(tether_ssh::config::expand_tilde(id));
+    }
+    if ov.jumps.is_none() {
+        ov.jumps = settings
+            .jump
+            .as_ref()
+            .map(|j| j.split(',').map(str::to_owned).collect());
+    }
+    if ov.connect_timeout.is_none() {
+        ov.connect_timeout = settings.connect_timeout.map(Duration::from_secs);
+    }
+    if let (None, Some(p)) = (ov.policy, &settings.strict_host_key_checking) {
+        ov.policy = Some(policy(p)?);
+    }
+    Ok(())
+}
+
 pub fn run(args: ExecArgs) -> Result<i32> {
     let config = load_config(args.config.as_deref())?;
     let (set, settings) = match (&args.cluster, &args.hosts) {
@@ -121,24 +148,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     for o in &args.options {
         apply_option(o, &mut ov)?;
     }
-    // tether's config, where the command line said nothing.
-    ov.user = ov.user.or(settings.user.clone());
-    ov.port = ov.port.or(settings.port);
-    if let Some(id) = &settings.identity {
-        ov.identities.push(tether_ssh::config::expand_tilde(id));
-    }
-    if ov.jumps.is_none() {
-        ov.jumps = settings
-            .jump
-            .as_ref()
-            .map(|j| j.split(',').map(str::to_owned).collect());
-    }
-    if ov.connect_timeout.is_none() {
-        ov.connect_timeout = settings.connect_timeout.map(Duration::from_secs);
-    }
-    if let (None, Some(p)) = (ov.policy, &settings.strict_host_key_checking) {
-        ov.policy = Some(policy(p)?);
-    }
+    apply_settings(&mut ov, &settings)?;
     // A config error is the user's to fix before anything runs.
     if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
         tether_ssh::config::resolve(file, &first.host)?;

@@ -12,6 +12,7 @@ mod exec_cmd;
 mod exec_output;
 mod local_term;
 mod mcp;
+mod remote_hosts;
 mod result_out;
 mod run_cmd;
 mod session_cmd;

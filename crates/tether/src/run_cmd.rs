@@ -41,7 +41,7 @@ async fn run_async(args: RunArgs) -> Result<i32> {
         ..RunOptions::default()
     };
     let result = session.run(&args.command.join(" "), &run).await?;
-    let shaped = tether_daemon::ops::shell_result("once", result.clone());
+    let shaped = tether_daemon::ops::shell_result("once", None, result.clone());
     let code = result_out::print(&shaped, args.json)?;
     // The spill file named above outlives the session.
     if result.truncated.is_some() {

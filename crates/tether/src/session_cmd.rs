@@ -40,8 +40,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let cwd = std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string());
+    let session = args
+        .session
+        .or_else(|| args.host.clone())
+        .unwrap_or_else(|| "main".to_owned());
     let request = Request::Run {
-        session: args.session,
+        session,
         command: args.command.join(" "),
         host: args.host,
         timeout_s: args.timeout,

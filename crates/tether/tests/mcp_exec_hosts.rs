@@ -1,7 +1,7 @@
 //! MCP `exec_hosts` against three real sshd and a host that is down,
 //! through `tether mcp` spoken to line by line: identical answers fold
 //! into one group, exit codes and errors are per group, output is clipped
-//! per group.
+//! per group. Then `shell_run` with `host`: a persistent remote shell.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -132,6 +132,59 @@ fn exec_hosts_groups_identical_results() {
         json!({"name": "exec_hosts", "arguments": {"hosts": "n[3-1]", "command": "true"}}),
     );
     assert_eq!(r["result"]["isError"], json!(true), "{r}");
+
+    // shell_run with a host: a persistent shell there, named after it.
+    let mut run = |id: u64, args: Value| {
+        let r = call(
+            id,
+            "tools/call",
+            json!({"name": "shell_run", "arguments": args}),
+        );
+        r["result"]["structuredContent"].clone()
+    };
+    let s = run(
+        6,
+        json!({"host": "127.0.0.2", "command": "cd /tmp; set -- $SSH_CONNECTION; echo $3"}),
+    );
+    assert_eq!(
+        (
+            s["session"].as_str(),
+            s["host"].as_str(),
+            s["output"].as_str()
+        ),
+        (Some("127.0.0.2"), Some("127.0.0.2"), Some("127.0.0.2\n")),
+        "{s}"
+    );
+    let s = run(
+        7,
+        json!({"session": "127.0.0.2", "command": "pwd; exit_with() { return $1; }; exit_with 4"}),
+    );
+    assert_eq!(
+        (s["output"].as_str(), s["exit_code"].as_i64()),
+        (Some("/tmp\n"), Some(4)),
+        "{s}"
+    );
+    let s = run(
+        8,
+        json!({"host": "127.0.0.2", "command": "sleep 30", "timeout_s": 1}),
+    );
+    assert_eq!(s["status"], "timed_out", "{s}");
+    let s = run(
+        9,
+        json!({"host": "127.0.0.2", "command": "read -p 'go? ' a; echo got $a"}),
+    );
+    assert_eq!(s["status"], "waiting_for_input", "{s}");
+    let r = call(
+        10,
+        "tools/call",
+        json!({"name": "shell_send", "arguments": {"session": "127.0.0.2", "input": "yes\n"}}),
+    );
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(
+        (s["status"].as_str(), s["output"].as_str()),
+        (Some("exited"), Some("got yes\n")),
+        "{r}"
+    );
     drop(stdin);
     child.wait().unwrap();
     let _ = Command::new(env!("CARGO_BIN_EXE_tether"))

@@ -90,8 +90,9 @@ fn exit_codes_tell_every_status_apart() {
     let out = d.run(&["run", "--timeout=-1", "--", "true"]);
     assert_eq!(code(&out), Some(255));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout must be a positive number"));
-    let out = d.run(&["run", "--host", "web01", "--", "true"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("remote hosts are not available yet"));
+    let out = d.run(&["run", "--host", "@web01", "--", "true"]);
+    assert_eq!(code(&out), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the user before '@' is empty"));
 }
 
 #[test]

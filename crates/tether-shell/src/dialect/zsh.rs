@@ -85,10 +85,10 @@ impl Dialect for Zsh {
         }
         let ours = sh_quote(&zdot(setup).display().to_string());
         let zshenv = format!(
-            "ZDOTDIR=$__TETHER_ZDOTDIR\n[[ -r $ZDOTDIR/.zshenv ]] && builtin . $ZDOTDIR/.zshenv\nZDOTDIR={ours}\n"
+            "ZDOTDIR=${{__TETHER_ZDOTDIR:-$HOME}}\n[[ -r $ZDOTDIR/.zshenv ]] && builtin . $ZDOTDIR/.zshenv\nZDOTDIR={ours}\n"
         );
         let zshrc = format!(
-            "ZDOTDIR=$__TETHER_ZDOTDIR\nunset __TETHER_ZDOTDIR\n[[ -r $ZDOTDIR/.zshrc ]] && builtin . $ZDOTDIR/.zshrc\nbuiltin . {}\n",
+            "ZDOTDIR=${{__TETHER_ZDOTDIR:-$HOME}}\nunset __TETHER_ZDOTDIR\n[[ -r $ZDOTDIR/.zshrc ]] && builtin . $ZDOTDIR/.zshrc\nbuiltin . {}\n",
             sh_quote(&setup.display().to_string())
         );
         vec![

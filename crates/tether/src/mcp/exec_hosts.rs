@@ -111,26 +111,11 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     let ssh_config = tether_ssh::config::expand_tilde("~/.ssh/config");
-    let ov = Overrides {
+    let mut ov = Overrides {
         config: ssh_config.is_file().then_some(ssh_config),
-        user: settings.user.clone(),
-        port: settings.port,
-        identities: settings
-            .identity
-            .iter()
-            .map(|i| tether_ssh::config::expand_tilde(i))
-            .collect(),
-        jumps: settings
-            .jump
-            .as_ref()
-            .map(|j| j.split(',').map(str::to_owned).collect()),
-        connect_timeout: settings.connect_timeout.map(std::time::Duration::from_secs),
-        policy: settings
-            .strict_host_key_checking
-            .as_deref()
-            .and_then(exec::policy_of),
         ..Overrides::default()
     };
+    crate::exec_cmd::apply_settings(&mut ov, &settings).map_err(|e| format!("{e:#}"))?;
     let opts = ExecOptions {
         fanout: settings.fanout.unwrap_or(64),
         resolve: exec::resolver(ov),

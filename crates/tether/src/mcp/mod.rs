@@ -151,8 +151,12 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<RunParams>,
     ) -> Result<CallToolResult, ErrorData> {
+        let session = p
+            .session
+            .or_else(|| p.host.clone())
+            .unwrap_or_else(|| "main".to_owned());
         let request = Request::Run {
-            session: p.session,
+            session,
             command: p.command,
             host: p.host,
             timeout_s: p.timeout_s,

@@ -26,10 +26,10 @@ pub use tether_daemon::protocol::OnTimeout;
 pub struct RunParams {
     /// The shell command to run (any length; several lines, heredocs and quotes are fine).
     pub command: String,
-    /// The persistent session to run it in; created on first use.
-    #[serde(default = "main_session")]
-    pub session: String,
-    /// A host for the SSH layer to resolve; absent runs locally.
+    /// The persistent session to run it in; created on first use (default: the host's name with `host`, else `main`).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`, as ~/.ssh/config resolves it); absent runs locally. The session's other tools then need its name.
     #[serde(default)]
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or kept); at most 3600.

@@ -1,0 +1,202 @@
+//! One SSH connection per host, shared by everything that runs there (that
+//! host's persistent shells): connected on first use, again after it drops,
+//! and closed when the last user of it is gone. Each user holds a
+//! [`RemoteHost`] whose commands and terminals are channels of the shared
+//! connection.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tether_ssh::{Connection, Event, PtyRequest};
+use tether_transport::{
+    BoxFuture, HostOutput, RemoteHost, Terminal, TerminalRequest, TransportError,
+};
+
+use crate::exec::{HostSpec, Resolver};
+
+/// Longest a file command (write, check, remove) may take.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The connections, by host name as written.
+pub struct HostPool {
+    resolve: Resolver,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+}
+
+impl std::fmt::Debug for HostPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostPool").finish_non_exhaustive()
+    }
+}
+
+/// One host's connection, while someone uses it.
+struct Slot {
+    spec: HostSpec,
+    /// Held while connecting, so concurrent users share one connection.
+    conn: tokio::sync::Mutex<Weak<Connection>>,
+}
+
+impl HostPool {
+    /// A pool that finds how to reach each host with `resolve`.
+    pub fn new(resolve: Resolver) -> Arc<HostPool> {
+        Arc::new(HostPool {
+            resolve,
+            slots: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A handle on host `name` (`[user@]host[:port]`); it connects when
+    /// first used.
+    pub fn host(&self, name: &str) -> Result<Arc<dyn RemoteHost>, crate::ClusterError> {
+        let spec = HostSpec::parse(name)?;
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots.entry(name.to_owned()).or_insert_with(|| {
+            Arc::new(Slot {
+                spec,
+                conn: tokio::sync::Mutex::new(Weak::new()),
+            })
+        });
+        Ok(Arc::new(PooledHost {
+            slot: Arc::clone(slot),
+            resolve: Arc::clone(&self.resolve),
+            held: Mutex::new(None),
+        }))
+    }
+
+    /// How many hosts have a live connection now.
+    pub fn connected(&self) -> usize {
+        let slots: Vec<Arc<Slot>> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        slots
+            .iter()
+            .filter(|s| {
+                s.conn
+                    .try_lock()
+                    .ok()
+                    .and_then(|w| w.upgrade())
+                    .is_some_and(|c| !c.is_closed())
+            })
+            .count()
+    }
+}
+
+/// One user's handle on a host: it keeps the shared connection open.
+struct PooledHost {
+    slot: Arc<Slot>,
+    resolve: Resolver,
+    held: Mutex<Option<Arc<Connection>>>,
+}
+
+impl std::fmt::Debug for PooledHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PooledHost")
+            .field("host", &self.slot.spec.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PooledHost {
+    fn error(&self, message: String) -> TransportError {
+        // The SSH layer's messages start with the host; say it once.
+        let prefix = format!("{}: ", self.slot.spec.host);
+        let message = message
+            .strip_prefix(&prefix)
+            .map(str::to_owned)
+            .unwrap_or(message);
+        TransportError::Host {
+            host: self.slot.spec.name.clone(),
+            message,
+        }
+    }
+
+    /// The shared connection, made (or remade, after it dropped) now.
+    async fn connection(&self) -> Result<Arc<Connection>, TransportError> {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(c) = held.filter(|c| !c.is_closed()) {
+            return Ok(c);
+        }
+        let mut shared = self.slot.conn.lock().await;
+        let conn = match shared.upgrade().filter(|c| !c.is_closed()) {
+            Some(c) => c,
+            None => {
+                let (target, opts) = (self.resolve)(&self.slot.spec).map_err(|e| self.error(e))?;
+                let c = Arc::new(
+                    tether_ssh::connect(&target, &opts)
+                        .await
+                        .map_err(|e| self.error(e.to_string()))?,
+                );
+                *shared = Arc::downgrade(&c);
+                c
+            }
+        };
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+}
+
+impl RemoteHost for PooledHost {
+    fn name(&self) -> &str {
+        &self.slot.spec.name
+    }
+
+    fn run(
+        &self,
+        command: String,
+        input: Vec<u8>,
+    ) -> BoxFuture<'_, Result<HostOutput, TransportError>> {
+        Box::pin(async move {
+            let conn = self.connection().await?;
+            let mut out = HostOutput::default();
+            let ended = conn
+                .exec_with_input(
+                    &command,
+                    Some(&input),
+                    Some(COMMAND_TIMEOUT),
+                    std::future::pending(),
+                    |e| match e {
+                        Event::Stdout(b) => out.stdout.extend_from_slice(&b),
+                        Event::Stderr(b) => out.stderr.extend_from_slice(&b),
+                    },
+                )
+                .await
+                .map_err(|e| self.error(e.to_string()))?;
+            if ended.timed_out {
+                return Err(self.error(format!(
+                    "a session file command did not finish within {} s; is the host overloaded?",
+                    COMMAND_TIMEOUT.as_secs()
+                )));
+            }
+            out.status = ended.exit_code;
+            Ok(out)
+        })
+    }
+
+    fn open_terminal(
+        &self,
+        request: TerminalRequest,
+    ) -> BoxFuture<'_, Result<Arc<dyn Terminal>, TransportError>> {
+        Box::pin(async move {
+            let conn = self.connection().await?;
+            let env = vec![("TERM".to_owned(), request.term.clone())];
+            let pty = conn
+                .open_pty(&PtyRequest {
+                    term: request.term,
+                    size: request.size,
+                    echo: request.echo,
+                    output_processing: request.output_processing,
+                    env,
+                    command: Some(request.command),
+                })
+                .await
+                .map_err(|e| self.error(e.to_string()))?;
+            let terminal: Arc<dyn Terminal> = Arc::new(pty);
+            Ok(terminal)
+        })
+    }
+}

@@ -1,0 +1,167 @@
+//! A session's files and shell on a [`RemoteHost`]: the private session
+//! directory there, the setup and command files written into it over the
+//! host's command channel, the syntax check run there, and the command
+//! line that starts the shell on a remote terminal.
+//!
+//! The remote user's login shell runs these lines, so they are POSIX sh
+//! (bash, zsh, dash, ksh and busybox sh all take them).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tether_transport::{HostOutput, RemoteHost, TransportError};
+
+use crate::dialect::sh_quote;
+use crate::error::ShellError;
+
+/// Makes a fresh 0700 directory for one session under
+/// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`, refusing a base that
+/// is a symlink or someone else's, and returns its path.
+pub(crate) async fn make_dir(host: &dyn RemoteHost) -> Result<PathBuf, ShellError> {
+    const SCRIPT: &str = r#"umask 077
+if [ -n "${XDG_RUNTIME_DIR-}" ] && [ -d "$XDG_RUNTIME_DIR" ]; then b=$XDG_RUNTIME_DIR/tether; else b=/tmp/tether-$(id -u); fi
+mkdir -p "$b" 2>/dev/null
+if [ -L "$b" ] || [ ! -d "$b" ] || [ ! -O "$b" ]; then echo "$b is a symlink, missing, or belongs to another user; remove it" >&2; exit 1; fi
+chmod 700 "$b" && mkdir -p "$b/sessions" && d=$(mktemp -d "$b/sessions/XXXXXXXXXXXX") && printf '%s' "$d""#;
+    let out = run_ok(
+        host,
+        SCRIPT.to_owned(),
+        Vec::new(),
+        "create the session directory",
+    )
+    .await?;
+    let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !dir.starts_with('/') {
+        return Err(failed(host, "create the session directory", &out));
+    }
+    Ok(PathBuf::from(dir))
+}
+
+/// Writes `files`, each readable only by the user (parent directories
+/// made), one command per file: `cat` reads its stdin to the end, where a
+/// shared stdin split by `head -c` would lose bytes to read-ahead.
+pub(crate) async fn write_files(
+    host: &dyn RemoteHost,
+    files: &[(PathBuf, Vec<u8>)],
+) -> Result<(), ShellError> {
+    for (path, bytes) in files {
+        let p = sh_quote(&path.display().to_string());
+        let parent = path
+            .parent()
+            .map(|d| format!("mkdir -p {} && ", sh_quote(&d.display().to_string())))
+            .unwrap_or_default();
+        let line = format!("umask 077 && {parent}cat > {p}");
+        run_ok(host, line, bytes.clone(), "write the session's files").await?;
+    }
+    Ok(())
+}
+
+/// Runs `program args` (a syntax checker reading `file`) on the host with
+/// `code` written to `file` first, and returns its stderr.
+pub(crate) async fn check(
+    host: &dyn RemoteHost,
+    file: &Path,
+    code: &str,
+    program: &str,
+    args: &[String],
+) -> Result<String, ShellError> {
+    let f = sh_quote(&file.display().to_string());
+    let mut line = format!("umask 077; cat > {f} || exit 1; {}", sh_quote(program));
+    for a in args {
+        line.push(' ');
+        line.push_str(&sh_quote(a));
+    }
+    line.push_str(&format!(" </dev/null; rm -f {f}"));
+    let out = host
+        .run(line, code.as_bytes().to_vec())
+        .await
+        .map_err(ShellError::from)?;
+    Ok(String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Removes the session directory `dir` in the background (the session is
+/// gone; nobody waits for it).
+pub(crate) fn remove_dir(host: Arc<dyn RemoteHost>, dir: PathBuf) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    rt.spawn(async move {
+        let line = format!("rm -rf -- {}", sh_quote(&dir.display().to_string()));
+        let _ = host.run(line, Vec::new()).await;
+    });
+}
+
+/// The line that starts `program args` in `cwd` (the login directory when
+/// `None`) with `env` added to the login environment.
+pub(crate) fn command_line(
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+) -> String {
+    let mut line = String::new();
+    if let Some(cwd) = cwd {
+        line.push_str(&format!(
+            "cd -- {} || exit 1; ",
+            sh_quote(&cwd.display().to_string())
+        ));
+    }
+    line.push_str("exec env");
+    for (k, v) in env {
+        line.push(' ');
+        line.push_str(&sh_quote(&format!("{k}={v}")));
+    }
+    line.push(' ');
+    line.push_str(&sh_quote(program));
+    for a in args {
+        line.push(' ');
+        line.push_str(&sh_quote(a));
+    }
+    line
+}
+
+async fn run_ok(
+    host: &dyn RemoteHost,
+    command: String,
+    input: Vec<u8>,
+    what: &'static str,
+) -> Result<HostOutput, ShellError> {
+    let out = host.run(command, input).await.map_err(ShellError::from)?;
+    if out.status != Some(0) {
+        return Err(failed(host, what, &out));
+    }
+    Ok(out)
+}
+
+fn failed(host: &dyn RemoteHost, what: &'static str, out: &HostOutput) -> ShellError {
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    let status = out
+        .status
+        .map_or("no exit status".to_owned(), |s| format!("exit status {s}"));
+    ShellError::Transport(TransportError::Host {
+        host: host.name().to_owned(),
+        message: format!(
+            "could not {what} ({status}{}{said})",
+            if said.is_empty() { "" } else { ": " }
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_quotes_every_word() {
+        let line = command_line(
+            "bash",
+            &["--rcfile".into(), "/t/it's".into()],
+            &[("A".into(), "x y$z".into())],
+            Some(Path::new("/srv")),
+        );
+        assert_eq!(
+            line,
+            "cd -- '/srv' || exit 1; exec env 'A=x y$z' 'bash' '--rcfile' '/t/it'\\''s'"
+        );
+    }
+}

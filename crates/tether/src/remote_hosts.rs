@@ -1,0 +1,35 @@
+//! How the daemon reaches remote hosts for persistent shells: one pooled
+//! SSH connection per host, shared by that host's sessions, resolved as
+//! `tether exec -H HOST` resolves it (`~/.ssh/config`, then the defaults of
+//! tether's config), in batch mode: the daemon has no terminal to ask on,
+//! so keys come from the agent or unencrypted files.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use tether_cluster::exec::{self, Overrides, Resolver};
+use tether_cluster::pool::HostPool;
+use tether_daemon::ops::HostProvider;
+
+/// The daemon's hosts.
+pub fn provider() -> HostProvider {
+    // The configs are read at each connect, so an edit applies to the next
+    // connection without restarting the daemon.
+    let resolve: Resolver = Arc::new(|spec| {
+        let ov = overrides().map_err(|e| format!("{e:#}"))?;
+        exec::resolve(spec, &ov, false)
+    });
+    let pool = HostPool::new(resolve);
+    Arc::new(move |name| pool.host(name).map_err(|e| e.to_string()))
+}
+
+fn overrides() -> Result<Overrides> {
+    let config = crate::exec_cmd::load_config(None)?;
+    let ssh_config = tether_ssh::config::expand_tilde("~/.ssh/config");
+    let mut ov = Overrides {
+        config: ssh_config.is_file().then_some(ssh_config),
+        ..Overrides::default()
+    };
+    crate::exec_cmd::apply_settings(&mut ov, &config.defaults)?;
+    Ok(ov)
+}

@@ -1,0 +1,267 @@
+//! Remote persistent shells through the daemon, against real sshd on
+//! 127.0.0.2 and 127.0.0.3: state that persists between commands, one SSH
+//! connection shared by a host's sessions, and every engine status as it
+//! applies remotely (waiting for input from silence, interrupts through the
+//! remote terminal). The daemon reads a private `~/.ssh/config` (HOME is a
+//! scratch directory). Skips with a message when sshd is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Output;
+
+use common::Daemon;
+use tether_testkit::{Scratch, Sshd, fleet, keygen};
+
+struct Remote {
+    daemon: Daemon,
+    home: Scratch,
+    _sshd: Vec<Sshd>,
+}
+
+/// Two hosts, `web01` (127.0.0.2) and `web02` (127.0.0.3), in the
+/// daemon's ssh_config.
+fn start(name: &str) -> Option<Remote> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let home = Scratch::new("remote-home");
+    let ssh = home.0.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = keygen(&ssh.join("id_test"), "").unwrap();
+    let (port, sshd, known) =
+        fleet(&["127.0.0.2", "127.0.0.3"], &[&key.with_extension("pub")]).unwrap();
+    std::fs::write(ssh.join("known_hosts"), known).unwrap();
+    let mut config = String::new();
+    for (name, ip) in [("web01", "127.0.0.2"), ("web02", "127.0.0.3")] {
+        config.push_str(&format!(
+            "Host {name}\n  HostName {ip}\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  IdentityAgent none\n  UserKnownHostsFile {known}\n",
+            user = tether_testkit::user(),
+            key = key.display(),
+            known = ssh.join("known_hosts").display(),
+        ));
+    }
+    std::fs::write(ssh.join("config"), config).unwrap();
+    Some(Remote {
+        daemon: Daemon::new(name),
+        home,
+        _sshd: sshd,
+    })
+}
+
+impl Remote {
+    fn tether(&self, args: &[&str]) -> Output {
+        self.daemon
+            .cmd(args)
+            .env("HOME", &self.home.0)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .unwrap()
+    }
+
+    /// `tether ARGS --json`: the exit code and the result.
+    fn json(&self, args: &[&str]) -> (i32, serde_json::Value) {
+        let mut all = args.to_vec();
+        let at = all.iter().position(|a| *a == "--").unwrap_or(all.len());
+        all.insert(at, "--json");
+        let out = self.tether(&all);
+        let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("not JSON ({e}): {out:?}");
+        });
+        (out.status.code().unwrap(), v)
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn state_persists_and_a_hosts_sessions_share_one_connection() {
+    let Some(r) = start("remote-state") else {
+        return;
+    };
+    let out = r.tether(&[
+        "run",
+        "--host",
+        "web01",
+        "--",
+        "mkdir -p ~/srv && cd ~/srv && export DEPLOY=blue",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = r.tether(&["run", "--host", "web01", "--", "pwd; echo $DEPLOY"]);
+    let home = format!("/home/{}", tether_testkit::user());
+    assert_eq!(stdout(&out), format!("{home}/srv\nblue\n"), "{out:?}");
+
+    // Exact exit codes and pipeline statuses, on the remote shell.
+    let (code, v) = r.json(&[
+        "run",
+        "--host",
+        "web01",
+        "--",
+        "true | (exit 3) | true; (exit 7)",
+    ]);
+    assert_eq!((code, v["exit_code"].as_i64()), (7, Some(7)), "{v}");
+    assert_eq!(v["host"], "web01");
+    assert_eq!(v["status"], "exited");
+
+    // A second session on the same host rides the same TCP connection (the
+    // same client port in SSH_CONNECTION); another host gets its own.
+    let port_of = |args: &[&str]| {
+        let out = r.tether(args);
+        let conn = stdout(&out);
+        let f: Vec<&str> = conn.split_whitespace().collect();
+        assert_eq!(f.len(), 4, "{out:?}");
+        (f[1].to_owned(), f[2].to_owned())
+    };
+    let echo = "echo $SSH_CONNECTION";
+    let a = port_of(&["run", "--host", "web01", "--", echo]);
+    let b = port_of(&["run", "-s", "second", "--host", "web01", "--", echo]);
+    let c = port_of(&["run", "--host", "web02", "--", echo]);
+    assert_eq!(a, b, "one connection per host");
+    assert_eq!(a.1, "127.0.0.2");
+    assert_eq!(c.1, "127.0.0.3");
+
+    // A session keeps its host; a name that runs elsewhere is refused.
+    let out = r.tether(&["run", "-s", "second", "--host", "web02", "--", "true"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("runs on web01, not web02"),
+        "{out:?}"
+    );
+    let out = r.tether(&["ls", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts: Vec<(String, String)> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["host"].as_str().unwrap_or("-").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("second".to_owned(), "web01".to_owned()),
+            ("web01".to_owned(), "web01".to_owned()),
+            ("web02".to_owned(), "web02".to_owned())
+        ]
+    );
+
+    // Closing a session removes its files on the host.
+    let (_, v) = r.json(&["run", "-s", "second", "--", "echo $__tether_dir"]);
+    let dir = v["output"].as_str().unwrap().trim().to_owned();
+    assert!(dir.starts_with("/tmp/tether-"), "{v}");
+    assert_eq!(r.tether(&["close", "-s", "second"]).status.code(), Some(0));
+    let check = format!(
+        "for i in $(seq 100); do [ -e {dir} ] || break; sleep 0.05; done; [ -e {dir} ] && echo present || echo gone"
+    );
+    let out = r.tether(&["run", "--host", "web01", "--", &check]);
+    assert_eq!(stdout(&out), "gone\n", "{out:?}");
+}
+
+#[test]
+fn every_status_applies_remotely() {
+    let Some(r) = start("remote-status") else {
+        return;
+    };
+    let s = ["run", "--host", "web01"];
+    let run = |extra: &[&str], code: &str| {
+        let mut args = s.to_vec();
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", code]);
+        r.json(&args)
+    };
+    let (code, _) = run(&[], "cd /tmp && export KEEP=1");
+    assert_eq!(code, 0);
+
+    // incomplete_input: the remote bash checks the syntax; nothing runs.
+    let (code, v) = run(&[], "echo 'unterminated");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (121, Some("incomplete_input"))
+    );
+
+    // timed_out: C-c through the remote terminal recovers the shell.
+    let (code, v) = run(&["--timeout", "1"], "echo before; sleep 30");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (124, Some("timed_out")),
+        "{v}"
+    );
+    // bash ends the line after a job killed by SIGINT, locally too.
+    assert_eq!(
+        v["output"].as_str().map(str::trim_end),
+        Some("before"),
+        "{v}"
+    );
+    assert_eq!(v["shell_restarted"], false, "{v}");
+
+    // A program that ignores C-c is ended with C-\.
+    let (code, v) = run(&["--timeout", "1"], "trap '' INT; sleep 30");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (124, Some("timed_out")),
+        "{v}"
+    );
+    let (code, v) = run(&[], "trap - INT; echo $KEEP; pwd");
+    assert_eq!((code, v["output"].as_str()), (0, Some("1\n/tmp\n")), "{v}");
+
+    // waiting_for_input: no kernel evidence remotely, so it is silence.
+    let (code, v) = run(&["--timeout", "60"], "read -p 'name? ' n; echo hi $n");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (125, Some("waiting_for_input")),
+        "{v}"
+    );
+    assert_eq!(v["output"], "name? ");
+    assert!(v["foreground"].is_null(), "no foreground evidence: {v}");
+    let out = r.tether(&["send", "-s", "web01", "-k", "Enter", "--json", "bob"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "exited", "{v}");
+    assert_eq!(v["output"], "hi bob\n");
+
+    // running (kept past the deadline), then read to the end.
+    let (code, v) = run(&["--timeout", "1", "--keep"], "sleep 2; echo done");
+    assert_eq!((code, v["status"].as_str()), (123, Some("running")), "{v}");
+    let out = r.tether(&["read", "-s", "web01", "--wait", "30", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["output"].as_str()),
+        (Some("exited"), Some("done\n"))
+    );
+
+    // shell_exited, then a fresh shell with the cwd and exports restored.
+    let (code, v) = run(&[], "exit 3");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (122, Some("shell_exited")),
+        "{v}"
+    );
+    assert_eq!(v["exit_code"], 3);
+    let (code, v) = run(&[], "echo $KEEP; pwd");
+    assert_eq!((code, v["output"].as_str()), (0, Some("1\n/tmp\n")), "{v}");
+    assert_eq!(v["shell_restarted"], true, "{v}");
+}
+
+#[test]
+fn an_unreachable_or_unknown_host_is_one_clear_error() {
+    let Some(r) = start("remote-errors") else {
+        return;
+    };
+    let out = r.tether(&["run", "--host", "nosuchhost.invalid", "--", "true"]);
+    assert_eq!(out.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nosuchhost.invalid"), "{err}");
+    assert!(err.contains("resolve"), "{err}");
+    // Nothing was left behind: the session does not exist.
+    let out = r.tether(&["ls", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list["sessions"].as_array().unwrap().len(), 0, "{list}");
+}

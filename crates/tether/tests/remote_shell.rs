@@ -265,3 +265,69 @@ fn an_unreachable_or_unknown_host_is_one_clear_error() {
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list["sessions"].as_array().unwrap().len(), 0, "{list}");
 }
+
+#[test]
+fn a_dropped_connection_is_made_again_for_the_next_command() {
+    let Some(r) = start("remote-reconnect") else {
+        return;
+    };
+    let conn = |r: &Remote| {
+        let out = r.tether(&["run", "--host", "web01", "--", "echo $SSH_CONNECTION"]);
+        stdout(&out)
+    };
+    let out = r.tether(&["run", "--host", "web01", "--", "cd /tmp && export KEEP=2"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let before = conn(&r);
+    // The shell's parent is sshd's process for this connection: ending it
+    // drops the connection under the session.
+    let (code, v) = r.json(&["run", "--host", "web01", "--", "kill -9 $PPID; sleep 30"]);
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (122, Some("shell_exited")),
+        "{v}"
+    );
+    let (code, v) = r.json(&["run", "--host", "web01", "--", "echo $KEEP; pwd"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["shell_restarted"], true, "{v}");
+    // The cwd comes back; the exports snapshot is on the host and survives,
+    // but SSH_CONNECTION is the new login's.
+    assert_eq!(v["output"], "2\n/tmp\n", "{v}");
+    assert_ne!(conn(&r), before, "a new connection (another client port)");
+}
+
+#[test]
+fn zsh_and_posix_sh_run_remotely_too() {
+    let Some(r) = start("remote-dialects") else {
+        return;
+    };
+    for shell in ["zsh", "sh"] {
+        let s = format!("on-{shell}");
+        let out = r.tether(&[
+            "run",
+            "-s",
+            &s,
+            "--host",
+            "web02",
+            "--shell",
+            shell,
+            "--",
+            "cd /tmp; X=$((6*7)); export X",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {out:?}");
+        // A heredoc and an unfinished quote are checked by the remote shell.
+        let (code, v) = r.json(&[
+            "run",
+            "-s",
+            &s,
+            "--",
+            "cat <<EOF\n$X in $PWD\nEOF\n(exit 5)",
+        ]);
+        assert_eq!(
+            (code, v["output"].as_str()),
+            (5, Some("42 in /tmp\n")),
+            "{shell}: {v}"
+        );
+        let (code, _) = r.json(&["run", "-s", &s, "--", "echo \"open"]);
+        assert_eq!(code, 121, "{shell}");
+    }
+}

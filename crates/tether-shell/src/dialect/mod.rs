@@ -158,8 +158,10 @@ pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce) -> String {
 pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
     let mut s = String::new();
     if let Some(env) = ctx.restore_env {
+        // The new login's own description of itself wins over the
+        // snapshot's (a remote shell restarted on a new connection).
         s.push_str(&format!(
-            ". {} 2>/dev/null\n",
+            "__tether_l1=${{SSH_CONNECTION-}} __tether_l2=${{SSH_CLIENT-}} __tether_l3=${{SSH_TTY-}}\n. {} 2>/dev/null\n{LOGIN_VARS}",
             sh_quote(&env.display().to_string())
         ));
     }
@@ -175,6 +177,9 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     ));
     s
 }
+
+/// Puts back the login variables saved before the env snapshot is read.
+const LOGIN_VARS: &str = "[ -n \"$__tether_l1\" ] && SSH_CONNECTION=$__tether_l1\n[ -n \"$__tether_l2\" ] && SSH_CLIENT=$__tether_l2\n[ -n \"$__tether_l3\" ] && SSH_TTY=$__tether_l3\nunset __tether_l1 __tether_l2 __tether_l3\n";
 
 /// The typed line that sources the setup script at `path` (with `--norc`).
 pub(crate) fn source_line(run_rc_files: bool, path: &Path) -> Option<String> {

@@ -17,6 +17,18 @@ pub enum Event {
     Stderr(Vec<u8>),
 }
 
+/// What a remote command reads on its stdin.
+#[derive(Debug, Default)]
+pub enum Input<'a> {
+    /// Nothing: stdin is closed at once.
+    #[default]
+    Closed,
+    /// These bytes, then end of file.
+    Bytes(&'a [u8]),
+    /// Chunks as they arrive, then end of file when the sender is dropped.
+    Stream(tokio::sync::mpsc::Receiver<Vec<u8>>),
+}
+
 /// How a remote command ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ended {
@@ -67,6 +79,7 @@ impl Connection {
         stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event),
     ) -> Result<Ended, SshError> {
+        let input = input.map_or(Input::Closed, Input::Bytes);
         self.exec_async(command, input, timeout, stop, |e| {
             on_event(e);
             std::future::ready(())
@@ -76,11 +89,12 @@ impl Connection {
 
     /// [`Connection::exec_with_input`] whose `on_event` is awaited before
     /// more output is read: a slow consumer slows the remote command (the
-    /// SSH window fills) instead of memory growing.
+    /// SSH window fills) instead of memory growing. Input is written while
+    /// output is read, so neither side's window can stall the other.
     pub async fn exec_async<F: Future<Output = ()>>(
         &self,
         command: &str,
-        input: Option<&[u8]>,
+        input: Input<'_>,
         timeout: Option<Duration>,
         stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event) -> F,
@@ -89,7 +103,7 @@ impl Connection {
             host: self.host.clone(),
             what,
         };
-        let mut channel = self
+        let channel = self
             .handle
             .channel_open_session()
             .await
@@ -102,13 +116,25 @@ impl Connection {
             .exec(true, command)
             .await
             .map_err(|e| protocol(format!("cannot start the command: {e}")))?;
-        if let Some(input) = input {
-            channel
-                .data(input)
-                .await
-                .map_err(|e| protocol(format!("cannot send stdin: {e}")))?;
-        }
-        let _ = channel.eof().await;
+        let (mut read, write) = channel.split();
+        let writer = async {
+            match input {
+                Input::Closed => {}
+                Input::Bytes(b) => {
+                    let _ = write.data(b).await;
+                }
+                Input::Stream(mut chunks) => {
+                    while let Some(c) = chunks.recv().await {
+                        if write.data(&c[..]).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = write.eof().await;
+            // Done writing; the output decides when this ends.
+            std::future::pending::<()>().await
+        };
         let mut ended = Ended::default();
         let deadline = async {
             match timeout {
@@ -116,10 +142,11 @@ impl Connection {
                 None => std::future::pending().await,
             }
         };
-        tokio::pin!(deadline, stop);
+        tokio::pin!(deadline, stop, writer);
         loop {
             let msg = tokio::select! {
-                m = channel.wait() => m,
+                m = read.wait() => m,
+                _ = &mut writer => None,
                 _ = &mut deadline => {
                     ended.timed_out = true;
                     None
@@ -130,8 +157,8 @@ impl Connection {
                 }
             };
             if ended.timed_out || ended.cancelled {
-                let _ = channel.signal(russh::Sig::TERM).await;
-                let _ = channel.close().await;
+                let _ = write.signal(russh::Sig::TERM).await;
+                let _ = write.close().await;
                 return Ok(ended);
             }
             let Some(msg) = msg else { break };

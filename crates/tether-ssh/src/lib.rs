@@ -15,6 +15,6 @@ mod secrets;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::SshError;
-pub use exec::{Ended, Event};
+pub use exec::{Ended, Event, Input};
 pub use pty::{PtyRequest, PtyTerminal};
 pub use secrets::{Prompter, Secrets};

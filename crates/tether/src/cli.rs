@@ -248,8 +248,9 @@ pub struct ExecArgs {
     /// The exit-code policy: max, all-zero, first.
     #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
     pub exit_code: ExitPolicy,
-    /// Send this command's stdin to every host (read to its end first);
-    /// without it the remote stdin is closed.
+    /// Send this command's stdin to every host as it comes (a host started
+    /// later, past the fanout, gets it from the start); without it the
+    /// remote stdin is closed.
     #[arg(long)]
     pub stdin: bool,
     /// After the first failure, start no more hosts and cancel those running.

@@ -80,6 +80,30 @@ pub fn load_config(file: Option<&std::path::Path>) -> Result<Config> {
     })
 }
 
+/// This process's stdin, read as it comes by a thread of its own (it may
+/// never end: the run ends when the hosts do).
+fn read_stdin() -> Arc<exec::SharedInput> {
+    let input = exec::SharedInput::new();
+    let feed = Arc::clone(&input);
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match std::io::Read::read(&mut stdin, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => feed.push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("tether exec: stdin: {e}; the hosts get what was read");
+                    break;
+                }
+            }
+        }
+        feed.finish();
+    });
+    input
+}
+
 /// tether's config settings, where the command line said nothing.
 pub fn apply_settings(
     ov: &mut Overrides,
@@ -167,14 +191,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         fail_fast: args.fail_fast,
         stop: Some(stop_rx),
         keep_output: args.output != OutputMode::Stream,
-        stdin: if args.stdin {
-            let mut input = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut input)
-                .context("cannot read stdin")?;
-            Some(Arc::new(input))
-        } else {
-            None
-        },
+        stdin: args.stdin.then(read_stdin),
     };
     let command = args.command.join(" ");
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -180,6 +180,48 @@ fn stream_gather_json_and_dir_report_every_host_truthfully() {
 }
 
 #[test]
+fn stdin_streams_to_running_hosts_and_whole_to_late_ones() {
+    let Some(f) = start() else { return };
+    // One host at a time: the second starts after the first ended, and
+    // still reads from the first byte. tether ends with the hosts, while
+    // its own stdin stays open.
+    let mut child = f
+        .command("127.0.0.[2-3]", &["--stdin", "-f", "1"], "head -n1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"first\n").unwrap();
+    tether_testkit_wait(|| child.try_wait().unwrap().is_some(), "the run to end");
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(lines(&out.stdout), ["127.0.0.2: first", "127.0.0.3: first"]);
+
+    // Much more than the SSH window, read back while it is written.
+    let mut child = f
+        .command("127.0.0.[2-4]", &["--stdin"], "wc -c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        std::io::Write::write_all(&mut stdin, &vec![b'x'; 8 << 20]).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            "127.0.0.2: 8388608",
+            "127.0.0.3: 8388608",
+            "127.0.0.4: 8388608"
+        ]
+    );
+}
+
+#[test]
 fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
     let Some(f) = start() else { return };
     // 127.0.0.5 has no sshd: one clear line, the others still run.

@@ -4,10 +4,12 @@
 //! never stops the others (unless asked to fail fast).
 
 mod gather;
+mod input;
 mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
+pub use input::SharedInput;
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
@@ -38,8 +40,8 @@ pub struct ExecOptions {
     /// When this turns true, start no more hosts and cancel those running
     /// (an interrupt).
     pub stop: Option<watch::Receiver<bool>>,
-    /// Written to every host's stdin (then closed); `None`: stdin closed.
-    pub stdin: Option<Arc<Vec<u8>>>,
+    /// Given to every host's stdin (then closed); `None`: stdin closed.
+    pub stdin: Option<Arc<SharedInput>>,
     /// Keep each host's whole output in its result (gather, json, dir);
     /// off, output only streams by as lines, in bounded memory.
     pub keep_output: bool,
@@ -219,7 +221,10 @@ async fn one(
         ..Output::default()
     });
     let (out_ref, events_ref, host_ref) = (&out, &events, &host);
-    let input = opts.stdin.as_deref().map(Vec::as_slice);
+    let input = match &opts.stdin {
+        Some(shared) => tether_ssh::Input::Stream(shared.reader()),
+        None => tether_ssh::Input::Closed,
+    };
     let ended = conn
         .exec_async(&command, input, opts.command_timeout, stop, |e| {
             let lines = out_ref.lock().map(|mut o| o.push(e)).unwrap_or_default();

@@ -15,6 +15,9 @@ usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
        scripts/bench-exec.py --throughput [TETHER] [ROUNDS] [USER]
          (1 GiB from one host, beside `ssh … > /dev/null` with the cipher
          tether negotiates)
+       scripts/bench-exec.py --remote-shell [TETHER] [ROUNDS] [USER]
+         (one command in a persistent remote shell, `tether run --host`,
+         beside `ssh host true` and `ssh` over a ControlMaster connection)
 """
 import os
 import resource
@@ -28,13 +31,14 @@ import time
 
 throughput = sys.argv[1:2] == ["--throughput"]
 connections = sys.argv[1:2] == ["--connections"]
-args = sys.argv[2:] if throughput or connections else sys.argv[1:]
+remote_shell = sys.argv[1:2] == ["--remote-shell"]
+args = sys.argv[2:] if throughput or connections or remote_shell else sys.argv[1:]
 tether = os.path.abspath(args[0] if args else "target/release/tether")
 if connections:
     n = 10
     rounds = int(args[1]) if len(args) > 1 else 3
     user = args[2] if len(args) > 2 else "tether-test"
-elif throughput:
+elif throughput or remote_shell:
     n = 1
     rounds = int(args[1]) if len(args) > 1 else 3
     user = args[2] if len(args) > 2 else "tether-test"
@@ -125,7 +129,21 @@ if connections:
             f.write(f"Host h{i:03}\n  HostName {ips[i % n]}\n")
         f.write(open(ssh_config(None)).read())
     peers = {"tether exec, 500 connections": [tether, "exec", "-F", aliases, "-f", "500", "-H", "h[000-499]", "--", "sleep 3"]}
-for label, kex in ([] if throughput or connections else [("default kex", None), (KEX, KEX)]):
+env = None
+if remote_shell:
+    # The daemon reads ~/.ssh/config: a home of its own for this run.
+    home = f"{d}/home"
+    os.makedirs(f"{home}/.ssh")
+    shutil.copy(ssh_config(None), f"{home}/.ssh/config")
+    env = dict(os.environ, HOME=home, TETHER_DIR=f"{d}/tether", TETHER_IDLE_EXIT="600")
+    cm = ["-o", f"ControlPath={d}/cm"]
+    subprocess.run(["ssh", "-F", ssh_config(None), *cm, "-o", "ControlMaster=yes", "-fN", ips[0]], check=True)
+    peers = {
+        "tether run --host (persistent shell)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "true"],
+        "ssh host true (new connection)": ["ssh", "-F", ssh_config(None), ips[0], "true"],
+        "ssh host true (ControlMaster)": ["ssh", "-F", ssh_config(None), *cm, ips[0], "true"],
+    }
+for label, kex in ([] if throughput or connections or remote_shell else [("default kex", None), (KEX, KEX)]):
     cfg = ssh_config(kex)
     peers[f"pdsh -R ssh ({label})"] = ["env", f"PDSH_SSH_ARGS_APPEND=-F {cfg}", "pdsh", "-R", "ssh", "-f", str(n), "-w", plain, "true"]
     peers[f"parallel-ssh ({label})"] = ["parallel-ssh", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(ips), "true"]
@@ -134,7 +152,7 @@ for label, kex in ([] if throughput or connections else [("default kex", None), 
 def timed(argv):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
@@ -153,6 +171,8 @@ try:
         for k, argv in peers.items():
             samples[k].append(timed(argv))
     what = "1 GiB from one host" if throughput else f"`true` on {n} hosts, fanout {n}"
+    if remote_shell:
+        what = "`true` on one host, one command per process"
     if connections:
         what = "`sleep 3` on 500 connections (10 sshd x 50), fanout 500"
     print(f"{what}, {rounds} rounds interleaved; tether negotiates {KEX}")
@@ -161,11 +181,17 @@ try:
         wall = statistics.median(w for w, _ in s)
         cpu = statistics.median(c for _, c in s)
         rate = f"   {1024 / wall:6.0f} MiB/s" if throughput else ""
+        if remote_shell:
+            print(f"{k:40} wall {wall * 1000:7.2f} ms   client CPU {cpu * 1000:7.2f} ms   ({wall / base[next(iter(base))]:.2f}x tether)")
+            continue
         if connections:
             print(f"{k:40} wall {wall:6.3f} s   max RSS {max(c for _, c in s):6.1f} MiB")
             continue
         print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
 finally:
+    if remote_shell:
+        subprocess.run([tether, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run(["ssh", "-F", ssh_config(None), *cm, "-O", "exit", ips[0]], capture_output=True)
     for p in sshd:
         p.terminate()
     for p in sshd:

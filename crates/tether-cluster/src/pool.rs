@@ -18,6 +18,14 @@ use crate::exec::{HostSpec, Resolver};
 /// Longest a file command (write, check, remove) may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Longest opening a terminal may take.
+const TERMINAL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Keepalive when the config sets none (`ServerAliveInterval` 15,
+/// `ServerAliveCountMax` 3): these connections live long, and a peer that
+/// vanished must be noticed (within 45 s) rather than hang its sessions.
+const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
+
 /// The connections, by host name as written.
 pub struct HostPool {
     resolve: Resolver,
@@ -63,27 +71,6 @@ impl HostPool {
             held: Mutex::new(None),
         }))
     }
-
-    /// How many hosts have a live connection now.
-    pub fn connected(&self) -> usize {
-        let slots: Vec<Arc<Slot>> = self
-            .slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        slots
-            .iter()
-            .filter(|s| {
-                s.conn
-                    .try_lock()
-                    .ok()
-                    .and_then(|w| w.upgrade())
-                    .is_some_and(|c| !c.is_closed())
-            })
-            .count()
-    }
 }
 
 /// One user's handle on a host: it keeps the shared connection open.
@@ -125,7 +112,9 @@ impl PooledHost {
         let conn = match shared.upgrade().filter(|c| !c.is_closed()) {
             Some(c) => c,
             None => {
-                let (target, opts) = (self.resolve)(&self.slot.spec).map_err(|e| self.error(e))?;
+                let (target, mut opts) =
+                    (self.resolve)(&self.slot.spec).map_err(|e| self.error(e))?;
+                opts.keepalive.get_or_insert(DEFAULT_KEEPALIVE);
                 let c = Arc::new(
                     tether_ssh::connect(&target, &opts)
                         .await
@@ -153,26 +142,24 @@ impl RemoteHost for PooledHost {
         Box::pin(async move {
             let conn = self.connection().await?;
             let mut out = HostOutput::default();
-            let ended = conn
-                .exec_with_input(
-                    &command,
-                    Some(&input),
-                    Some(COMMAND_TIMEOUT),
-                    std::future::pending(),
-                    |e| match e {
+            // The deadline covers opening the channel too (a dead peer).
+            let ran = tokio::time::timeout(
+                COMMAND_TIMEOUT,
+                conn.exec_with_input(&command, Some(&input), None, std::future::pending(), |e| {
+                    match e {
                         Event::Stdout(b) => out.stdout.extend_from_slice(&b),
                         Event::Stderr(b) => out.stderr.extend_from_slice(&b),
-                    },
-                )
-                .await
-                .map_err(|e| self.error(e.to_string()))?;
-            if ended.timed_out {
+                    }
+                }),
+            )
+            .await;
+            let Ok(ended) = ran else {
                 return Err(self.error(format!(
-                    "a session file command did not finish within {} s; is the host overloaded?",
+                    "a session file command did not finish within {} s; is the host up?",
                     COMMAND_TIMEOUT.as_secs()
                 )));
-            }
-            out.status = ended.exit_code;
+            };
+            out.status = ended.map_err(|e| self.error(e.to_string()))?.exit_code;
             Ok(out)
         })
     }
@@ -184,16 +171,22 @@ impl RemoteHost for PooledHost {
         Box::pin(async move {
             let conn = self.connection().await?;
             let env = vec![("TERM".to_owned(), request.term.clone())];
-            let pty = conn
-                .open_pty(&PtyRequest {
-                    term: request.term,
-                    size: request.size,
-                    echo: request.echo,
-                    output_processing: request.output_processing,
-                    env,
-                    command: Some(request.command),
-                })
+            let req = PtyRequest {
+                term: request.term,
+                size: request.size,
+                echo: request.echo,
+                output_processing: request.output_processing,
+                env,
+                command: Some(request.command),
+            };
+            let pty = tokio::time::timeout(TERMINAL_TIMEOUT, conn.open_pty(&req))
                 .await
+                .map_err(|_| {
+                    self.error(format!(
+                        "no terminal within {} s; is the host up?",
+                        TERMINAL_TIMEOUT.as_secs()
+                    ))
+                })?
                 .map_err(|e| self.error(e.to_string()))?;
             let terminal: Arc<dyn Terminal> = Arc::new(pty);
             Ok(terminal)

@@ -226,8 +226,8 @@ impl Registry {
             .entries()
             .remove(&key)
             .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))?;
-        // Wait for a running call to let go; then dropping the session ends it.
-        drop(entry.session.lock().await);
+        // Wait for a running call to let go; then end it.
+        entry.session.lock().await.shut_down().await;
         drop(entry);
         Ok(())
     }

@@ -79,16 +79,19 @@ pub(crate) async fn check(
     Ok(String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Removes the session directory `dir` in the background (the session is
-/// gone; nobody waits for it).
+/// Removes the session directory `dir` (best effort).
+pub(crate) async fn remove_dir_now(host: &dyn RemoteHost, dir: &Path) {
+    let line = format!("rm -rf -- {}", sh_quote(&dir.display().to_string()));
+    let _ = host.run(line, Vec::new()).await;
+}
+
+/// Removes the session directory `dir` in the background (a session
+/// dropped without [`remove_dir_now`]; nobody waits for it).
 pub(crate) fn remove_dir(host: Arc<dyn RemoteHost>, dir: PathBuf) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
         return;
     };
-    rt.spawn(async move {
-        let line = format!("rm -rf -- {}", sh_quote(&dir.display().to_string()));
-        let _ = host.run(line, Vec::new()).await;
-    });
+    rt.spawn(async move { remove_dir_now(host.as_ref(), &dir).await });
 }
 
 /// The line that starts `program args` in `cwd` (the login directory when

@@ -223,6 +223,16 @@ impl Session {
         drop(self);
     }
 
+    /// Ends the shell and, for a remote shell, waits for its directory on
+    /// the host to be removed (dropping only starts that). The session is
+    /// then dropped by the caller.
+    pub async fn shut_down(&mut self) {
+        let _ = self.terminal.kill(Duration::from_millis(300));
+        if let Some(host) = self.opts.host.take() {
+            crate::remote::remove_dir_now(host.as_ref(), &self.shell_dir).await;
+        }
+    }
+
     /// A fresh file path in the local session directory.
     pub(crate) fn next_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;

@@ -1,0 +1,101 @@
+//! A peer that goes silent mid-command (a TCP relay that starts dropping
+//! every byte, as a dead link does) is noticed by keepalive: the command
+//! ends and the connection is closed, instead of waiting for ever. Skips
+//! with a message when sshd is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tether_ssh::{ConnectOptions, Event, HostKeyPolicy, Target, connect};
+use tether_testkit::{Scratch, Sshd, keygen, user};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Relays one connection to `upstream` until `dead` is set; from then on
+/// every byte either way is dropped (the sockets stay open).
+async fn relay(upstream: (String, u16), dead: Arc<AtomicBool>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (client, _) = listener.accept().await.unwrap();
+        let server = TcpStream::connect(upstream).await.unwrap();
+        let (cr, cw) = client.into_split();
+        let (sr, sw) = server.into_split();
+        for (mut from, mut to) in [
+            (
+                Box::new(cr) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+                Box::new(sw) as Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+            ),
+            (Box::new(sr), Box::new(cw)),
+        ] {
+            let dead = Arc::clone(&dead);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 32 * 1024];
+                loop {
+                    let n = match from.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if !dead.load(Ordering::SeqCst) && to.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let scratch = Scratch::new("keepalive");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let sshd = Sshd::start("127.0.0.2", &[&key.with_extension("pub")], false).unwrap();
+    let dead = Arc::new(AtomicBool::new(false));
+    let port = relay((sshd.ip.clone(), sshd.port), Arc::clone(&dead)).await;
+    let host_key = sshd.known_hosts_line();
+    let host_key = host_key.split_once(' ').unwrap().1;
+    let known = scratch.0.join("known_hosts");
+    std::fs::write(&known, format!("[127.0.0.1]:{port} {host_key}")).unwrap();
+    let target = Target {
+        host: "relay".into(),
+        hostname: "127.0.0.1".into(),
+        port,
+        user: user(),
+    };
+    let opts = ConnectOptions {
+        known_hosts: vec![known],
+        policy: HostKeyPolicy::Yes,
+        identities: vec![key],
+        identities_only: true,
+        agent: None,
+        keepalive: Some((Duration::from_secs(1), 2)),
+        ..ConnectOptions::default()
+    };
+    let c = connect(&target, &opts).await.unwrap();
+    // The link dies once the command has started.
+    let flag = Arc::clone(&dead);
+    let ran = tokio::time::timeout(
+        Duration::from_secs(60),
+        c.exec("echo started; sleep 600", None, move |e| {
+            if let Event::Stdout(_) = e {
+                flag.store(true, Ordering::SeqCst);
+            }
+        }),
+    )
+    .await
+    .expect("the dead link went unnoticed: keepalive did not end the command");
+    assert!(dead.load(Ordering::SeqCst), "the command started");
+    match ran {
+        Ok(ended) => assert_eq!((ended.exit_code, ended.signal), (None, None)),
+        Err(e) => eprintln!("ended with: {e}"),
+    }
+    assert!(c.is_closed(), "the connection is closed");
+}

@@ -108,6 +108,30 @@ async fn a_key_file_authenticates_and_commands_report_exactly() {
 }
 
 #[tokio::test]
+async fn ecdsa_and_rsa_key_files_authenticate() {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let scratch = Scratch::new("ssh-key-types");
+    let keys: Vec<PathBuf> = ["ecdsa", "rsa"]
+        .iter()
+        .map(|k| tether_testkit::keygen_of(k, &scratch.0.join(format!("id_{k}")), "").unwrap())
+        .collect();
+    for key in &keys {
+        let w = World {
+            key: key.clone(),
+            sshd: Sshd::start("127.0.0.15", &[&key.with_extension("pub")], false).unwrap(),
+            scratch: Scratch::new("ssh-key-type"),
+        };
+        w.trust();
+        let c = connect(&w.target(), &w.options()).await.unwrap();
+        let (out, _, _) = run(&c, "echo key-ok").await;
+        assert_eq!(out, "key-ok\n", "{}", key.display());
+    }
+}
+
+#[tokio::test]
 async fn the_agent_authenticates() {
     let Some(w) = world("127.0.0.3") else { return };
     w.trust();

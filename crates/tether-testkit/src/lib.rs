@@ -54,11 +54,16 @@ impl Drop for Scratch {
 
 /// Makes an ed25519 key pair at `path` (and `path.pub`), with `passphrase`.
 pub fn keygen(path: &Path, passphrase: &str) -> Result<PathBuf> {
+    keygen_of("ed25519", path, passphrase)
+}
+
+/// [`keygen`] for a key of type `kind` (`ed25519`, `ecdsa`, `rsa`).
+pub fn keygen_of(kind: &str, path: &Path, passphrase: &str) -> Result<PathBuf> {
     let out = Command::new("ssh-keygen")
         .args([
             "-q",
             "-t",
-            "ed25519",
+            kind,
             "-N",
             passphrase,
             "-C",

@@ -379,25 +379,19 @@ async fn an_encrypted_key_is_asked_for_once_per_run() {
     assert!(matches!(e, SshError::Auth { .. }), "{e}");
 }
 
-#[tokio::test]
-async fn a_password_authenticates_a_test_user() {
-    if std::fs::metadata("/proc/self")
+fn is_root_with_test_user() -> bool {
+    let root = std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
         .unwrap_or(1)
-        != 0
-        || std::process::Command::new("id")
-            .arg("tether-test")
-            .output()
-            .map(|o| !o.status.success())
-            .unwrap_or(true)
-    {
-        eprintln!("SKIPPED: needs root and the user tether-test (scripts/test creates it)");
-        return;
-    }
-    let Some(w) = world("127.0.0.10") else { return };
-    let port = tether_testkit::free_port("127.0.0.11").unwrap();
-    let sshd = Sshd::start_with("127.0.0.11", port, &[], true, "").unwrap();
-    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
+        == 0;
+    root && std::process::Command::new("id")
+        .arg("tether-test")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Gives tether-test the password `pw-for-tests` (key logins still work).
+fn set_test_password() {
     let hash = std::process::Command::new("openssl")
         .args(["passwd", "-6", "pw-for-tests"])
         .output()
@@ -408,6 +402,19 @@ async fn a_password_authenticates_a_test_user() {
         .output()
         .unwrap();
     assert!(set.status.success(), "{set:?}");
+}
+
+#[tokio::test]
+async fn a_password_authenticates_a_test_user() {
+    if !is_root_with_test_user() {
+        eprintln!("SKIPPED: needs root and the user tether-test (scripts/test creates it)");
+        return;
+    }
+    let Some(w) = world("127.0.0.10") else { return };
+    let port = tether_testkit::free_port("127.0.0.11").unwrap();
+    let sshd = Sshd::start_with("127.0.0.11", port, &[], true, "").unwrap();
+    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
+    set_test_password();
     let target = Target {
         host: sshd.ip.clone(),
         hostname: sshd.ip.clone(),
@@ -441,6 +448,44 @@ async fn a_password_authenticates_a_test_user() {
         e.to_string().contains("authentication failed") && !e.to_string().contains("wrong"),
         "{e}"
     );
+}
+
+/// Keyboard-interactive needs PAM on Linux (sshd has no other challenge
+/// source), so this sshd alone runs with `UsePAM yes`.
+#[tokio::test]
+async fn keyboard_interactive_authenticates_a_test_user() {
+    if !is_root_with_test_user() {
+        eprintln!("SKIPPED: needs root and the user tether-test (scripts/test creates it)");
+        return;
+    }
+    let Some(w) = world("127.0.0.12") else { return };
+    let port = tether_testkit::free_port("127.0.0.13").unwrap();
+    let sshd = Sshd::start_with(
+        "127.0.0.13",
+        port,
+        &[],
+        false,
+        "UsePAM yes\nKbdInteractiveAuthentication yes\n",
+    )
+    .unwrap();
+    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
+    set_test_password();
+    let target = Target {
+        host: sshd.ip.clone(),
+        hostname: sshd.ip.clone(),
+        port,
+        user: "tether-test".into(),
+    };
+    let answer = std::sync::Arc::new(Answer("pw-for-tests", Default::default()));
+    let opts = ConnectOptions {
+        identities: vec![],
+        secrets: Some(tether_ssh::Secrets::new(answer.clone(), false)),
+        passwords: true,
+        ..w.options()
+    };
+    let c = connect(&target, &opts).await.unwrap();
+    assert_eq!(run(&c, "id -un").await.0, "tether-test\n");
+    assert_eq!(answer.1.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

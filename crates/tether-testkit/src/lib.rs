@@ -176,7 +176,8 @@ impl Sshd {
         Sshd::start_with(ip, port, authorized, passwords, "")
     }
 
-    /// [`Sshd::start_on`] with `extra` lines appended to sshd_config.
+    /// [`Sshd::start_on`] with `extra` lines put first in sshd_config, so
+    /// they win (sshd takes the first value of each keyword).
     pub fn start_with(
         ip: &str,
         port: u16,
@@ -199,13 +200,14 @@ impl Sshd {
             dir.join("authorized_keys"),
             std::fs::Permissions::from_mode(0o644),
         )?;
-        let config = format!(
-            "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
+        let config = extra.to_owned()
+            + &format!(
+                "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\
              PermitRootLogin yes\nStrictModes no\nLogLevel ERROR\nAcceptEnv LANG LC_* TERM COLORTERM\nMaxStartups 200\nMaxSessions 100\n",
-            d = dir.display(),
-            pw = if passwords { "yes" } else { "no" },
-        ) + extra;
+                d = dir.display(),
+                pw = if passwords { "yes" } else { "no" },
+            );
         std::fs::write(dir.join("sshd_config"), config)?;
         if nix_is_root() {
             std::fs::create_dir_all("/run/sshd")?;

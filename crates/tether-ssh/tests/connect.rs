@@ -404,6 +404,31 @@ fn set_test_password() {
     assert!(set.status.success(), "{set:?}");
 }
 
+/// tether-test's target on `sshd`, trusted, and options that answer its
+/// password (`reuse`: once per run).
+fn password_login(
+    w: &World,
+    sshd: &Sshd,
+    reuse: bool,
+) -> (Target, ConnectOptions, std::sync::Arc<Answer>) {
+    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
+    set_test_password();
+    let target = Target {
+        host: sshd.ip.clone(),
+        hostname: sshd.ip.clone(),
+        port: sshd.port,
+        user: "tether-test".into(),
+    };
+    let answer = std::sync::Arc::new(Answer("pw-for-tests", Default::default()));
+    let opts = ConnectOptions {
+        identities: vec![],
+        secrets: Some(tether_ssh::Secrets::new(answer.clone(), reuse)),
+        passwords: true,
+        ..w.options()
+    };
+    (target, opts, answer)
+}
+
 #[tokio::test]
 async fn a_password_authenticates_a_test_user() {
     if !is_root_with_test_user() {
@@ -413,21 +438,7 @@ async fn a_password_authenticates_a_test_user() {
     let Some(w) = world("127.0.0.10") else { return };
     let port = tether_testkit::free_port("127.0.0.11").unwrap();
     let sshd = Sshd::start_with("127.0.0.11", port, &[], true, "").unwrap();
-    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
-    set_test_password();
-    let target = Target {
-        host: sshd.ip.clone(),
-        hostname: sshd.ip.clone(),
-        port,
-        user: "tether-test".into(),
-    };
-    let answer = std::sync::Arc::new(Answer("pw-for-tests", Default::default()));
-    let opts = ConnectOptions {
-        identities: vec![],
-        secrets: Some(tether_ssh::Secrets::new(answer.clone(), true)),
-        passwords: true,
-        ..w.options()
-    };
+    let (target, opts, answer) = password_login(&w, &sshd, true);
     let c = connect(&target, &opts).await.unwrap();
     assert_eq!(run(&c, "id -un").await.0, "tether-test\n");
     connect(&target, &opts).await.unwrap();
@@ -468,21 +479,7 @@ async fn keyboard_interactive_authenticates_a_test_user() {
         "UsePAM yes\nKbdInteractiveAuthentication yes\n",
     )
     .unwrap();
-    std::fs::write(w.known_hosts(), sshd.known_hosts_line()).unwrap();
-    set_test_password();
-    let target = Target {
-        host: sshd.ip.clone(),
-        hostname: sshd.ip.clone(),
-        port,
-        user: "tether-test".into(),
-    };
-    let answer = std::sync::Arc::new(Answer("pw-for-tests", Default::default()));
-    let opts = ConnectOptions {
-        identities: vec![],
-        secrets: Some(tether_ssh::Secrets::new(answer.clone(), false)),
-        passwords: true,
-        ..w.options()
-    };
+    let (target, opts, answer) = password_login(&w, &sshd, false);
     let c = connect(&target, &opts).await.unwrap();
     assert_eq!(run(&c, "id -un").await.0, "tether-test\n");
     assert_eq!(answer.1.load(std::sync::atomic::Ordering::SeqCst), 1);

@@ -101,8 +101,18 @@ impl Session {
             .opts
             .dialect
             .command_file(code, self.last_status, &nonce);
-        self.write_shell_file(file.clone(), text.into_bytes())
-            .await?;
+        let wrapper = self.opts.dialect.wrapper_line(&file, &nonce, code);
+        // A remote shell writes a short command file itself, on the typed
+        // line: no channel (and no remote process) per command.
+        let inline = self
+            .opts
+            .host
+            .as_ref()
+            .and_then(|_| self.opts.dialect.inline_file(&file, text.as_bytes()));
+        if inline.is_none() {
+            self.write_shell_file(file.clone(), text.into_bytes())
+                .await?;
+        }
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
@@ -118,12 +128,8 @@ impl Session {
             }
         }
         let mut line = self.opts.dialect.line_kill().to_vec();
-        line.extend_from_slice(
-            self.opts
-                .dialect
-                .wrapper_line(&file, &nonce, code)
-                .as_bytes(),
-        );
+        line.extend_from_slice(inline.unwrap_or_default().as_bytes());
+        line.extend_from_slice(wrapper.as_bytes());
         self.terminal.write(line)?;
         let deadline = t0 + opts.timeout;
         match self.wait(deadline).await {

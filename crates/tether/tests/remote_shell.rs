@@ -108,6 +108,31 @@ fn state_persists_and_a_hosts_sessions_share_one_connection() {
     assert_eq!(v["host"], "web01");
     assert_eq!(v["status"], "exited");
 
+    // Quotes and control characters in a short command (typed, escaped),
+    // and a long one (written by its own channel).
+    let (code, v) = r.json(&[
+        "run",
+        "--host",
+        "web01",
+        "--",
+        "printf '%s|' \"a'b\" 'c\"d' $'\\t' '%%'; echo",
+    ]);
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (0, Some("a'b|c\"d|\t|%%|\n")),
+        "{v}"
+    );
+    let long = format!(
+        "cat <<'EOF' | wc -c\n{}EOF",
+        ("z".repeat(99) + "\n").repeat(1000)
+    );
+    let (code, v) = r.json(&["run", "--host", "web01", "--", &long]);
+    assert_eq!(
+        (code, v["output"].as_str().map(str::trim)),
+        (0, Some("100000")),
+        "{v}"
+    );
+
     // A second session on the same host rides the same TCP connection (the
     // same client port in SSH_CONNECTION); another host gets its own.
     let port_of = |args: &[&str]| {

@@ -97,6 +97,10 @@ impl Dialect for Bash {
         )
     }
 
+    fn inline_file(&self, path: &Path, bytes: &[u8]) -> Option<String> {
+        super::printf_to_file("builtin", path, bytes)
+    }
+
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
             "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; {}",

@@ -97,6 +97,14 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// under `nonce`.
     fn wrapper_line(&self, path: &Path, nonce: &SplitNonce, code: &str) -> String;
 
+    /// A command, typed before the wrapper line on the same line, that
+    /// writes the command file `path` holding `bytes` (for a remote shell,
+    /// where this saves a round trip per command); `None` when the dialect
+    /// cannot, or the text is too long for a terminal line.
+    fn inline_file(&self, _path: &Path, _bytes: &[u8]) -> Option<String> {
+        None
+    }
+
     /// Bytes typed before each wrapper line to discard a partial line a
     /// person may have left at the prompt (the terminal's line-kill
     /// character, for shells that read in line mode).
@@ -149,6 +157,36 @@ pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce) -> String {
         b = n.b,
         path = sh_quote(&path.display().to_string()),
     )
+}
+
+/// Longest typed command that writes a file: with the wrapper it must fit
+/// a terminal's line buffer (4095 bytes in canonical mode).
+pub(crate) const INLINE_MAX: usize = 3000;
+
+/// `{builtin} printf 'FORMAT' >| 'path'; ` writing `bytes` to `path`. Every
+/// byte but the letters g-z (and space) is a three-digit octal escape, so
+/// nothing the terminal's line discipline acts on (control characters) is
+/// typed, no quote closes early, and no nonce (hex digits) is typed whole.
+/// `None` for NUL bytes or text too long.
+pub(crate) fn printf_to_file(builtin: &str, path: &Path, bytes: &[u8]) -> Option<String> {
+    if bytes.contains(&0) {
+        return None;
+    }
+    let mut fmt = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        if matches!(b, b'g'..=b'z' | b'G'..=b'Z' | b' ') {
+            fmt.push(char::from(b));
+        } else {
+            fmt.push_str(&format!("\\{b:03o}"));
+        }
+        if fmt.len() > INLINE_MAX {
+            return None;
+        }
+    }
+    Some(format!(
+        "{builtin} printf '{fmt}' >| {}; ",
+        sh_quote(&path.display().to_string())
+    ))
 }
 
 /// The end of a POSIX-family setup script: restore the exported
@@ -206,4 +244,38 @@ pub fn by_name(name: &str) -> Option<std::sync::Arc<dyn Dialect>> {
         "pwsh" => Arc::new(Pwsh),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The typed writer reproduces every byte but NUL, in each POSIX shell
+    /// installed here, and never types a control character or a hex digit.
+    #[test]
+    fn printf_to_file_round_trips_every_byte() {
+        let bytes: Vec<u8> = (1..=255u8).chain(*b"%s%%\\'\"\n-x").collect();
+        let dir = std::env::temp_dir().join(format!("tether-printf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let line = printf_to_file("command", &path, &bytes).unwrap();
+        assert!(!line.bytes().any(|b| b < 0x20 || b == 0x7f), "{line:?}");
+        let fmt = line.split('\'').nth(1).unwrap();
+        assert!(
+            !fmt.contains(|c: char| c.is_ascii_hexdigit() && !c.is_ascii_digit()),
+            "no hex letter typed: {fmt}"
+        );
+        for sh in ["bash", "dash", "zsh", "sh"] {
+            let Ok(out) = std::process::Command::new(sh).arg("-c").arg(&line).output() else {
+                continue;
+            };
+            assert!(out.status.success(), "{sh}: {out:?}");
+            assert_eq!(std::fs::read(&path).unwrap(), bytes, "{sh}");
+            std::fs::remove_file(&path).unwrap();
+        }
+        assert_eq!(printf_to_file("command", &path, b"a\0b"), None);
+        assert_eq!(printf_to_file("command", &path, &[b'#'; INLINE_MAX]), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -124,6 +124,10 @@ impl Dialect for Posix {
         )
     }
 
+    fn inline_file(&self, path: &Path, bytes: &[u8]) -> Option<String> {
+        super::printf_to_file("command", path, bytes)
+    }
+
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
             "__tether_pending={a}; __tether_pending=${{__tether_pending}}{b}; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",

@@ -119,6 +119,10 @@ impl Dialect for Zsh {
         )
     }
 
+    fn inline_file(&self, path: &Path, bytes: &[u8]) -> Option<String> {
+        super::printf_to_file("builtin", path, bytes)
+    }
+
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
             "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; {}",

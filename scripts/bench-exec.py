@@ -140,6 +140,7 @@ if remote_shell:
     subprocess.run(["ssh", "-F", ssh_config(None), *cm, "-o", "ControlMaster=yes", "-fN", ips[0]], check=True)
     peers = {
         "tether run --host (persistent shell)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "true"],
+        "tether run --host, quoted (syntax check)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "echo \"a\" | true"],
         "ssh host true (new connection)": ["ssh", "-F", ssh_config(None), ips[0], "true"],
         "ssh host true (ControlMaster)": ["ssh", "-F", ssh_config(None), *cm, ips[0], "true"],
     }

@@ -430,8 +430,15 @@ impl Session {
 
     /// The dialect's syntax checker's messages for `code` (empty if none).
     async fn check_syntax(&mut self, code: &str) -> Result<String, ShellError> {
-        if let Some(host) = self.opts.host.clone() {
-            // The shell that will run it checks it, on its own host.
+        let local_checker = self
+            .opts
+            .dialect
+            .syntax_check(std::path::Path::new("-"))
+            .is_some_and(|(program, _)| on_local_path(&program));
+        if let Some(host) = self.opts.host.clone().filter(|_| !local_checker) {
+            // No such shell here: the one that will run it checks it, on its
+            // host (a channel and a process there; the same shell here is
+            // cheaper and parses alike).
             let file = self.next_shell_path("check", self.opts.dialect.name());
             let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {
                 return Ok(String::new());
@@ -457,6 +464,16 @@ impl Session {
         .unwrap_or_default();
         Ok(stderr)
     }
+}
+
+/// True when `program` can be run here (a path to a file, or a name found
+/// on `PATH`).
+fn on_local_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Projects raw bytes to at most `limit` characters of text (for start-up

@@ -17,6 +17,8 @@ use tether_testkit::{Scratch, Sshd, fleet, keygen};
 struct Remote {
     daemon: Daemon,
     home: Scratch,
+    /// `PATH` for tether (and the daemon it starts), when not ours.
+    path: Option<String>,
     _sshd: Vec<Sshd>,
 }
 
@@ -47,15 +49,18 @@ fn start(name: &str) -> Option<Remote> {
     Some(Remote {
         daemon: Daemon::new(name),
         home,
+        path: None,
         _sshd: sshd,
     })
 }
 
 impl Remote {
     fn tether(&self, args: &[&str]) -> Output {
-        self.daemon
-            .cmd(args)
-            .env("HOME", &self.home.0)
+        let mut cmd = self.daemon.cmd(args);
+        if let Some(path) = &self.path {
+            cmd.env("PATH", path);
+        }
+        cmd.env("HOME", &self.home.0)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("SSH_AUTH_SOCK")
             .output()
@@ -322,9 +327,11 @@ fn a_dropped_connection_is_made_again_for_the_next_command() {
 
 #[test]
 fn zsh_and_posix_sh_run_remotely_too() {
-    let Some(r) = start("remote-dialects") else {
+    let Some(mut r) = start("remote-dialects") else {
         return;
     };
+    // With no shell on this machine's PATH, syntax is checked on the host.
+    r.path = Some("/nonexistent".into());
     for shell in ["zsh", "sh"] {
         let s = format!("on-{shell}");
         let out = r.tether(&[

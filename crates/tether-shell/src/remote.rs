@@ -79,30 +79,52 @@ pub(crate) async fn check(
     Ok(String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Removes the session directory `dir` (best effort).
-pub(crate) async fn remove_dir_now(host: &dyn RemoteHost, dir: &Path) {
-    let line = format!("rm -rf -- {}", sh_quote(&dir.display().to_string()));
+/// Where a remote shell records its pid (written just before it starts).
+pub(crate) fn pid_file(dir: &Path) -> PathBuf {
+    dir.join("shell.pid")
+}
+
+/// Ends the process tree of the shell whose directory is `dir`: the shell,
+/// everything in its session (its jobs, which SSH's hang-up leaves running),
+/// and every descendant, TERM then KILL; with `remove`, also removes `dir`.
+pub(crate) async fn end_tree(host: &dyn RemoteHost, dir: &Path, remove: bool) {
+    // awk builds the closure of the session and its descendants from one
+    // `ps` listing taken while the shell still runs.
+    const SCRIPT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null)
+case $s in ''|*[!0-9]*) ;; *)
+t=$(ps -A -o pid= -o ppid= -o sid= 2>/dev/null | awk -v s="$s" '{p[NR]=$1; q[NR]=$2; r[NR]=$3} END {k[s]=1; for (i = 1; i <= NR; i++) if (r[i] == s) k[p[i]] = 1; do { c = 0; for (i = 1; i <= NR; i++) if ((q[i] in k) && !(p[i] in k)) { k[p[i]] = 1; c = 1 } } while (c); for (x in k) printf "%s ", x}')
+[ -n "$t" ] || t=$s
+kill -TERM $t 2>/dev/null && sleep 0.3
+kill -KILL $t 2>/dev/null ;;
+esac
+"#;
+    let mut line = format!("d={}\n{SCRIPT}", sh_quote(&dir.display().to_string()));
+    if remove {
+        line.push_str("rm -rf -- \"$d\"\n");
+    }
     let _ = host.run(line, Vec::new()).await;
 }
 
-/// Removes the session directory `dir` in the background (a session
-/// dropped without [`remove_dir_now`]; nobody waits for it).
-pub(crate) fn remove_dir(host: Arc<dyn RemoteHost>, dir: PathBuf) {
+/// [`end_tree`] and the directory's removal in the background (a session
+/// dropped without [`end_tree`]; nobody waits for it).
+pub(crate) fn end_tree_later(host: Arc<dyn RemoteHost>, dir: PathBuf) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
         return;
     };
-    rt.spawn(async move { remove_dir_now(host.as_ref(), &dir).await });
+    rt.spawn(async move { end_tree(host.as_ref(), &dir, true).await });
 }
 
 /// The line that starts `program args` in `cwd` (the login directory when
-/// `None`) with `env` added to the login environment.
+/// `None`) with `env` added to the login environment, after recording its
+/// pid in `pid_file` (the shell execs in place, so the pid is its own).
 pub(crate) fn command_line(
     program: &str,
     args: &[String],
     env: &[(String, String)],
     cwd: Option<&Path>,
+    pid_file: &Path,
 ) -> String {
-    let mut line = String::new();
+    let mut line = format!("echo $$ > {}; ", sh_quote(&pid_file.display().to_string()));
     if let Some(cwd) = cwd {
         line.push_str(&format!(
             "cd -- {} || exit 1; ",
@@ -161,10 +183,11 @@ mod tests {
             &["--rcfile".into(), "/t/it's".into()],
             &[("A".into(), "x y$z".into())],
             Some(Path::new("/srv")),
+            Path::new("/t/shell.pid"),
         );
         assert_eq!(
             line,
-            "cd -- '/srv' || exit 1; exec env 'A=x y$z' 'bash' '--rcfile' '/t/it'\\''s'"
+            "echo $$ > '/t/shell.pid'; cd -- '/srv' || exit 1; exec env 'A=x y$z' 'bash' '--rcfile' '/t/it'\\''s'"
         );
     }
 }

@@ -116,7 +116,7 @@ impl Session {
             Ok(t) => t,
             Err(e) => {
                 if let Some(host) = &opts.host {
-                    crate::remote::remove_dir(Arc::clone(host), shell_dir);
+                    crate::remote::end_tree_later(Arc::clone(host), shell_dir);
                 }
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(e);
@@ -192,6 +192,9 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
+        if let Some(host) = &self.opts.host {
+            crate::remote::end_tree(host.as_ref(), &self.shell_dir, false).await;
+        }
         let _ = self.terminal.kill(Duration::from_millis(300));
         // A person attached may have resized the terminal since the start.
         let (rows, cols) = self.shared.lock().emulator.size();
@@ -223,14 +226,15 @@ impl Session {
         drop(self);
     }
 
-    /// Ends the shell and, for a remote shell, waits for its directory on
-    /// the host to be removed (dropping only starts that). The session is
+    /// Ends the shell and, for a remote shell, waits for its process tree
+    /// to end and its directory on the host to be removed (dropping only
+    /// starts that). The session is
     /// then dropped by the caller.
     pub async fn shut_down(&mut self) {
-        let _ = self.terminal.kill(Duration::from_millis(300));
         if let Some(host) = self.opts.host.take() {
-            crate::remote::remove_dir_now(host.as_ref(), &self.shell_dir).await;
+            crate::remote::end_tree(host.as_ref(), &self.shell_dir, true).await;
         }
+        let _ = self.terminal.kill(Duration::from_millis(300));
     }
 
     /// A fresh file path in the local session directory.
@@ -265,7 +269,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
         if let Some(host) = &self.opts.host {
-            crate::remote::remove_dir(Arc::clone(host), self.shell_dir.clone());
+            crate::remote::end_tree_later(Arc::clone(host), self.shell_dir.clone());
         }
         if !self.keep_spills {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -436,7 +440,9 @@ async fn launch(
                 .iter()
                 .find(|(k, _)| k == "TERM")
                 .map_or("dumb".to_owned(), |(_, v)| v.clone());
-            let command = crate::remote::command_line(&program, &args, &env, opts.cwd.as_deref());
+            let pid_file = crate::remote::pid_file(dir);
+            let command =
+                crate::remote::command_line(&program, &args, &env, opts.cwd.as_deref(), &pid_file);
             host.open_terminal(TerminalRequest {
                 command,
                 term,

@@ -184,16 +184,38 @@ fn state_persists_and_a_hosts_sessions_share_one_connection() {
         ]
     );
 
-    // Closing a session removes its files on the host.
+    // Closing a session ends what it started there (a background job and
+    // a command kept running), and removes its files.
     let (_, v) = r.json(&["run", "-s", "second", "--", "echo $__tether_dir"]);
     let dir = v["output"].as_str().unwrap().trim().to_owned();
     assert!(dir.starts_with("/tmp/tether-"), "{v}");
+    let kept = "sleep 4242 & sleep 4243";
+    let (code, v) = r.json(&[
+        "run",
+        "-s",
+        "second",
+        "--timeout",
+        "1",
+        "--keep",
+        "--",
+        kept,
+    ]);
+    assert_eq!(code, 123, "{v}");
+    let alive = "pgrep -u $(id -u) -f 'sleep 424[23]' >/dev/null";
+    let out = r.tether(&[
+        "run",
+        "--host",
+        "web01",
+        "--",
+        &format!("{alive} && echo alive"),
+    ]);
+    assert_eq!(stdout(&out), "alive\n", "{out:?}");
     assert_eq!(r.tether(&["close", "-s", "second"]).status.code(), Some(0));
     let check = format!(
-        "for i in $(seq 100); do [ -e {dir} ] || break; sleep 0.05; done; [ -e {dir} ] && echo present || echo gone"
+        "for i in $(seq 200); do {alive} || [ -e {dir} ] || break; sleep 0.05; done; {alive} && echo running; [ -e {dir} ] && echo present; echo checked"
     );
     let out = r.tether(&["run", "--host", "web01", "--", &check]);
-    assert_eq!(stdout(&out), "gone\n", "{out:?}");
+    assert_eq!(stdout(&out), "checked\n", "{out:?}");
 }
 
 #[test]
@@ -242,6 +264,24 @@ fn every_status_applies_remotely() {
     );
     let (code, v) = run(&[], "trap - INT; echo $KEEP; pwd");
     assert_eq!((code, v["output"].as_str()), (0, Some("1\n/tmp\n")), "{v}");
+
+    // One that ignores both (and the hang-up) is ended with the shell, which is replaced
+    // (cwd and exports restored).
+    let (code, v) = run(&["--timeout", "1"], "(trap '' INT QUIT HUP; sleep 4444)");
+    assert_eq!(
+        (code, v["shell_restarted"].as_bool()),
+        (124, Some(true)),
+        "{v}"
+    );
+    let (code, v) = run(
+        &[],
+        "pgrep -f 'sleep 444[4]' || echo ended; echo $KEEP; pwd",
+    );
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (0, Some("ended\n1\n/tmp\n")),
+        "{v}"
+    );
 
     // waiting_for_input: no kernel evidence remotely, so it is silence.
     let (code, v) = run(&["--timeout", "60"], "read -p 'name? ' n; echo hi $n");

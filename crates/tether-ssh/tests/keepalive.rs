@@ -84,7 +84,7 @@ async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
     let flag = Arc::clone(&dead);
     let ran = tokio::time::timeout(
         Duration::from_secs(60),
-        c.exec("echo started; sleep 600", None, move |e| {
+        c.exec("echo started; sleep 120", None, move |e| {
             if let Event::Stdout(_) = e {
                 flag.store(true, Ordering::SeqCst);
             }

@@ -25,6 +25,7 @@ pub mod dialect;
 mod emulator;
 mod error;
 pub mod keys;
+mod launch;
 mod live;
 mod pump;
 pub mod registry;

@@ -10,9 +10,10 @@ use tether_transport::{ExitInfo, Signal, TransportError};
 use crate::capture::Capture;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
+use crate::launch::write_private;
 use crate::pump::{EndMark, Phase};
 use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
-use crate::session::{Session, split_nonce, write_private};
+use crate::session::{Session, split_nonce};
 
 /// Default characters per result.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
@@ -305,7 +306,7 @@ impl Session {
 
     /// After the shell exits, waits briefly for its last output to arrive.
     async fn drain_after_exit(&self) {
-        crate::session::drain(&self.shared).await;
+        crate::launch::drain(&self.shared).await;
         if let Some(c) = self.shared.lock().capture.as_mut() {
             c.finish();
         }

@@ -1,0 +1,235 @@
+//! Starting a session's shell: its private directory, the setup files (here
+//! or on the host), the terminal (a local PTY or the host's), and the wait
+//! for the ready mark with one deadline.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_pty::{LocalPty, SpawnSpec};
+use tether_transport::{RemoteHost, Terminal, TerminalRequest};
+
+use crate::dialect::SetupContext;
+use crate::error::ShellError;
+use crate::pump::{self, Shared};
+use crate::session::{Restore, SessionOptions, split_nonce};
+
+/// Writes private files where a shell on `host` (local when `None`) reads
+/// them.
+pub(crate) async fn write_shell_files(
+    host: Option<&dyn RemoteHost>,
+    files: Vec<(PathBuf, Vec<u8>)>,
+) -> Result<(), ShellError> {
+    let Some(host) = host else {
+        for (path, bytes) in &files {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
+                    what: "create",
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            write_private(path, bytes)?;
+        }
+        return Ok(());
+    };
+    crate::remote::write_files(host, &files).await
+}
+
+/// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether`, else
+/// `/dev/shm/tether-UID` (memory: the per-command files cost nothing
+/// there), else `/tmp/tether-UID`. A base directory that is a symlink or
+/// belongs to someone else is refused.
+pub(crate) fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
+    let uid = nix_uid();
+    let base = match root {
+        Some(r) => r.to_path_buf(),
+        None => match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(d) => PathBuf::from(d).join("tether"),
+            None if Path::new("/dev/shm").is_dir() => {
+                PathBuf::from(format!("/dev/shm/tether-{uid}"))
+            }
+            None => PathBuf::from(format!("/tmp/tether-{uid}")),
+        },
+    };
+    let dir = base.join("sessions").join(split_nonce().a);
+    let files = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ShellError::Files { what, path, source }
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(files("create", &dir))?;
+    let meta = std::fs::symlink_metadata(&base).map_err(files("inspect", &base))?;
+    if meta.file_type().is_symlink() || std::os::unix::fs::MetadataExt::uid(&meta) != uid {
+        return Err(ShellError::Files {
+            what: "trust",
+            path: base,
+            source: std::io::Error::other("it is a symlink or belongs to another user; remove it"),
+        });
+    }
+    for d in [base.as_path(), dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
+            .map_err(files("make private", d))?;
+    }
+    Ok(dir)
+}
+
+fn nix_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(0)
+}
+
+pub(crate) async fn launch(
+    opts: &SessionOptions,
+    dir: &Path,
+    env: &[(String, String)],
+    restore: Option<&Restore>,
+) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
+    let nonce = split_nonce();
+    let dialect = &opts.dialect;
+    let remote = opts.host.as_deref();
+    let setup = dialect.setup_script(&SetupContext {
+        dir,
+        nonce: &nonce,
+        run_rc_files: opts.run_rc_files,
+        // A remote snapshot may be missing too: the setup tolerates that.
+        restore_env: restore
+            .map(|r| r.env.as_path())
+            .filter(|p| remote.is_some() || p.exists()),
+        restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
+    });
+    let setup_path = dir.join(format!("setup.{}", dialect.name()));
+    let mut files = vec![(setup_path.clone(), setup.into_bytes())];
+    for (path, content) in dialect.extra_files(opts.run_rc_files, &setup_path) {
+        files.push((path, content.into_bytes()));
+    }
+    write_shell_files(remote, files).await?;
+    let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
+    let mut env = env.to_vec();
+    for (k, v) in dialect.env(opts.run_rc_files, &setup_path, &env.clone()) {
+        env.retain(|(n, _)| *n != k);
+        env.push((k, v));
+    }
+    let terminal: Arc<dyn Terminal> = match remote {
+        Some(host) => {
+            let term = env
+                .iter()
+                .find(|(k, _)| k == "TERM")
+                .map_or("dumb".to_owned(), |(_, v)| v.clone());
+            let pid_file = crate::remote::pid_file(dir);
+            let command =
+                crate::remote::command_line(&program, &args, &env, opts.cwd.as_deref(), &pid_file);
+            host.open_terminal(TerminalRequest {
+                command,
+                term,
+                size: opts.size,
+                echo: false,
+                output_processing: opts.output_processing,
+            })
+            .await?
+        }
+        None => {
+            let mut spec = SpawnSpec::new(program);
+            spec.args = args;
+            spec.env = env;
+            spec.cwd = opts.cwd.clone();
+            spec.size = opts.size;
+            spec.echo = false;
+            spec.output_processing = opts.output_processing;
+            Arc::new(LocalPty::spawn(&spec)?)
+        }
+    };
+    let output = terminal
+        .take_output()
+        .ok_or(tether_transport::TransportError::Closed)?;
+    let shared = Shared::new(pump::initial_state(
+        &nonce.joined(),
+        opts.size.rows,
+        opts.size.cols,
+        !opts.output_processing,
+    )?);
+    tokio::spawn(pump::run(
+        Arc::clone(&terminal),
+        output,
+        Arc::clone(&shared),
+    ));
+    if let Some(line) = dialect.load_setup(opts.run_rc_files, &setup_path) {
+        terminal.write(line.into_bytes())?;
+    }
+    wait_ready(dialect.name(), &terminal, &shared, opts.start_timeout).await?;
+    Ok((terminal, shared))
+}
+
+async fn wait_ready(
+    dialect: &'static str,
+    terminal: &Arc<dyn Terminal>,
+    shared: &Arc<Shared>,
+    timeout: Duration,
+) -> Result<(), ShellError> {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut exit = terminal.exit();
+    loop {
+        let changed = shared.changed.notified();
+        let (ready, eof) = {
+            let st = shared.lock();
+            (st.ready, st.eof)
+        };
+        if ready {
+            return Ok(());
+        }
+        // End of stream means every holder of the terminal is gone.
+        let exited = exit.borrow().is_some() || eof;
+        if exited || tokio::time::Instant::now() >= deadline {
+            if exited {
+                drain(shared).await;
+            }
+            let raw = shared.lock().log.since(0).bytes;
+            let _ = terminal.kill(Duration::from_millis(200));
+            return Err(ShellError::StartFailed {
+                dialect,
+                waited_ms: started.elapsed().as_millis() as u64,
+                exited,
+                output: crate::run::project_all(&raw, 4000),
+            });
+        }
+        tokio::select! {
+            _ = changed => {}
+            _ = exit.changed() => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}
+
+/// After the shell exits, waits briefly for its last output to reach the
+/// pump (the exit can be seen before the bytes written just before it).
+pub(crate) async fn drain(shared: &Shared) {
+    let deadline = Instant::now() + Duration::from_millis(300);
+    while !shared.lock().eof && Instant::now() < deadline {
+        let changed = shared.changed.notified();
+        let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
+    }
+}
+
+/// Writes `bytes` to a new file readable only by us.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |what| {
+        let path = path.to_path_buf();
+        move |source| ShellError::Files { what, path, source }
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err("create"))?;
+    f.write_all(bytes).map_err(err("write"))
+}

@@ -15,9 +15,11 @@
 //! It knows the [`tether_transport::Terminal`] trait, not whether the
 //! terminal is local or remote: a session starts on a local PTY, or, given
 //! a [`tether_transport::RemoteHost`], on that host's terminal with its
-//! command files written there (spill files stay local). Remotely there is
-//! no kernel evidence, so `waiting_for_input` comes from silence, and an
-//! interrupt is the terminal's C-c, then C-\\, then a fresh shell.
+//! command files written there (spill files stay local). Remotely the
+//! foreground is read from the host's `/proc` when a command goes quiet
+//! (`remote_probe.rs`); where that cannot tell, `waiting_for_input` comes
+//! from silence, and an interrupt is the terminal's C-c, then C-\, then a
+//! fresh shell.
 
 pub mod capture;
 pub mod defaults;
@@ -30,6 +32,7 @@ mod live;
 mod pump;
 pub mod registry;
 mod remote;
+mod remote_probe;
 pub mod result;
 mod run;
 mod session;

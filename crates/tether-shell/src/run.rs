@@ -12,6 +12,7 @@ use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::launch::write_private;
 use crate::pump::{EndMark, Phase};
+use crate::remote_probe::{self, Evidence};
 use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
 use crate::session::{Session, split_nonce};
 
@@ -73,6 +74,68 @@ fn command_note(code: &str) -> Vec<u8> {
         shown.push_str(" …");
     }
     format!("\x1b[2m$ {shown}\x1b[22m\r\n").into_bytes()
+}
+
+/// Quiet this long before a remote foreground is probed.
+const PROBE_AFTER: Duration = Duration::from_millis(200);
+
+/// A verdict that nothing reads stands this long (then it is probed again).
+const PROBE_EVERY: Duration = Duration::from_millis(1000);
+
+/// Probing a remote shell's foreground while a command is quiet.
+struct RemoteWatch {
+    host: std::sync::Arc<dyn tether_transport::RemoteHost>,
+    dir: std::path::PathBuf,
+    /// The probe in flight, with the output count when it started.
+    pending: Option<(u64, tether_transport::BoxFuture<'static, Evidence>)>,
+    /// The last verdict: when it came, the output count it holds for.
+    last: Option<(Instant, u64, Evidence)>,
+}
+
+impl RemoteWatch {
+    /// Starts a probe when output has been quiet and the last verdict is
+    /// stale (or needs confirming).
+    fn maybe_start(&mut self, idle: Duration, processed: u64) {
+        if self.pending.is_some() || idle < PROBE_AFTER {
+            return;
+        }
+        let due = match &self.last {
+            Some((_, seen, _)) if *seen != processed => true,
+            Some((_, _, Evidence::Reading(_))) => true,
+            Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
+            None => true,
+        };
+        if due {
+            let probe = remote_probe::probe(std::sync::Arc::clone(&self.host), self.dir.clone());
+            self.pending = Some((processed, probe));
+        }
+    }
+
+    /// Takes a probe's verdict; returns the program waiting for input when
+    /// two verdicts in a row say so with no output between them.
+    fn finish(&mut self, evidence: Evidence, processed: u64) -> Option<ForegroundProgram> {
+        let (started_at, _) = self.pending.take()?;
+        if started_at != processed {
+            // Output came meanwhile: the verdict may be stale.
+            self.last = None;
+            return None;
+        }
+        let confirmed = matches!(
+            (&self.last, &evidence),
+            (Some((_, seen, Evidence::Reading(_))), Evidence::Reading(_)) if *seen == processed
+        );
+        self.last = Some((Instant::now(), processed, evidence.clone()));
+        match evidence {
+            Evidence::Reading(fg) if confirmed => Some(fg),
+            _ => None,
+        }
+    }
+
+    /// True while the host says nothing reads (and no output came since):
+    /// silence then does not mean waiting for input.
+    fn denies(&self, processed: u64) -> bool {
+        matches!(&self.last, Some((at, seen, Evidence::NotReading)) if *seen == processed && at.elapsed() < PROBE_EVERY * 2)
+    }
 }
 
 /// What ended a wait.
@@ -205,6 +268,12 @@ impl Session {
         // the master side asynchronously, so one sample can see the reader
         // before its final output (even the end mark) is readable.
         let mut candidate: Option<(Instant, u64)> = None;
+        let mut remote = self.opts.host.clone().map(|host| RemoteWatch {
+            host,
+            dir: self.shell_dir.clone(),
+            pending: None,
+            last: None,
+        });
         loop {
             let changed = self.shared.changed.notified();
             let (started, idle, processed) = {
@@ -223,7 +292,17 @@ impl Session {
                 return Woke::ShellExited(info);
             }
             let now = Instant::now();
-            if started && quiet && now.duration_since(last_inspect) >= INSPECT_EVERY {
+            if let Some(r) = remote.as_mut()
+                && started
+            {
+                r.maybe_start(idle, processed);
+            }
+            let silence_denied = remote.as_ref().is_some_and(|r| r.denies(processed));
+            if started
+                && quiet
+                && !silence_denied
+                && now.duration_since(last_inspect) >= INSPECT_EVERY
+            {
                 last_inspect = now;
                 match (self.reading_foreground(idle), candidate) {
                     (Some(fg), Some((since, seen)))
@@ -240,10 +319,22 @@ impl Session {
                 return Woke::Deadline;
             }
             let tick = (deadline - now).min(INSPECT_EVERY);
+            let probed = async {
+                match remote.as_mut().and_then(|r| r.pending.as_mut()) {
+                    Some((_, f)) => f.await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = changed => {}
                 _ = exit.changed() => {}
                 _ = tokio::time::sleep(tick) => {}
+                evidence = probed => {
+                    let processed = self.shared.lock().processed;
+                    if let Some(fg) = remote.as_mut().and_then(|r| r.finish(evidence, processed)) {
+                        return Woke::Waiting(Some(fg));
+                    }
+                }
             }
         }
     }

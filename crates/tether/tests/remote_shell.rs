@@ -283,7 +283,31 @@ fn every_status_applies_remotely() {
         "{v}"
     );
 
-    // waiting_for_input: no kernel evidence remotely, so it is silence.
+    // A quiet command is not waiting for input: the host's /proc says
+    // nothing reads the terminal, so silence does not decide.
+    let (code, v) = run(&["--timeout", "60"], "sleep 5; echo slept");
+    assert_eq!((code, v["output"].as_str()), (0, Some("slept\n")), "{v}");
+    let (code, v) = run(
+        &["--timeout", "60"],
+        "python3 -c 'import time; time.sleep(4); print(1)'",
+    );
+    assert_eq!((code, v["output"].as_str()), (0, Some("1\n")), "{v}");
+
+    // waiting_for_input, from the host's evidence: bash's own `read`, then
+    // a program in its own process group.
+    let (code, v) = run(&["--timeout", "60"], "python3 -c 'input(\"ok? \")'");
+    assert_eq!(
+        (
+            code,
+            v["status"].as_str(),
+            v["foreground"]["command"].as_str()
+        ),
+        (125, Some("waiting_for_input"), Some("python3")),
+        "{v}"
+    );
+    let out = r.tether(&["send", "-s", "web01", "-k", "Enter", "--json", "y"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "exited", "{v}");
     let (code, v) = run(&["--timeout", "60"], "read -p 'name? ' n; echo hi $n");
     assert_eq!(
         (code, v["status"].as_str()),
@@ -291,7 +315,7 @@ fn every_status_applies_remotely() {
         "{v}"
     );
     assert_eq!(v["output"], "name? ");
-    assert!(v["foreground"].is_null(), "no foreground evidence: {v}");
+    assert_eq!(v["foreground"]["command"], "bash", "{v}");
     let out = r.tether(&["send", "-s", "web01", "-k", "Enter", "--json", "bob"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "exited", "{v}");

@@ -37,8 +37,18 @@ pub fn hello(client: &str, namespace: Option<String>, lease: bool) -> Hello {
 impl Client {
     /// Connects to a running daemon.
     pub fn connect(paths: &Paths, hello: &Hello) -> Result<Client, DaemonError> {
-        paths.check_private()?;
         let socket = paths.socket();
+        // No directory yet is no daemon yet (a racing client may be
+        // creating it right now), not a directory problem.
+        if let Err(e) = std::fs::symlink_metadata(&paths.dir)
+            && e.kind() == std::io::ErrorKind::NotFound
+        {
+            return Err(DaemonError::Unreachable {
+                socket,
+                reason: "no daemon has run here yet".to_owned(),
+            });
+        }
+        paths.check_private()?;
         let stream = UnixStream::connect(&socket).map_err(|e| DaemonError::Unreachable {
             socket: socket.clone(),
             reason: format!("{e}; is the daemon running?"),
@@ -59,7 +69,6 @@ impl Client {
         match Client::connect(paths, hello) {
             Ok(c) => return Ok(c),
             Err(DaemonError::Unreachable { .. }) => {}
-            Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {}
             Err(e) => return Err(e),
         }
         paths.ensure_private()?;

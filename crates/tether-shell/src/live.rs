@@ -22,6 +22,8 @@ pub type Watcher = broadcast::Receiver<Arc<Vec<u8>>>;
 pub struct Live {
     terminal: Arc<dyn Terminal>,
     shared: Arc<Shared>,
+    /// For a remote shell: how its echo is changed (on the host).
+    remote: Option<Arc<crate::remote::RemoteEcho>>,
 }
 
 impl std::fmt::Debug for Live {
@@ -48,10 +50,15 @@ impl Session {
 }
 
 impl Live {
-    pub(crate) fn new(terminal: &Arc<dyn Terminal>, shared: &Arc<Shared>) -> Live {
+    pub(crate) fn new(
+        terminal: &Arc<dyn Terminal>,
+        shared: &Arc<Shared>,
+        remote: Option<crate::remote::RemoteEcho>,
+    ) -> Live {
         Live {
             terminal: Arc::clone(terminal),
             shared: Arc::clone(shared),
+            remote: remote.map(Arc::new),
         }
     }
 
@@ -106,8 +113,17 @@ impl Live {
     /// Echo for a person typing at the shell's prompt: turned on or off
     /// only while the shell itself is in the foreground in line mode, so a
     /// program's own settings (a password prompt, an editor) are never
-    /// touched. Returns whether it was changed.
+    /// touched. Returns whether it was changed. For a remote shell the
+    /// change is made on the host in the background: this returns true
+    /// once it has been made, so a caller asks again until then.
     pub fn set_echo(&self, on: bool) -> bool {
+        if let Some(remote) = &self.remote {
+            if self.shared.lock().echo_on == on {
+                return true;
+            }
+            remote.request(on, Arc::clone(&self.shared));
+            return false;
+        }
         let shell_in_front = self
             .terminal
             .inspect()

@@ -114,6 +114,64 @@ pub(crate) fn end_tree_later(host: Arc<dyn RemoteHost>, dir: PathBuf) {
     rt.spawn(async move { end_tree(host.as_ref(), &dir, true).await });
 }
 
+/// Changes a remote shell's terminal echo for a person attached: on the
+/// host, with `stty` on the shell's terminal, only while the shell itself
+/// is in the foreground in line mode (as locally). The same request is
+/// repeated at most once a second.
+pub(crate) struct RemoteEcho {
+    host: Arc<dyn RemoteHost>,
+    dir: PathBuf,
+    last: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
+}
+
+impl RemoteEcho {
+    pub(crate) fn new(host: Arc<dyn RemoteHost>, dir: PathBuf) -> RemoteEcho {
+        RemoteEcho {
+            host,
+            dir,
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Asks the host to turn echo `on` (or off); `shared.echo_on` follows
+    /// once it has.
+    pub(crate) fn request(&self, on: bool, shared: Arc<crate::pump::Shared>) {
+        const SCRIPT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null) || exit 3
+read -r st < "/proc/$s/stat" || exit 3
+set -- ${st##*) }
+[ "$3" = "$6" ] || exit 1
+t=$(readlink "/proc/$s/fd/0") || exit 3
+case $(stty -a < "$t") in *-icanon*) exit 1 ;; esac
+stty $e < "$t"
+"#;
+        {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|(t, was)| {
+                was == on && t.elapsed() < std::time::Duration::from_secs(1)
+            }) {
+                return;
+            }
+            *last = Some((std::time::Instant::now(), on));
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let host = Arc::clone(&self.host);
+        let line = format!(
+            "d={} e={}\n{SCRIPT}",
+            sh_quote(&self.dir.display().to_string()),
+            if on { "echo" } else { "-echo" }
+        );
+        rt.spawn(async move {
+            if let Ok(out) = host.run(line, Vec::new()).await
+                && out.status == Some(0)
+            {
+                shared.lock().echo_on = on;
+            }
+        });
+    }
+}
+
 /// The line that starts `program args` in `cwd` (the login directory when
 /// `None`) with `env` added to the login environment, after recording its
 /// pid in `pid_file` (the shell execs in place, so the pid is its own).

@@ -121,7 +121,12 @@ impl Session {
                 return Err(e);
             }
         };
-        let live = tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared));
+        let echo = opts
+            .host
+            .as_ref()
+            .map(|h| crate::remote::RemoteEcho::new(Arc::clone(h), shell_dir.clone()));
+        let live =
+            tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared, echo));
         Ok(Session {
             live,
             shell_dir,
@@ -204,13 +209,24 @@ impl Session {
             cwd: self.cwd.clone(),
         };
         let (terminal, shared) = launch(&self.opts, &self.shell_dir, &env, Some(&restore)).await?;
-        self.live
-            .send_replace(crate::live::Live::new(&terminal, &shared));
+        self.live.send_replace(crate::live::Live::new(
+            &terminal,
+            &shared,
+            self.remote_echo(),
+        ));
         self.terminal = terminal;
         self.shared = shared;
         self.last_status = 0;
         self.restarted = true;
         Ok(())
+    }
+
+    fn remote_echo(&self) -> Option<crate::remote::RemoteEcho> {
+        let host = self.opts.host.as_ref()?;
+        Some(crate::remote::RemoteEcho::new(
+            Arc::clone(host),
+            self.shell_dir.clone(),
+        ))
     }
 
     /// Keeps the spill files (`out-*.txt`) when the session ends, for a

@@ -10,11 +10,9 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex};
 
-use common::{Daemon, TETHER, wait_for};
+use common::{Daemon, Person, wait_for};
 use serde_json::{Value, json};
-use tether_pty::{LocalPty, SpawnSpec};
 use tether_transport::{ExitInfo, TermSize, Terminal};
 
 /// `tether mcp`, driven line by line.
@@ -78,56 +76,6 @@ impl Agent {
         let result = &r["result"];
         assert_ne!(result["isError"], json!(true), "{r}");
         result["structuredContent"].clone()
-    }
-}
-
-/// `tether attach` on a PTY of its own, its output collected.
-struct Person {
-    pty: LocalPty,
-    seen: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Person {
-    fn attach(d: &Daemon, session: &str) -> Person {
-        let mut spec = SpawnSpec::new(TETHER);
-        spec.args = vec!["attach".into(), session.into()];
-        spec.env = vec![
-            ("TETHER_DIR".into(), d.dir.display().to_string()),
-            ("PATH".into(), std::env::var("PATH").unwrap()),
-            ("TERM".into(), "xterm-256color".into()),
-        ];
-        let pty = LocalPty::spawn(&spec).unwrap();
-        let mut out = pty.take_output().unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            while let Some(chunk) = out.blocking_recv() {
-                sink.lock().unwrap().extend_from_slice(&chunk);
-            }
-        });
-        Person { pty, seen }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
-    }
-
-    fn sees(&self, what: &str) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !self.text().contains(what) {
-            let exited = *self.pty.exit().borrow();
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never saw {what:?}; attach exit {exited:?}; saw {:?}",
-                self.text()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
-
-    fn exit(&self) -> ExitInfo {
-        let exit = self.pty.exit();
-        wait_for(20, "attach to exit", || *exit.borrow())
     }
 }
 

@@ -13,6 +13,7 @@ use std::process::Output;
 
 use common::Daemon;
 use tether_testkit::{Scratch, Sshd, fleet, keygen};
+use tether_transport::Terminal;
 
 struct Remote {
     daemon: Daemon,
@@ -426,4 +427,42 @@ fn zsh_and_posix_sh_run_remotely_too() {
         let (code, _) = r.json(&["run", "-s", &s, "--", "echo \"open"]);
         assert_eq!(code, 121, "{shell}");
     }
+}
+
+#[test]
+fn a_person_attached_to_a_remote_session_sees_their_typing() {
+    let Some(r) = start("remote-attach") else {
+        return;
+    };
+    let out = r.tether(&["run", "-s", "ra", "--host", "web01", "--", "cd /tmp"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let person = common::Person::attach(&r.daemon, "ra");
+    // Echo is turned on on the host once the shell is at its prompt: ask
+    // the terminal until it says so (the typed line itself never shows the
+    // answer, which needs the arithmetic done), asking again only once the
+    // last question is answered.
+    let ask = "stty -a | grep -q -w -- -echo && echo OFF$((1+1)) || echo ON$((2+2))\r";
+    let mut asked = 0;
+    common::wait_for(20, "echo on the remote terminal", || {
+        let text = person.text();
+        if text.contains("ON4") {
+            return Some(());
+        }
+        if text.matches("OFF2").count() >= asked {
+            person.pty.write(ask.as_bytes().to_vec()).unwrap();
+            asked += 1;
+        }
+        None
+    });
+    person.pty.write(b"echo typed-$((3*3))\r".to_vec()).unwrap();
+    person.sees("echo typed-$((3*3))");
+    person.sees("typed-9");
+    // Detaching turns it off again.
+    person.pty.write(b"\r~.".to_vec()).unwrap();
+    person.exit();
+    let off = "stty -a | grep -q -w -- -echo && echo off";
+    common::wait_for(20, "echo off again", || {
+        let out = r.tether(&["run", "-s", "ra", "--", off]);
+        (stdout(&out) == "off\n").then_some(())
+    });
 }

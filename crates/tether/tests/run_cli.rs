@@ -239,13 +239,18 @@ fn clients_racing_to_start_the_daemon_share_one() {
                 &format!("echo {i}"),
             ])
             .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()
         })
         .collect();
     for (i, c) in children.into_iter().enumerate() {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{i}\n"));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{i}\n"),
+            "{out:?}"
+        );
     }
     let v: serde_json::Value = serde_json::from_str(&d.stdout(&["ls", "--json"])).unwrap();
     assert_eq!(

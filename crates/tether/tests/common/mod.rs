@@ -1,11 +1,16 @@
 //! A private daemon directory per test, and the daemon in it stopped (every
-//! session's process tree ended) when the test ends.
+//! session's process tree ended) when the test ends; a person attached in a
+//! PTY of their own.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tether_pty::{LocalPty, SpawnSpec};
+use tether_transport::{ExitInfo, Terminal};
 
 pub const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
@@ -61,5 +66,55 @@ pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T
         }
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `tether attach` on a PTY of its own, its output collected.
+pub struct Person {
+    pub pty: LocalPty,
+    pub seen: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Person {
+    pub fn attach(d: &Daemon, session: &str) -> Person {
+        let mut spec = SpawnSpec::new(TETHER);
+        spec.args = vec!["attach".into(), session.into()];
+        spec.env = vec![
+            ("TETHER_DIR".into(), d.dir.display().to_string()),
+            ("PATH".into(), std::env::var("PATH").unwrap()),
+            ("TERM".into(), "xterm-256color".into()),
+        ];
+        let pty = LocalPty::spawn(&spec).unwrap();
+        let mut out = pty.take_output().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            while let Some(chunk) = out.blocking_recv() {
+                sink.lock().unwrap().extend_from_slice(&chunk);
+            }
+        });
+        Person { pty, seen }
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    pub fn sees(&self, what: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !self.text().contains(what) {
+            let exited = *self.pty.exit().borrow();
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never saw {what:?}; attach exit {exited:?}; saw {:?}",
+                self.text()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    pub fn exit(&self) -> ExitInfo {
+        let exit = self.pty.exit();
+        wait_for(20, "attach to exit", || *exit.borrow())
     }
 }

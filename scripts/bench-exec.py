@@ -14,7 +14,8 @@ usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
          (500 concurrent connections: 10 sshd x 50 sessions; tether's RSS)
        scripts/bench-exec.py --throughput [TETHER] [ROUNDS] [USER]
          (1 GiB from one host, beside `ssh … > /dev/null` with the cipher
-         tether negotiates)
+         tether negotiates; TETHER_B=/path/to/other/tether adds a second
+         tether build, interleaved, to compare two versions)
        scripts/bench-exec.py --remote-shell [TETHER] [ROUNDS] [USER]
          (one command in a persistent remote shell, `tether run --host`,
          beside `ssh host true` and `ssh` over a ControlMaster connection)
@@ -119,6 +120,10 @@ if throughput:
     peers = {
         "tether exec (1 GiB)": ["sh", "-c", f"{tether} exec -F {ssh_config(None)} -H {ips[0]} -- {big} > /dev/null"],
         "tether exec -o Ciphers=aes128-gcm (1 GiB)": ["sh", "-c", f"{tether} exec -F {ssh_config(None)} -o Ciphers=aes128-gcm@openssh.com -H {ips[0]} -- {big} > /dev/null"],
+        **({
+            "tether B exec (1 GiB)": ["sh", "-c", f"{os.environ['TETHER_B']} exec -F {ssh_config(None)} -H {ips[0]} -- {big} > /dev/null"],
+            "tether B exec -o Ciphers=aes128-gcm (1 GiB)": ["sh", "-c", f"{os.environ['TETHER_B']} exec -F {ssh_config(None)} -o Ciphers=aes128-gcm@openssh.com -H {ips[0]} -- {big} > /dev/null"],
+        } if os.environ.get("TETHER_B") else {}),
         "ssh -c chacha20-poly1305 (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c chacha20-poly1305@openssh.com {ips[0]} {big} > /dev/null"],
         "ssh -c aes128-gcm (1 GiB)": ["sh", "-c", f"ssh -F {ssh_config(None)} -c aes128-gcm@openssh.com {ips[0]} {big} > /dev/null"],
     }

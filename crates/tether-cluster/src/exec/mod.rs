@@ -119,17 +119,26 @@ struct Lines(Vec<u8>);
 impl Lines {
     fn push(&mut self, bytes: &[u8], mut line: impl FnMut(Vec<u8>)) {
         let mut rest = bytes;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             let mut l = std::mem::take(&mut self.0);
             l.extend_from_slice(&rest[..nl]);
             line(l);
             rest = &rest[nl + 1..];
         }
-        self.0.extend_from_slice(rest);
-        while self.0.len() >= MAX_LINE {
-            let tail = self.0.split_off(MAX_LINE);
-            line(std::mem::replace(&mut self.0, tail));
+        // No newline in the rest: whole pieces go on as they are, each byte
+        // copied once.
+        if self.0.len() + rest.len() >= MAX_LINE {
+            let fill = MAX_LINE - self.0.len();
+            let mut l = std::mem::take(&mut self.0);
+            l.extend_from_slice(&rest[..fill]);
+            line(l);
+            rest = &rest[fill..];
+            while rest.len() >= MAX_LINE {
+                line(rest[..MAX_LINE].to_vec());
+                rest = &rest[MAX_LINE..];
+            }
         }
+        self.0.extend_from_slice(rest);
     }
 
     fn finish(&mut self, line: impl FnOnce(Vec<u8>)) {

@@ -79,6 +79,20 @@ pub(crate) async fn check(
     Ok(String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// The start of a command about the shell whose directory is `$d`: its pid
+/// `s`, its process group `pg` and its terminal's foreground group `fg`,
+/// from `/proc` (exit 3 when they cannot be read).
+pub(crate) const SHELL_STAT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null) || exit 3
+read -r st < "/proc/$s/stat" || exit 3
+set -- ${st##*) }
+pg=$3 fg=$6
+"#;
+
+/// `script`, run with `d` set to the session directory `dir`.
+pub(crate) fn in_dir(dir: &Path, script: &str) -> String {
+    format!("d={}\n{script}", sh_quote(&dir.display().to_string()))
+}
+
 /// Where a remote shell records its pid (written just before it starts).
 pub(crate) fn pid_file(dir: &Path) -> PathBuf {
     dir.join("shell.pid")
@@ -98,7 +112,7 @@ kill -TERM $t 2>/dev/null && sleep 0.3
 kill -KILL $t 2>/dev/null ;;
 esac
 "#;
-    let mut line = format!("d={}\n{SCRIPT}", sh_quote(&dir.display().to_string()));
+    let mut line = in_dir(dir, SCRIPT);
     if remove {
         line.push_str("rm -rf -- \"$d\"\n");
     }
@@ -136,10 +150,7 @@ impl RemoteEcho {
     /// Asks the host to turn echo `on` (or off); `shared.echo_on` follows
     /// once it has.
     pub(crate) fn request(&self, on: bool, shared: Arc<crate::pump::Shared>) {
-        const SCRIPT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null) || exit 3
-read -r st < "/proc/$s/stat" || exit 3
-set -- ${st##*) }
-[ "$3" = "$6" ] || exit 1
+        const SCRIPT: &str = r#"[ "$pg" = "$fg" ] || exit 1
 t=$(readlink "/proc/$s/fd/0") || exit 3
 case $(stty -a < "$t") in *-icanon*) exit 1 ;; esac
 stty $e < "$t"
@@ -157,11 +168,8 @@ stty $e < "$t"
             return;
         };
         let host = Arc::clone(&self.host);
-        let line = format!(
-            "d={} e={}\n{SCRIPT}",
-            sh_quote(&self.dir.display().to_string()),
-            if on { "echo" } else { "-echo" }
-        );
+        let mode = if on { "e=echo\n" } else { "e=-echo\n" };
+        let line = in_dir(&self.dir, &format!("{mode}{SHELL_STAT}{SCRIPT}"));
         rt.spawn(async move {
             if let Ok(out) = host.run(line, Vec::new()).await
                 && out.status == Some(0)

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use tether_transport::{BoxFuture, RemoteHost};
 
-use crate::dialect::sh_quote;
 use crate::result::ForegroundProgram;
 
 /// What the host says about the foreground.
@@ -30,16 +29,13 @@ pub(crate) enum Evidence {
 /// Lists `arch`, `tty` (the shell's terminal), then one `t PID NR FD WCHAN
 /// COMM` line per thread of the foreground group (NR `?` when the system
 /// call is hidden, FD the target of a read's descriptor or `-`).
-const SCRIPT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null) || exit 3
-read -r st < "/proc/$s/stat" || exit 3
-set -- ${st##*) }
-g=$6
-echo "arch $(uname -m)"
+/// (It follows [`crate::remote::SHELL_STAT`].)
+const SCRIPT: &str = r#"echo "arch $(uname -m)"
 echo "tty $(readlink "/proc/$s/fd/0")"
 for p in /proc/[0-9]*; do
   read -r st < "$p/stat" 2>/dev/null || continue
   set -- ${st##*) }
-  [ "$3" = "$g" ] || continue
+  [ "$3" = "$fg" ] || continue
   c=$(cat "$p/comm" 2>/dev/null)
   for t in "$p"/task/*; do
     sc=$(cat "$t/syscall" 2>/dev/null) || sc='?'
@@ -55,7 +51,7 @@ done
 /// Starts a probe of the shell whose directory is `dir`.
 pub(crate) fn probe(host: Arc<dyn RemoteHost>, dir: PathBuf) -> BoxFuture<'static, Evidence> {
     Box::pin(async move {
-        let line = format!("d={}\n{SCRIPT}", sh_quote(&dir.display().to_string()));
+        let line = crate::remote::in_dir(&dir, &format!("{}{SCRIPT}", crate::remote::SHELL_STAT));
         match host.run(line, Vec::new()).await {
             Ok(out) if out.status == Some(0) => judge(&String::from_utf8_lossy(&out.stdout)),
             _ => Evidence::Unknown,

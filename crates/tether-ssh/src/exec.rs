@@ -99,23 +99,11 @@ impl Connection {
         stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event) -> F,
     ) -> Result<Ended, SshError> {
-        let protocol = |what: String| SshError::Protocol {
-            host: self.host.clone(),
-            what,
-        };
-        let channel = self
-            .handle
-            .channel_open_session()
-            .await
-            .map_err(|e| protocol(format!("cannot open a channel: {e}")))?;
-        for (k, v) in &self.env {
-            // No reply asked: a variable the server refuses is simply not set.
-            let _ = channel.set_env(false, k.clone(), v.clone()).await;
-        }
+        let channel = self.session_channel(&[]).await?;
         channel
             .exec(true, command)
             .await
-            .map_err(|e| protocol(format!("cannot start the command: {e}")))?;
+            .map_err(|e| self.protocol(format!("cannot start the command: {e}")))?;
         let (mut read, write) = channel.split();
         let writer = async {
             match input {
@@ -176,6 +164,32 @@ impl Connection {
             }
         }
         Ok(ended)
+    }
+
+    /// A fault of this connection's protocol, for messages.
+    pub(crate) fn protocol(&self, what: String) -> SshError {
+        SshError::Protocol {
+            host: self.host.clone(),
+            what,
+        }
+    }
+
+    /// A new session channel with `extra` and then the configured
+    /// variables asked for (no reply asked: a variable the server refuses
+    /// is simply not set).
+    pub(crate) async fn session_channel(
+        &self,
+        extra: &[(String, String)],
+    ) -> Result<russh::Channel<russh::client::Msg>, SshError> {
+        let channel = self
+            .handle
+            .channel_open_session()
+            .await
+            .map_err(|e| self.protocol(format!("cannot open a channel: {e}")))?;
+        for (k, v) in extra.iter().chain(&self.env) {
+            let _ = channel.set_env(false, k.clone(), v.clone()).await;
+        }
+        Ok(channel)
     }
 
     /// True when the connection has ended (the peer went away, keepalives

@@ -82,15 +82,8 @@ impl Connection {
     /// Opens a session channel with a PTY and starts `req.command` (or the
     /// login shell) on it.
     pub async fn open_pty(&self, req: &PtyRequest) -> Result<PtyTerminal, SshError> {
-        let protocol = |what: String| SshError::Protocol {
-            host: self.host.clone(),
-            what,
-        };
-        let channel = self
-            .handle
-            .channel_open_session()
-            .await
-            .map_err(|e| protocol(format!("cannot open a channel: {e}")))?;
+        let protocol = |what: String| self.protocol(what);
+        let channel = self.session_channel(&req.env).await?;
         let modes = [
             (Pty::ECHO, u32::from(req.echo)),
             (Pty::OPOST, u32::from(req.output_processing)),
@@ -100,9 +93,6 @@ impl Connection {
             .request_pty(true, &req.term, cols, rows, 0, 0, &modes)
             .await
             .map_err(|e| protocol(format!("the server refused a terminal: {e}")))?;
-        for (k, v) in req.env.iter().chain(&self.env) {
-            let _ = channel.set_env(false, k.clone(), v.clone()).await;
-        }
         match &req.command {
             Some(c) => channel.exec(true, c.as_str()).await,
             None => channel.request_shell(true).await,

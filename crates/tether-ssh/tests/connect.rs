@@ -55,14 +55,8 @@ impl World {
             identities: vec![self.key.clone()],
             identities_only: true,
             agent: None,
-            connect_timeout: Duration::from_secs(10),
-            keepalive: None,
-            ciphers: None,
-            kex: None,
-            env: Vec::new(),
-            secrets: None,
             passwords: false,
-            jumps: Vec::new(),
+            ..ConnectOptions::default()
         }
     }
 }

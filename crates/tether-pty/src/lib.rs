@@ -12,6 +12,7 @@
 
 pub mod inspect;
 mod local;
+mod modes;
 pub mod procfs;
 mod signals;
 mod tree;

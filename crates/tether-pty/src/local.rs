@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
 use tether_transport::{
-    ExitInfo, Foreground, Inspection, OutputStream, Signal, TermSize, Terminal, TransportError,
+    ExitInfo, Foreground, Inspection, LineModes, ModesRestored, OutputStream, Signal, TermSize,
+    Terminal, TransportError,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -293,6 +294,18 @@ impl Terminal for LocalPty {
         t.local_flags.set(LocalFlags::ECHO, on);
         termios::tcsetattr(fd, SetArg::TCSANOW, &t).map_err(err)?;
         Ok(true)
+    }
+
+    fn restore_modes(&self, modes: LineModes) -> Result<ModesRestored, TransportError> {
+        let err = |e: nix::Error| setup("termios")(io_err(e));
+        let fd = self.pty.as_fd();
+        let now = termios::tcgetattr(fd).map_err(err)?;
+        let want = crate::modes::applied(&now, modes);
+        if want == now {
+            return Ok(ModesRestored::Unchanged);
+        }
+        termios::tcsetattr(fd, SetArg::TCSANOW, &want).map_err(err)?;
+        Ok(ModesRestored::Restored)
     }
 
     fn inspect(&self) -> Result<Inspection, TransportError> {

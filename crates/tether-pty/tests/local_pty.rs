@@ -218,3 +218,23 @@ async fn missing_program_is_a_clear_error() {
         "{text}"
     );
 }
+
+/// The modes a program leaves behind are put back by `restore_modes`, and
+/// the host's `stty` with `LineModes::stty_args` sets exactly the same
+/// termios as the transport does (one description, two renderings).
+#[tokio::test]
+async fn restore_modes_undoes_raw_mode_and_agrees_with_stty() {
+    use tether_transport::{LineModes, ModesRestored};
+    let modes = LineModes::default();
+    let (pty, mut out) = spawn("sh", &["-c", "stty raw echo opost; echo left; read x"]);
+    read_until(&mut out, &mut Vec::new(), "left").await;
+    assert_eq!(pty.restore_modes(modes).unwrap(), ModesRestored::Restored);
+    assert_eq!(pty.restore_modes(modes).unwrap(), ModesRestored::Unchanged);
+    drop(pty);
+
+    let args = modes.stty_args(true).join(" ").replace('\\', "\\\\");
+    let script = format!("stty raw echo opost intr ^A; stty {args}; echo set; read x");
+    let (pty, mut out) = spawn("sh", &["-c", &script]);
+    read_until(&mut out, &mut Vec::new(), "set").await;
+    assert_eq!(pty.restore_modes(modes).unwrap(), ModesRestored::Unchanged);
+}

@@ -93,6 +93,11 @@ pub(crate) async fn launch(
     let nonce = split_nonce();
     let dialect = &opts.dialect;
     let remote = opts.host.as_deref();
+    // A remote terminal's modes are set by the host's `stty` (echo as the
+    // typed line says: a person's attach may have turned it on).
+    let line_modes = opts
+        .shell_sets_modes()
+        .then(|| opts.line_modes(false).stty_args(false));
     let setup = dialect.setup_script(&SetupContext {
         dir,
         nonce: &nonce,
@@ -102,6 +107,7 @@ pub(crate) async fn launch(
             .map(|r| r.env.as_path())
             .filter(|p| remote.is_some() || p.exists()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
+        line_modes: line_modes.as_deref(),
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     let mut files = vec![(setup_path.clone(), setup.into_bytes())];

@@ -191,7 +191,17 @@ impl Session {
                 st.tell_watchers(command_note(code));
             }
         }
+        // A program may have left the terminal raw, without signals or
+        // without CR translation: the line is typed in the session's modes
+        // (a remote shell's end mark has the host set them).
+        let echo = self.shared.lock().echo_on;
+        self.terminal.restore_modes(self.opts.line_modes(echo))?;
         let mut line = self.opts.dialect.line_kill().to_vec();
+        if self.opts.shell_sets_modes() {
+            // The shell's `stty` keeps the echo a person's attach set.
+            let echo = if echo { "echo" } else { "-echo" };
+            line.extend(self.opts.dialect.assignment("__tether_echo", echo).bytes());
+        }
         line.extend_from_slice(inline.unwrap_or_default().as_bytes());
         line.extend_from_slice(wrapper.as_bytes());
         self.terminal.write(line)?;

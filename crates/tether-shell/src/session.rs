@@ -305,6 +305,22 @@ impl Drop for Session {
 }
 
 impl SessionOptions {
+    /// True when the shell sets its terminal's line modes itself, before
+    /// each end mark: on a remote terminal (the engine cannot), and for a
+    /// shell whose line reader would undo the engine's setting.
+    pub(crate) fn shell_sets_modes(&self) -> bool {
+        self.host.is_some() || self.dialect.line_reader_keeps_modes()
+    }
+
+    /// The line modes this session's terminal is held to before each
+    /// command (`echo` on while a person is attached at the prompt).
+    pub(crate) fn line_modes(&self, echo: bool) -> tether_transport::LineModes {
+        tether_transport::LineModes {
+            echo,
+            output_processing: self.output_processing,
+        }
+    }
+
     /// The shell's environment: locally the base, then the defaults, then
     /// the overrides; remotely (the login's own environment is the base
     /// there) only the defaults and the overrides.

@@ -9,6 +9,10 @@
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
 
+mod modes;
+
+pub use modes::{CONTROL_CHARS, FLAGS, LineModes, ModesRestored};
+
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -231,6 +235,14 @@ pub trait Terminal: Send + Sync {
     fn set_echo(&self, on: bool) -> Result<bool, TransportError> {
         let _ = on;
         Err(TransportError::Unsupported("changing the echo"))
+    }
+
+    /// Puts the line discipline back to `modes` when a program left it
+    /// otherwise (raw, cbreak, no signals …). A transport that cannot see
+    /// the modes returns [`ModesRestored::NotHere`].
+    fn restore_modes(&self, modes: LineModes) -> Result<ModesRestored, TransportError> {
+        let _ = modes;
+        Ok(ModesRestored::NotHere)
     }
 }
 

@@ -52,6 +52,10 @@ pub struct SetupContext<'a> {
     pub restore_env: Option<&'a Path>,
     /// The directory to return to (after a restart).
     pub restore_cwd: Option<&'a Path>,
+    /// `stty` arguments that put the terminal back into the session's line
+    /// modes, run by the shell before each end mark: for a terminal the
+    /// engine cannot set itself (a remote one). `None` locally.
+    pub line_modes: Option<&'a [String]>,
 }
 
 /// The shell-specific half of a session.
@@ -110,6 +114,20 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// character, for shells that read in line mode).
     fn line_kill(&self) -> &'static [u8] {
         b"\x15"
+    }
+
+    /// True when the shell's own line reader saves the terminal's modes
+    /// when it starts reading a line and puts them back before running it
+    /// (busybox ash's line editor): modes set from outside while it waits
+    /// are undone, so the shell must set them itself before each end mark.
+    fn line_reader_keeps_modes(&self) -> bool {
+        false
+    }
+
+    /// A statement, typed at the start of a line, that sets the shell
+    /// variable `name` to `value` (a plain word).
+    fn assignment(&self, name: &str, value: &str) -> String {
+        format!("{name}={value}; ")
     }
 
     /// A program that checks `file` for syntax without running it, when the
@@ -194,7 +212,7 @@ pub(crate) fn printf_to_file(builtin: &str, path: &Path, bytes: &[u8]) -> Option
 /// `builtin` is the prefix that bypasses functions (`builtin` in bash and
 /// zsh, `command` in POSIX sh).
 pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
-    let mut s = String::new();
+    let mut s = modes_function(ctx.line_modes);
     if let Some(env) = ctx.restore_env {
         // The new login's own description of itself wins over the
         // snapshot's (a remote shell restarted on a new connection).
@@ -214,6 +232,22 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
         ctx.nonce.a, ctx.nonce.b
     ));
     s
+}
+
+/// `__tether_modes`, which every POSIX-family end mark calls first: `stty`
+/// with the session's line modes on a remote terminal (a program may have
+/// left it raw), nothing locally (the engine sets the PTY's modes itself).
+fn modes_function(args: Option<&[String]>) -> String {
+    match args {
+        Some(args) => {
+            let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
+            format!(
+                "__tether_modes() {{ command stty {} \"${{__tether_echo--echo}}\" 2>/dev/null; }}\n",
+                words.join(" ")
+            )
+        }
+        None => "__tether_modes() { :; }\n".to_owned(),
+    }
 }
 
 /// Puts back the login variables saved before the env snapshot is read.

@@ -52,6 +52,7 @@ __tether_nl='
 '
 __tether_end() {
   __tether_e=$3
+  __tether_modes
   [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
   __tether_pending=
   command export -p >| "$__tether_dir/env" 2>/dev/null
@@ -154,5 +155,9 @@ impl Dialect for Posix {
 
     fn has_pipe_status(&self) -> bool {
         false
+    }
+
+    fn line_reader_keeps_modes(&self) -> bool {
+        self.program == "busybox"
     }
 }

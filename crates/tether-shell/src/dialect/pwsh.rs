@@ -178,6 +178,10 @@ impl Dialect for Pwsh {
         false
     }
 
+    fn assignment(&self, name: &str, value: &str) -> String {
+        format!("$global:{name} = {}; ", quote_for_pwsh(value))
+    }
+
     fn line_kill(&self) -> &'static [u8] {
         // PSReadLine reads raw keys; it has no line-kill character.
         b""
@@ -264,6 +268,7 @@ mod tests {
             run_rc_files: false,
             restore_env: Some(Path::new("/run/t/s1/env")),
             restore_cwd: Some(Path::new("/tmp/o'k")),
+            line_modes: None,
         };
         let s = Pwsh.setup_script(&ctx);
         assert!(s.starts_with("$global:__tether_dir = '/run/t/s1'\n"));

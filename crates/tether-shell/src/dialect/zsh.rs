@@ -20,6 +20,7 @@ __tether_enc() {
 }
 __tether_end() {
   local st=$3 ps
+  __tether_modes
   [[ -n ${__tether_st-} ]] && st=$__tether_st
   ps=${__tether_ps-}
   [[ -n $ps ]] || ps=$st

@@ -1,0 +1,74 @@
+//! Two hosts on real sshd for the daemon's remote sessions: `web01`
+//! (127.0.0.2) and `web02` (127.0.0.3) in a private `~/.ssh/config` (HOME
+//! is a scratch directory).
+
+use std::process::Output;
+
+use super::Daemon;
+use tether_testkit::{Scratch, Sshd, fleet, keygen};
+
+pub struct Remote {
+    pub daemon: Daemon,
+    pub home: Scratch,
+    /// `PATH` for tether (and the daemon it starts), when not ours.
+    pub path: Option<String>,
+    _sshd: Vec<Sshd>,
+}
+
+/// Two hosts, `web01` (127.0.0.2) and `web02` (127.0.0.3), in the
+/// daemon's ssh_config.
+pub fn start(name: &str) -> Option<Remote> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let home = Scratch::new("remote-home");
+    let ssh = home.0.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = keygen(&ssh.join("id_test"), "").unwrap();
+    let (port, sshd, known) =
+        fleet(&["127.0.0.2", "127.0.0.3"], &[&key.with_extension("pub")]).unwrap();
+    std::fs::write(ssh.join("known_hosts"), known).unwrap();
+    let mut config = String::new();
+    for (name, ip) in [("web01", "127.0.0.2"), ("web02", "127.0.0.3")] {
+        config.push_str(&format!(
+            "Host {name}\n  HostName {ip}\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  IdentityAgent none\n  UserKnownHostsFile {known}\n",
+            user = tether_testkit::user(),
+            key = key.display(),
+            known = ssh.join("known_hosts").display(),
+        ));
+    }
+    std::fs::write(ssh.join("config"), config).unwrap();
+    Some(Remote {
+        daemon: Daemon::new(name),
+        home,
+        path: None,
+        _sshd: sshd,
+    })
+}
+
+impl Remote {
+    pub fn tether(&self, args: &[&str]) -> Output {
+        let mut cmd = self.daemon.cmd(args);
+        if let Some(path) = &self.path {
+            cmd.env("PATH", path);
+        }
+        cmd.env("HOME", &self.home.0)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .unwrap()
+    }
+
+    /// `tether ARGS --json`: the exit code and the result.
+    pub fn json(&self, args: &[&str]) -> (i32, serde_json::Value) {
+        let mut all = args.to_vec();
+        let at = all.iter().position(|a| *a == "--").unwrap_or(all.len());
+        all.insert(at, "--json");
+        let out = self.tether(&all);
+        let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("not JSON ({e}): {out:?}");
+        });
+        (out.status.code().unwrap(), v)
+    }
+}

@@ -1,0 +1,133 @@
+//! A program that leaves the terminal in another mode (cbreak, raw, no
+//! signals, no CR translation, echo on, output processing on) never makes
+//! a later command lie: the engine puts the line discipline back before
+//! each command, locally and on a remote host (real sshd), and the next
+//! command runs and reports its own output and exit code.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Daemon;
+use common::remote::start;
+
+/// What crashed or careless programs leave behind.
+const LEFT_BEHIND: &[&str] = &[
+    "-icanon",
+    "raw",
+    "-isig",
+    "-icrnl",
+    "echo",
+    "opost",
+    "-icanon -echo min 0 time 5",
+    "cbreak",
+    "-iexten -ixon",
+];
+
+/// Runs each mode change, then a command that must really run; returns the
+/// failures.
+fn check(shell: &str, mut run: impl FnMut(&str) -> (i32, serde_json::Value)) -> Vec<String> {
+    let mut bad = Vec::new();
+    for mode in LEFT_BEHIND {
+        let (code, v) = run(&format!("stty {mode}"));
+        assert_eq!(code, 0, "stty {mode}: {v}");
+        let (code, v) = run("echo x; (exit 7)");
+        if (code, v["output"].as_str()) != (7, Some("x\n")) || v["status"] != "exited" {
+            bad.push(format!("{shell}: after `stty {mode}`: exit {code}, {v}"));
+        }
+        // The mode the session's contract says: line mode, signals, no echo.
+        let (_, v) = run("stty -a");
+        let modes = v["output"].as_str().unwrap_or_default();
+        for want in [" icanon ", " isig ", " -echo ", " icrnl "] {
+            if !format!(
+                " {} ",
+                modes.split_whitespace().collect::<Vec<_>>().join(" ")
+            )
+            .contains(want)
+            {
+                bad.push(format!(
+                    "{shell}: after `stty {mode}`: {want} not restored: {modes}"
+                ));
+            }
+        }
+    }
+    bad
+}
+
+fn json(out: std::process::Output) -> (i32, serde_json::Value) {
+    let v =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    (out.status.code().unwrap(), v)
+}
+
+/// The shells of each test: a session per shell (`-s SHELL`).
+const SHELLS: &[&str] = &["bash", "zsh", "dash", "busybox"];
+
+fn installed(shell: &str) -> bool {
+    let ok = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {shell}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED for {shell}: not installed");
+    }
+    ok
+}
+
+#[test]
+fn a_local_session_restores_line_mode_before_each_command() {
+    let d = Daemon::new("modes-local");
+    let mut bad = Vec::new();
+    for shell in SHELLS.iter().filter(|s| installed(s)) {
+        bad.extend(check(shell, |code| {
+            json(d.run(&[
+                "run",
+                "-s",
+                shell,
+                "--shell",
+                shell,
+                "--norc",
+                "--timeout",
+                "10",
+                "--json",
+                "--",
+                code,
+            ]))
+        }));
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn a_remote_session_restores_line_mode_before_each_command() {
+    let Some(r) = start("modes-remote") else {
+        return;
+    };
+    let mut bad = Vec::new();
+    for shell in ["bash", "zsh", "sh"] {
+        bad.extend(check(shell, |code| {
+            r.json(&[
+                "run",
+                "-s",
+                shell,
+                "--shell",
+                shell,
+                "--host",
+                "web01",
+                "--timeout",
+                "10",
+                "--",
+                code,
+            ])
+        }));
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+    // C-c still interrupts a remote command after `stty -isig` (a remote
+    // interrupt goes through the terminal's line discipline).
+    let (code, _) = r.json(&["run", "-s", "bash", "--", "stty -isig"]);
+    assert_eq!(code, 0);
+    let (code, v) = r.json(&["run", "-s", "bash", "--timeout", "1", "--", "sleep 30"]);
+    assert_eq!(v["status"], "timed_out", "{v}");
+    assert_eq!(v["shell_restarted"], false, "{v}");
+    assert_eq!(code, 124, "{v}");
+}

@@ -7,35 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_pty::{LocalPty, SpawnSpec};
-use tether_transport::{RemoteHost, Terminal, TerminalRequest};
+use tether_transport::Terminal;
 
 use crate::dialect::SetupContext;
 use crate::error::ShellError;
+use crate::place::{Place, ShellStart};
 use crate::pump::{self, Shared};
-use crate::session::{Restore, SessionOptions, split_nonce};
-
-/// Writes private files where a shell on `host` (local when `None`) reads
-/// them.
-pub(crate) async fn write_shell_files(
-    host: Option<&dyn RemoteHost>,
-    files: Vec<(PathBuf, Vec<u8>)>,
-) -> Result<(), ShellError> {
-    let Some(host) = host else {
-        for (path, bytes) in &files {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
-                    what: "create",
-                    path: parent.to_path_buf(),
-                    source,
-                })?;
-            }
-            write_private(path, bytes)?;
-        }
-        return Ok(());
-    };
-    crate::remote::write_files(host, &files).await
-}
+use crate::session::{Restore, SessionOptions, shell_sets_modes, split_nonce};
 
 /// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether`, else
 /// `/dev/shm/tether-UID` (memory: the per-command files cost nothing
@@ -86,26 +64,23 @@ fn nix_uid() -> u32 {
 
 pub(crate) async fn launch(
     opts: &SessionOptions,
+    place: &dyn Place,
     dir: &Path,
     env: &[(String, String)],
     restore: Option<&Restore>,
 ) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
     let nonce = split_nonce();
     let dialect = &opts.dialect;
-    let remote = opts.host.as_deref();
     // A remote terminal's modes are set by the host's `stty` (echo as the
     // typed line says: a person's attach may have turned it on).
-    let line_modes = opts
-        .shell_sets_modes()
-        .then(|| opts.line_modes(false).stty_args(false));
+    let line_modes = shell_sets_modes(opts, place).then(|| opts.line_modes(false).stty_args(false));
     let setup = dialect.setup_script(&SetupContext {
         dir,
         nonce: &nonce,
         run_rc_files: opts.run_rc_files,
-        // A remote snapshot may be missing too: the setup tolerates that.
-        restore_env: restore
-            .map(|r| r.env.as_path())
-            .filter(|p| remote.is_some() || p.exists()),
+        // The snapshot may be missing (no command ended yet): the setup
+        // tolerates that.
+        restore_env: restore.map(|r| r.env.as_path()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
         line_modes: line_modes.as_deref(),
     });
@@ -114,42 +89,24 @@ pub(crate) async fn launch(
     for (path, content) in dialect.extra_files(opts.run_rc_files, &setup_path) {
         files.push((path, content.into_bytes()));
     }
-    write_shell_files(remote, files).await?;
+    place.write_files(files).await?;
     let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
     let mut env = env.to_vec();
     for (k, v) in dialect.env(opts.run_rc_files, &setup_path, &env.clone()) {
         env.retain(|(n, _)| *n != k);
         env.push((k, v));
     }
-    let terminal: Arc<dyn Terminal> = match remote {
-        Some(host) => {
-            let term = env
-                .iter()
-                .find(|(k, _)| k == "TERM")
-                .map_or("dumb".to_owned(), |(_, v)| v.clone());
-            let pid_file = crate::remote::pid_file(dir);
-            let command =
-                crate::remote::command_line(&program, &args, &env, opts.cwd.as_deref(), &pid_file);
-            host.open_terminal(TerminalRequest {
-                command,
-                term,
-                size: opts.size,
-                echo: false,
-                output_processing: opts.output_processing,
-            })
-            .await?
-        }
-        None => {
-            let mut spec = SpawnSpec::new(program);
-            spec.args = args;
-            spec.env = env;
-            spec.cwd = opts.cwd.clone();
-            spec.size = opts.size;
-            spec.echo = false;
-            spec.output_processing = opts.output_processing;
-            Arc::new(LocalPty::spawn(&spec)?)
-        }
-    };
+    let terminal = place
+        .open_terminal(ShellStart {
+            program: &program,
+            args: &args,
+            env: &env,
+            cwd: opts.cwd.as_deref(),
+            size: opts.size,
+            output_processing: opts.output_processing,
+            dir,
+        })
+        .await?;
     let output = terminal
         .take_output()
         .ok_or(tether_transport::TransportError::Closed)?;

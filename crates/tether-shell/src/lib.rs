@@ -29,6 +29,7 @@ mod error;
 pub mod keys;
 mod launch;
 mod live;
+mod place;
 mod pump;
 pub mod registry;
 mod remote;

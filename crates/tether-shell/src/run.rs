@@ -10,9 +10,8 @@ use tether_transport::{ExitInfo, Signal, TransportError};
 use crate::capture::Capture;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
-use crate::launch::write_private;
 use crate::pump::{EndMark, Phase};
-use crate::remote_probe::{self, Evidence};
+use crate::remote_probe::Evidence;
 use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
 use crate::session::{Session, split_nonce};
 
@@ -82,17 +81,18 @@ const PROBE_AFTER: Duration = Duration::from_millis(200);
 /// A verdict that nothing reads stands this long (then it is probed again).
 const PROBE_EVERY: Duration = Duration::from_millis(1000);
 
-/// Probing a remote shell's foreground while a command is quiet.
-struct RemoteWatch {
-    host: std::sync::Arc<dyn tether_transport::RemoteHost>,
-    dir: std::path::PathBuf,
+/// Probing the foreground while a command is quiet, where the place has
+/// evidence beyond the terminal's own inspection (a host's `/proc`).
+struct ProbeWatch<'a> {
+    place: &'a dyn crate::place::Place,
+    dir: &'a std::path::Path,
     /// The probe in flight, with the output count when it started.
     pending: Option<(u64, tether_transport::BoxFuture<'static, Evidence>)>,
     /// The last verdict: when it came, the output count it holds for.
     last: Option<(Instant, u64, Evidence)>,
 }
 
-impl RemoteWatch {
+impl ProbeWatch<'_> {
     /// Starts a probe when output has been quiet and the last verdict is
     /// stale (or needs confirming).
     fn maybe_start(&mut self, idle: Duration, processed: u64) {
@@ -105,8 +105,7 @@ impl RemoteWatch {
             Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
             None => true,
         };
-        if due {
-            let probe = remote_probe::probe(std::sync::Arc::clone(&self.host), self.dir.clone());
+        if due && let Some(probe) = self.place.probe(self.dir) {
             self.pending = Some((processed, probe));
         }
     }
@@ -169,10 +168,10 @@ impl Session {
         // A remote shell writes a short command file itself, on the typed
         // line: no channel (and no remote process) per command.
         let inline = self
-            .opts
-            .host
-            .as_ref()
-            .and_then(|_| self.opts.dialect.inline_file(&file, text.as_bytes()));
+            .place
+            .types_command_files()
+            .then(|| self.opts.dialect.inline_file(&file, text.as_bytes()))
+            .flatten();
         if inline.is_none() {
             self.write_shell_file(file.clone(), text.into_bytes())
                 .await?;
@@ -197,7 +196,7 @@ impl Session {
         let echo = self.shared.lock().echo_on;
         self.terminal.restore_modes(self.opts.line_modes(echo))?;
         let mut line = self.opts.dialect.line_kill().to_vec();
-        if self.opts.shell_sets_modes() {
+        if crate::session::shell_sets_modes(&self.opts, self.place.as_ref()) {
             // The shell's `stty` keeps the echo a person's attach set.
             let echo = if echo { "echo" } else { "-echo" };
             line.extend(self.opts.dialect.assignment("__tether_echo", echo).bytes());
@@ -278,9 +277,9 @@ impl Session {
         // the master side asynchronously, so one sample can see the reader
         // before its final output (even the end mark) is readable.
         let mut candidate: Option<(Instant, u64)> = None;
-        let mut remote = self.opts.host.clone().map(|host| RemoteWatch {
-            host,
-            dir: self.shell_dir.clone(),
+        let mut remote = Some(ProbeWatch {
+            place: self.place.as_ref(),
+            dir: &self.shell_dir,
             pending: None,
             last: None,
         });
@@ -532,50 +531,19 @@ impl Session {
 
     /// The dialect's syntax checker's messages for `code` (empty if none).
     async fn check_syntax(&mut self, code: &str) -> Result<String, ShellError> {
-        let local_checker = self
-            .opts
-            .dialect
-            .syntax_check(std::path::Path::new("-"))
-            .is_some_and(|(program, _)| on_local_path(&program));
-        if let Some(host) = self.opts.host.clone().filter(|_| !local_checker) {
-            // No such shell here: the one that will run it checks it, on its
-            // host (a channel and a process there; the same shell here is
-            // cheaper and parses alike).
-            let file = self.next_shell_path("check", self.opts.dialect.name());
-            let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {
-                return Ok(String::new());
-            };
-            return crate::remote::check(host.as_ref(), &file, code, &program, &args).await;
-        }
-        let file = self.next_path("check", self.opts.dialect.name());
-        write_private(&file, code.as_bytes())?;
-        let Some((program, args)) = self.opts.dialect.syntax_check(&file) else {
-            let _ = std::fs::remove_file(&file);
-            return Ok(String::new());
-        };
-        let stderr = tokio::task::spawn_blocking(move || {
-            let out = std::process::Command::new(program)
-                .args(args)
-                .stdin(std::process::Stdio::null())
-                .output();
-            let _ = std::fs::remove_file(&file);
-            out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-                .unwrap_or_default()
-        })
-        .await
-        .unwrap_or_default();
-        Ok(stderr)
+        let dialect = std::sync::Arc::clone(&self.opts.dialect);
+        let local_file = self.next_path("check", dialect.name());
+        let shell_file = self.next_shell_path("check", dialect.name());
+        let place = std::sync::Arc::clone(&self.place);
+        place
+            .check_syntax(crate::place::SyntaxCheck {
+                code,
+                dialect: dialect.as_ref(),
+                local_file,
+                shell_file,
+            })
+            .await
     }
-}
-
-/// True when `program` can be run here (a path to a file, or a name found
-/// on `PATH`).
-fn on_local_path(program: &str) -> bool {
-    if program.contains('/') {
-        return std::path::Path::new(program).is_file();
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Projects raw bytes to at most `limit` characters of text (for start-up

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use tether_transport::{RemoteHost, TermSize, Terminal};
 
+use crate::place::Place;
+
 use crate::defaults::session_env;
 use crate::dialect::{Bash, Dialect, SplitNonce};
 use crate::error::ShellError;
-use crate::launch::{launch, private_dir, write_shell_files};
+use crate::launch::{launch, private_dir};
 use crate::pump::{Phase, Shared};
 
 /// How a session is started.
@@ -76,6 +78,11 @@ impl Default for SessionOptions {
 /// A shell that stays alive between commands.
 pub struct Session {
     pub(crate) opts: SessionOptions,
+    /// Where the shell runs.
+    pub(crate) place: Arc<dyn Place>,
+    /// The shell's process tree has been ended where it runs (by
+    /// [`Session::shut_down`]).
+    pub(crate) tree_ended: bool,
     pub(crate) dir: PathBuf,
     /// Where the shell's own files are (setup, command files, the env
     /// snapshot): `dir` locally, a directory on the host remotely.
@@ -104,31 +111,32 @@ impl Session {
     /// Starts a shell and waits until it is ready.
     pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
         let dir = private_dir(opts.runtime_dir.as_deref())?;
-        let env = opts.shell_env();
+        let place = crate::place::of(opts.host.as_ref());
+        let env = shell_env(&opts, place.as_ref());
         // One matcher per session; each command's capture takes a fresh clone.
         let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
-        let shell_dir = match &opts.host {
-            Some(host) => crate::remote::make_dir(host.as_ref()).await?,
-            None => dir.clone(),
-        };
-        let (terminal, shared) = match launch(&opts, &shell_dir, &env, None).await {
-            Ok(t) => t,
+        let shell_dir = match place.make_dir(&dir).await {
+            Ok(d) => d,
             Err(e) => {
-                if let Some(host) = &opts.host {
-                    crate::remote::end_tree_later(Arc::clone(host), shell_dir);
-                }
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(e);
             }
         };
-        let echo = opts
-            .host
-            .as_ref()
-            .map(|h| crate::remote::RemoteEcho::new(Arc::clone(h), shell_dir.clone()));
+        let (terminal, shared) = match launch(&opts, place.as_ref(), &shell_dir, &env, None).await {
+            Ok(t) => t,
+            Err(e) => {
+                place.end_tree_later(shell_dir);
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let echo = place.remote_echo(&shell_dir);
         let live =
             tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared, echo));
         Ok(Session {
             live,
+            place,
+            tree_ended: false,
             shell_dir,
             cwd: opts.cwd.clone(),
             opts,
@@ -156,7 +164,7 @@ impl Session {
 
     /// The host the shell runs on, `None` when local.
     pub fn host(&self) -> Option<&str> {
-        self.opts.host.as_deref().map(RemoteHost::name)
+        self.place.host_name()
     }
 
     /// The working directory after the last command.
@@ -196,37 +204,34 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
-        if let Some(host) = &self.opts.host {
-            crate::remote::end_tree(host.as_ref(), &self.shell_dir, false).await;
-        }
+        self.place.end_tree(&self.shell_dir, false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
         // A person attached may have resized the terminal since the start.
         let (rows, cols) = self.shared.lock().emulator.size();
         self.opts.size = TermSize { rows, cols };
-        let env = self.opts.shell_env();
+        let env = shell_env(&self.opts, self.place.as_ref());
         let restore = Restore {
             env: self.shell_dir.join("env"),
             cwd: self.cwd.clone(),
         };
-        let (terminal, shared) = launch(&self.opts, &self.shell_dir, &env, Some(&restore)).await?;
+        let (terminal, shared) = launch(
+            &self.opts,
+            self.place.as_ref(),
+            &self.shell_dir,
+            &env,
+            Some(&restore),
+        )
+        .await?;
         self.live.send_replace(crate::live::Live::new(
             &terminal,
             &shared,
-            self.remote_echo(),
+            self.place.remote_echo(&self.shell_dir),
         ));
         self.terminal = terminal;
         self.shared = shared;
         self.last_status = 0;
         self.restarted = true;
         Ok(())
-    }
-
-    fn remote_echo(&self) -> Option<crate::remote::RemoteEcho> {
-        let host = self.opts.host.as_ref()?;
-        Some(crate::remote::RemoteEcho::new(
-            Arc::clone(host),
-            self.shell_dir.clone(),
-        ))
     }
 
     /// Keeps the spill files (`out-*.txt`) when the session ends, for a
@@ -246,8 +251,9 @@ impl Session {
     /// starts that). The session is
     /// then dropped by the caller.
     pub async fn shut_down(&mut self) {
-        if let Some(host) = self.opts.host.take() {
-            crate::remote::end_tree(host.as_ref(), &self.shell_dir, true).await;
+        if !self.tree_ended {
+            self.tree_ended = true;
+            self.place.end_tree(&self.shell_dir, true).await;
         }
         let _ = self.terminal.kill(Duration::from_millis(300));
     }
@@ -271,7 +277,7 @@ impl Session {
         path: PathBuf,
         bytes: Vec<u8>,
     ) -> Result<(), ShellError> {
-        write_shell_files(self.opts.host.as_deref(), vec![(path, bytes)]).await
+        self.place.write_files(vec![(path, bytes)]).await
     }
 
     /// True while a command is in flight.
@@ -283,8 +289,8 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
-        if let Some(host) = &self.opts.host {
-            crate::remote::end_tree_later(Arc::clone(host), self.shell_dir.clone());
+        if !self.tree_ended {
+            self.place.end_tree_later(self.shell_dir.clone());
         }
         if !self.keep_spills {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -305,13 +311,6 @@ impl Drop for Session {
 }
 
 impl SessionOptions {
-    /// True when the shell sets its terminal's line modes itself, before
-    /// each end mark: on a remote terminal (the engine cannot), and for a
-    /// shell whose line reader would undo the engine's setting.
-    pub(crate) fn shell_sets_modes(&self) -> bool {
-        self.host.is_some() || self.dialect.line_reader_keeps_modes()
-    }
-
     /// The line modes this session's terminal is held to before each
     /// command (`echo` on while a person is attached at the prompt).
     pub(crate) fn line_modes(&self, echo: bool) -> tether_transport::LineModes {
@@ -320,16 +319,20 @@ impl SessionOptions {
             output_processing: self.output_processing,
         }
     }
+}
 
-    /// The shell's environment: locally the base, then the defaults, then
-    /// the overrides; remotely (the login's own environment is the base
-    /// there) only the defaults and the overrides.
-    pub(crate) fn shell_env(&self) -> Vec<(String, String)> {
-        match self.host {
-            Some(_) => session_env(Vec::new(), &self.env_overrides),
-            None => session_env(self.base_env.clone(), &self.env_overrides),
-        }
-    }
+/// True when the shell sets its terminal's line modes itself, before each
+/// end mark: where the engine cannot (a remote terminal), and for a shell
+/// whose line reader would undo the engine's setting.
+pub(crate) fn shell_sets_modes(opts: &SessionOptions, place: &dyn Place) -> bool {
+    place.shell_sets_modes() || opts.dialect.line_reader_keeps_modes()
+}
+
+/// The shell's environment: the place's base (the local environment here,
+/// nothing sent to a host, whose login has its own), then the defaults,
+/// then the overrides.
+pub(crate) fn shell_env(opts: &SessionOptions, place: &dyn Place) -> Vec<(String, String)> {
+    session_env(place.base_env(&opts.base_env), &opts.env_overrides)
 }
 
 /// What a restarted shell restores.

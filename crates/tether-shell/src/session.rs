@@ -82,7 +82,7 @@ pub struct Session {
     pub(crate) shell_dir: PathBuf,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) redactor: tether_term::Redactor,
+    pub(crate) redactor: crate::secrets::Secrets,
     pub(crate) last_status: i32,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) seq: u64,
@@ -106,7 +106,7 @@ impl Session {
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let env = opts.shell_env();
         // One matcher per session; each command's capture takes a fresh clone.
-        let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
+        let redactor = crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets))?;
         let shell_dir = match &opts.host {
             Some(host) => crate::remote::make_dir(host.as_ref()).await?,
             None => dir.clone(),
@@ -125,8 +125,12 @@ impl Session {
             .host
             .as_ref()
             .map(|h| crate::remote::RemoteEcho::new(Arc::clone(h), shell_dir.clone()));
-        let live =
-            tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared, echo));
+        let live = tokio::sync::watch::Sender::new(crate::live::Live::new(
+            &terminal,
+            &shared,
+            echo,
+            redactor.clone(),
+        ));
         Ok(Session {
             live,
             shell_dir,
@@ -169,9 +173,11 @@ impl Session {
         self.terminal.inspect().ok()?.top.map(|p| p.pid)
     }
 
-    /// The current screen as text (for full-screen programs).
+    /// The current screen as text (for full-screen programs), secrets
+    /// redacted.
     pub fn screen(&self) -> String {
-        self.shared.lock().emulator.contents()
+        let contents = self.shared.lock().emulator.contents();
+        self.redactor.redact(&contents)
     }
 
     /// Raw output bytes from stream offset `offset` on (bounded: see
@@ -213,6 +219,7 @@ impl Session {
             &terminal,
             &shared,
             self.remote_echo(),
+            self.redactor.clone(),
         ));
         self.terminal = terminal;
         self.shared = shared;

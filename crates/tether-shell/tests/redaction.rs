@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use tether_shell::dialect::{Bash, Dialect};
+use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
 use tether_shell::{OnTimeout, RunOptions, RunResult, Session, SessionOptions, Status};
 
 /// A fresh random value for this run, 32 hex digits.
@@ -195,4 +195,96 @@ async fn the_spill_file_holds_the_exact_bytes_with_secrets_redacted() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
     assert!(!r.output.contains(&secret));
+}
+
+/// A secret the session exports is redacted in the call that sets it and
+/// in later ones; a short value or an unsecret name is not.
+async fn exported_secrets(dialect: std::sync::Arc<dyn Dialect>) {
+    let secret = random_secret("tok-");
+    let mut s = session_with(dialect, &secret).await;
+    let own = random_secret("own-");
+    let r = run(
+        &mut s,
+        &format!("export MY_API_TOKEN={own}; echo \"$MY_API_TOKEN\""),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "[redacted]\n")
+    );
+    let r = run(&mut s, "echo \"x${MY_API_TOKEN}x\"").await;
+    assert_eq!(r.output, "x[redacted]x\n");
+    let pw = random_secret("pw-");
+    let r = run(&mut s, &format!("export DB_PASSWORD='{pw}'")).await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, ""));
+    let r = run(
+        &mut s,
+        "printenv DB_PASSWORD; printenv TETHER_TEST_API_TOKEN",
+    )
+    .await;
+    assert_eq!(r.output, "[redacted]\n[redacted]\n");
+    let r = run(
+        &mut s,
+        "export SHORT_TOKEN=abc PLAIN_NAME=notasecret123; echo $SHORT_TOKEN $PLAIN_NAME",
+    )
+    .await;
+    assert_eq!(r.output, "abc notasecret123\n");
+    // A long output spilled to a file: redacted there too, in the same call.
+    let spilled = random_secret("spill-");
+    let small = RunOptions {
+        output_limit: 20,
+        ..within(20)
+    };
+    let r = s
+        .run(
+            &format!("export SPILL_SECRET={spilled}; printf '%s\\n' \"$SPILL_SECRET\" padding padding padding padding"),
+            &small,
+        )
+        .await
+        .unwrap();
+    let t = r.truncated.expect("clipped");
+    let bytes = std::fs::read(&t.full_output_path).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        "[redacted]\npadding\npadding\npadding\npadding\n"
+    );
+    assert!(!r.output.contains(&spilled), "{}", r.output);
+}
+
+#[tokio::test]
+async fn exported_secrets_bash() {
+    exported_secrets(std::sync::Arc::new(Bash)).await;
+}
+
+#[tokio::test]
+async fn exported_secrets_zsh() {
+    exported_secrets(std::sync::Arc::new(Zsh)).await;
+}
+
+#[tokio::test]
+async fn exported_secrets_dash() {
+    exported_secrets(std::sync::Arc::new(Posix::dash())).await;
+}
+
+#[tokio::test]
+async fn the_screen_is_redacted_like_every_result() {
+    let secret = random_secret("tok-");
+    let mut s = session(&secret).await;
+    let r = run(&mut s, "echo \"$TETHER_TEST_API_TOKEN\"").await;
+    assert_eq!(r.output, "[redacted]\n");
+    for screen in [s.screen(), s.live().screen()] {
+        assert!(!screen.contains(&secret), "{screen}");
+        assert_eq!(screen.matches("[redacted]").count(), 1, "{screen}");
+    }
+    // A secret the session exports itself: redacted on the screen too.
+    let own = random_secret("own-");
+    run(
+        &mut s,
+        &format!("export MY_SECRET={own}; echo \"$MY_SECRET\""),
+    )
+    .await;
+    for screen in [s.screen(), s.live().screen()] {
+        assert!(!screen.contains(&own), "{screen}");
+        assert_eq!(screen.matches("[redacted]").count(), 2, "{screen}");
+    }
 }

@@ -2,10 +2,16 @@
 //! redacted, counted, clipped head+tail, and kept whole in a spill file
 //! (created only once the output outgrows the clip, so small results cost
 //! no file).
+//!
+//! The spill file holds the exact bytes the program wrote between the
+//! marks (binary, invalid UTF-8, control sequences), except secret values,
+//! which are replaced by `[redacted]` at byte level. Every result boundary
+//! ([`Capture::take`]) releases what the redactors hold, so a result never
+//! withholds output that is not a secret.
 
 use std::fs::File;
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 use tether_term::utf8::Utf8Decoder;
 use tether_term::{HeadTailClip, Redactor, TextProjector};
@@ -22,9 +28,14 @@ pub struct Capture {
     limit: usize,
     chars: u64,
     spill: Spill,
+    spill_redactor: Redactor,
     spill_path: PathBuf,
+    /// Secrets learned after the output was redacted (the command itself
+    /// exported them): applied once more to what is returned.
+    late: Option<Redactor>,
     text: String,
     scratch: String,
+    raw_scratch: Vec<u8>,
     shown_partial: String,
 }
 
@@ -32,7 +43,7 @@ pub struct Capture {
 /// the spill file.
 #[derive(Debug)]
 enum Spill {
-    Memory(String),
+    Memory(Vec<u8>),
     File(Option<File>),
 }
 
@@ -42,21 +53,29 @@ impl Capture {
     pub fn new(limit: usize, redactor: Redactor, spill_path: PathBuf) -> Self {
         Capture {
             projector: TextProjector::new(),
+            spill_redactor: redactor.fresh(),
             redactor,
             decoder: Utf8Decoder::new(),
             clip: HeadTailClip::new(limit / 2, limit - limit / 2),
             limit,
             chars: 0,
-            spill: Spill::Memory(String::new()),
+            spill: Spill::Memory(Vec::new()),
             spill_path,
+            late: None,
             text: String::new(),
             scratch: String::new(),
+            raw_scratch: Vec::new(),
             shown_partial: String::new(),
         }
     }
 
     /// Adds raw output bytes of the command.
     pub fn push(&mut self, raw: &[u8]) {
+        let mut bytes = std::mem::take(&mut self.raw_scratch);
+        self.spill_redactor.feed(raw, &mut bytes);
+        self.spilled(&bytes);
+        bytes.clear();
+        self.raw_scratch = bytes;
         let mut projected = std::mem::take(&mut self.text);
         self.projector.feed(raw, &mut projected);
         self.redacted(projected.as_bytes());
@@ -84,25 +103,55 @@ impl Capture {
         }
         self.chars += s.chars().count() as u64;
         self.clip.push(s);
+    }
+
+    /// Appends redacted raw bytes to the spill (memory, then the file once
+    /// they outgrow the clip).
+    fn spilled(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         match &mut self.spill {
             Spill::Memory(buf) => {
-                buf.push_str(s);
+                buf.extend_from_slice(bytes);
                 if buf.len() > self.limit {
-                    let mut file = File::create(&self.spill_path).ok();
-                    if let Some(f) = file.as_mut()
-                        && f.write_all(buf.as_bytes()).is_err()
-                    {
-                        file = None;
-                    }
-                    self.spill = Spill::File(file);
+                    self.spill_to_file();
                 }
             }
             Spill::File(Some(f)) => {
-                if f.write_all(s.as_bytes()).is_err() {
+                if f.write_all(bytes).is_err() {
                     self.spill = Spill::File(None);
                 }
             }
             Spill::File(None) => {}
+        }
+    }
+
+    /// Moves the spill from memory to its file (private to the user).
+    fn spill_to_file(&mut self) {
+        let Spill::Memory(buf) = &mut self.spill else {
+            return;
+        };
+        let buf = std::mem::take(buf);
+        let mut file = create_private(&self.spill_path).ok();
+        if let Some(f) = file.as_mut()
+            && f.write_all(&buf).is_err()
+        {
+            file = None;
+        }
+        self.spill = Spill::File(file);
+    }
+
+    /// Releases what the redactors hold (a result boundary).
+    fn release(&mut self) {
+        let mut rest = Vec::new();
+        self.redactor.flush(&mut rest);
+        self.decoded(&rest);
+        let mut raw = Vec::new();
+        self.spill_redactor.flush(&mut raw);
+        self.spilled(&raw);
+        if let Spill::File(Some(f)) = &mut self.spill {
+            let _ = f.flush();
         }
     }
 
@@ -111,25 +160,48 @@ impl Capture {
         let mut tail = String::new();
         self.projector.finish(&mut tail);
         self.redacted(tail.as_bytes());
-        let mut rest = Vec::new();
-        self.redactor.finish(&mut rest);
-        self.decoded(&rest);
+        self.release();
         let mut last = String::new();
         self.decoder.finish(&mut |s| last.push_str(s));
         self.accept(&last);
-        if let Spill::File(Some(f)) = &mut self.spill {
-            let _ = f.flush();
+    }
+
+    /// Redacts the output once more with `redactor` (more secrets than
+    /// this capture started with: ones the command itself set), in the
+    /// spill and in what [`Capture::take`] returns. Call after
+    /// [`Capture::finish`].
+    pub fn learn(&mut self, redactor: &Redactor) {
+        match &mut self.spill {
+            Spill::Memory(buf) => {
+                let mut out = Vec::with_capacity(buf.len());
+                let mut r = redactor.fresh();
+                r.feed(buf, &mut out);
+                r.finish(&mut out);
+                *buf = out;
+            }
+            Spill::File(file) => {
+                *file = None;
+                if redact_file(&self.spill_path, redactor).is_err() {
+                    // Never leave a spill file that may hold a secret.
+                    let _ = std::fs::remove_file(&self.spill_path);
+                }
+            }
         }
+        self.late = Some(redactor.fresh());
     }
 
     /// The output since the last `take` (plus the unfinished line,
     /// redacted), and the truncation when clipped. Starts a fresh clip for
     /// what follows.
     pub fn take(&mut self) -> (String, Option<Truncation>) {
+        self.release();
         let clipped = self.clip.clipped();
-        let pending = redact_once(&self.redactor, &self.projector.current_line());
+        let mut pending = redact_once(&self.redactor, &self.projector.current_line());
         let total_chars = self.chars;
         let kept = (clipped.head.chars().count() + clipped.tail.chars().count()) as u64;
+        if !clipped.is_complete() {
+            self.spill_to_file();
+        }
         let truncation = (!clipped.is_complete()).then(|| Truncation {
             omitted_chars: total_chars - kept,
             total_chars,
@@ -137,6 +209,10 @@ impl Capture {
         });
         let omitted = truncation.as_ref().map_or(0, |t| t.omitted_chars);
         let mut output = clipped.render(|_| format!("\n[… {omitted} characters omitted …]\n"));
+        if let Some(late) = &self.late {
+            output = redact_once(late, &output);
+            pending = redact_once(late, &pending);
+        }
         output.push_str(&pending);
         // An unfinished line (a prompt) returned last time is not repeated
         // when it is finished or extended.
@@ -148,6 +224,43 @@ impl Capture {
         self.chars = 0;
         (output, truncation)
     }
+}
+
+/// Creates (or truncates) `path`, readable only by the user.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Rewrites the file at `path` with `redactor` applied (streamed through a
+/// private temporary file renamed over it).
+fn redact_file(path: &Path, redactor: &Redactor) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".redact");
+    let tmp = PathBuf::from(tmp);
+    let mut input = File::open(path)?;
+    let mut output = create_private(&tmp)?;
+    let mut r = redactor.fresh();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::new();
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        r.feed(&buf[..n], &mut out);
+        output.write_all(&out)?;
+        out.clear();
+    }
+    r.finish(&mut out);
+    output.write_all(&out)?;
+    output.flush()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Redacts one short string on its own, with a fresh copy of `redactor`.

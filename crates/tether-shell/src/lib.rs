@@ -26,6 +26,7 @@ pub mod defaults;
 pub mod dialect;
 mod emulator;
 mod error;
+pub mod exports;
 pub mod keys;
 mod launch;
 mod live;
@@ -36,6 +37,7 @@ mod remote;
 mod remote_probe;
 pub mod result;
 mod run;
+mod secrets;
 mod session;
 
 pub use error::ShellError;

@@ -24,6 +24,8 @@ pub struct Live {
     shared: Arc<Shared>,
     /// For a remote shell: how its echo is changed (on the host).
     remote: Option<Arc<crate::remote::RemoteEcho>>,
+    /// The session's secrets, redacted from the screen view.
+    secrets: crate::secrets::Secrets,
 }
 
 impl std::fmt::Debug for Live {
@@ -54,11 +56,13 @@ impl Live {
         terminal: &Arc<dyn Terminal>,
         shared: &Arc<Shared>,
         remote: Option<crate::remote::RemoteEcho>,
+        secrets: crate::secrets::Secrets,
     ) -> Live {
         Live {
             terminal: Arc::clone(terminal),
             shared: Arc::clone(shared),
             remote: remote.map(Arc::new),
+            secrets,
         }
     }
 
@@ -81,9 +85,10 @@ impl Live {
         Some((st.emulator.redraw(), rx))
     }
 
-    /// The current screen as text.
+    /// The current screen as text, secrets redacted (like every result).
     pub fn screen(&self) -> String {
-        self.shared.lock().emulator.contents()
+        let contents = self.shared.lock().emulator.contents();
+        self.secrets.redact(&contents)
     }
 
     /// The bytes that draw the current screen.

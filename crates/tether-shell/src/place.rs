@@ -47,6 +47,12 @@ pub(crate) trait Place: Send + Sync {
     /// a fresh private directory on a host.
     fn make_dir<'a>(&'a self, local: &'a Path) -> BoxFuture<'a, Result<PathBuf, ShellError>>;
 
+    /// Reads a file of the shell's (`None` when it cannot be read).
+    fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<Vec<u8>>>;
+
+    /// True when reading a file of the shell's costs no round trip.
+    fn reads_are_cheap(&self) -> bool;
+
     /// Writes private files where the shell reads them.
     fn write_files(&self, files: Vec<(PathBuf, Vec<u8>)>) -> BoxFuture<'_, Result<(), ShellError>>;
 
@@ -107,6 +113,14 @@ pub(crate) struct Local;
 impl Place for Local {
     fn host_name(&self) -> Option<&str> {
         None
+    }
+
+    fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move { std::fs::read(path).ok() })
+    }
+
+    fn reads_are_cheap(&self) -> bool {
+        true
     }
 
     fn make_dir<'a>(&'a self, local: &'a Path) -> BoxFuture<'a, Result<PathBuf, ShellError>> {
@@ -187,6 +201,21 @@ pub(crate) struct Remote(Arc<dyn RemoteHost>);
 impl Place for Remote {
     fn host_name(&self) -> Option<&str> {
         Some(self.0.name())
+    }
+
+    fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let line = format!(
+                "cat -- {} 2>/dev/null",
+                crate::dialect::sh_quote(&path.display().to_string())
+            );
+            let out = self.0.run(line, Vec::new()).await.ok()?;
+            (out.status == Some(0)).then_some(out.stdout)
+        })
+    }
+
+    fn reads_are_cheap(&self) -> bool {
+        false
     }
 
     fn make_dir<'a>(&'a self, _local: &'a Path) -> BoxFuture<'a, Result<PathBuf, ShellError>> {

@@ -158,6 +158,7 @@ impl Session {
         if self.incomplete(code).await? {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
+        self.redactor.note_command(code);
         let file = self.next_shell_path("cmd", self.dialect());
         let nonce = split_nonce();
         let text = self
@@ -372,6 +373,7 @@ impl Session {
     async fn finish(&mut self, woke: Woke, t0: Instant) -> RunResult {
         match woke {
             Woke::Ended(end) => {
+                self.learn_exports().await;
                 self.shared.lock().phase = Phase::Idle;
                 self.last_status = end.exit;
                 if end.cwd.is_some() {

@@ -89,7 +89,7 @@ pub struct Session {
     pub(crate) shell_dir: PathBuf,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) redactor: tether_term::Redactor,
+    pub(crate) redactor: crate::secrets::Secrets,
     pub(crate) last_status: i32,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) seq: u64,
@@ -114,7 +114,7 @@ impl Session {
         let place = crate::place::of(opts.host.as_ref());
         let env = shell_env(&opts, place.as_ref());
         // One matcher per session; each command's capture takes a fresh clone.
-        let redactor = tether_term::Redactor::new(&secrets_of(&env, &opts.secrets))?;
+        let redactor = crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets))?;
         let shell_dir = match place.make_dir(&dir).await {
             Ok(d) => d,
             Err(e) => {
@@ -131,8 +131,12 @@ impl Session {
             }
         };
         let echo = place.remote_echo(&shell_dir);
-        let live =
-            tokio::sync::watch::Sender::new(crate::live::Live::new(&terminal, &shared, echo));
+        let live = tokio::sync::watch::Sender::new(crate::live::Live::new(
+            &terminal,
+            &shared,
+            echo,
+            redactor.clone(),
+        ));
         Ok(Session {
             live,
             place,
@@ -177,9 +181,11 @@ impl Session {
         self.terminal.inspect().ok()?.top.map(|p| p.pid)
     }
 
-    /// The current screen as text (for full-screen programs).
+    /// The current screen as text (for full-screen programs), secrets
+    /// redacted.
     pub fn screen(&self) -> String {
-        self.shared.lock().emulator.contents()
+        let contents = self.shared.lock().emulator.contents();
+        self.redactor.redact(&contents)
     }
 
     /// Raw output bytes from stream offset `offset` on (bounded: see
@@ -226,6 +232,7 @@ impl Session {
             &terminal,
             &shared,
             self.place.remote_echo(&self.shell_dir),
+            self.redactor.clone(),
         ));
         self.terminal = terminal;
         self.shared = shared;

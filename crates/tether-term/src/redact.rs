@@ -1,16 +1,24 @@
 //! The streaming redactor: replaces secret values with `[redacted]`, also
 //! when a secret is split across chunks.
 //!
-//! Bytes that might be the start of a secret are held until the next chunk
-//! decides them (at most the longest secret's length minus one), so a
-//! secret never leaks in pieces. Matching is leftmost-longest, as one pass
-//! over the whole stream would do.
+//! Only bytes that can still become a secret are held until the next chunk
+//! decides them: the longest tail of the stream that is a proper prefix of
+//! some secret (so always less than the longest secret's length), and a
+//! complete match that a longer secret could still extend. A secret never
+//! leaks in pieces, and output that cannot become one is never withheld.
+//! Matching is leftmost-longest, as one pass over the whole stream would
+//! do, whatever the chunking.
+//!
+//! [`Redactor::flush`] releases what is held at a result boundary (a reader
+//! is waiting for it); the stream then goes on as if it had started there.
 //!
 //! It is meant for text (the projection's output). On a raw terminal stream
 //! a secret right after an ESC would leave `ESC [redacted]`, which a
 //! terminal reads as a control sequence.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use crate::error::TermError;
 
@@ -45,7 +53,7 @@ pub fn is_secret_name(name: &str) -> bool {
 #[derive(Clone, Debug)]
 pub struct Redactor {
     matcher: Option<AhoCorasick>,
-    longest: usize,
+    secrets: Arc<[Vec<u8>]>,
     carry: Vec<u8>,
     count: u64,
 }
@@ -56,7 +64,6 @@ impl Redactor {
         if secrets.iter().any(|s| s.as_ref().is_empty()) {
             return Err(TermError::EmptySecret);
         }
-        let longest = secrets.iter().map(|s| s.as_ref().len()).max().unwrap_or(0);
         let matcher = if secrets.is_empty() {
             None
         } else {
@@ -71,7 +78,7 @@ impl Redactor {
         };
         Ok(Redactor {
             matcher,
-            longest,
+            secrets: secrets.iter().map(|s| s.as_ref().to_vec()).collect(),
             carry: Vec::new(),
             count: 0,
         })
@@ -103,16 +110,26 @@ impl Redactor {
     pub fn fresh(&self) -> Redactor {
         Redactor {
             matcher: self.matcher.clone(),
-            longest: self.longest,
+            secrets: Arc::clone(&self.secrets),
             carry: Vec::new(),
             count: 0,
         }
     }
 
-    /// Bytes held back because they may begin a secret (always less than
-    /// the longest secret's length).
+    /// The secrets this redactor replaces.
+    pub fn secrets(&self) -> &[Vec<u8>] {
+        &self.secrets
+    }
+
+    /// Bytes held back because they may still become a secret (always less
+    /// than the longest secret's length).
     pub fn pending(&self) -> usize {
         self.carry.len()
+    }
+
+    /// The bytes held back (see [`Redactor::pending`]).
+    pub fn held(&self) -> &[u8] {
+        &self.carry
     }
 
     /// How many secrets have been replaced so far.
@@ -120,8 +137,8 @@ impl Redactor {
         self.count
     }
 
-    /// Redacts one chunk, appending what is decided to `out`; bytes that may
-    /// begin a secret are held for the next call.
+    /// Redacts one chunk, appending what is decided to `out`; only a tail
+    /// that may still become a secret is held for the next call.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let Some(matcher) = &self.matcher else {
             out.extend_from_slice(input);
@@ -129,26 +146,32 @@ impl Redactor {
         };
         self.carry.extend_from_slice(input);
         let buf = std::mem::take(&mut self.carry);
-        // A match can only be decided when every secret starting there fits.
-        let decidable = (buf.len() + 1).saturating_sub(self.longest);
+        // Everything before `hold` is decided: no secret starting there can
+        // reach past the end of what we have (else the tail from that start
+        // would be a proper prefix of a secret, and longer than ours).
+        let mut hold = buf.len() - open_prefix(&self.secrets, &buf, 0);
         let mut done = 0;
-        for m in matcher.find_iter(&buf) {
-            if m.start() >= decidable {
+        while let Some(m) = matcher.find(Input::new(&buf).span(done..buf.len())) {
+            if m.start() >= hold {
                 break;
             }
             out.extend_from_slice(&buf[done..m.start()]);
             out.extend_from_slice(REDACTED.as_bytes());
             self.count += 1;
             done = m.end();
+            if done > hold {
+                hold = buf.len() - open_prefix(&self.secrets, &buf, done);
+            }
         }
-        let keep_from = decidable.max(done);
-        out.extend_from_slice(&buf[done..keep_from]);
+        let hold = hold.max(done);
+        out.extend_from_slice(&buf[done..hold]);
         self.carry = buf;
-        self.carry.drain(..keep_from);
+        self.carry.drain(..hold);
     }
 
-    /// Ends the stream: decides and appends everything held.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    /// Releases everything held (decided as if the stream ended here), at a
+    /// result boundary; the stream may go on.
+    pub fn flush(&mut self, out: &mut Vec<u8>) {
         let buf = std::mem::take(&mut self.carry);
         let Some(matcher) = &self.matcher else {
             out.extend_from_slice(&buf);
@@ -163,4 +186,29 @@ impl Redactor {
         }
         out.extend_from_slice(&buf[done..]);
     }
+
+    /// Ends the stream: decides and appends everything held.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        self.flush(out);
+    }
+}
+
+/// The length of the longest tail of `buf`, starting at or after `from`,
+/// that is a proper prefix of one of `secrets` (0 if none).
+fn open_prefix(secrets: &[Vec<u8>], buf: &[u8], from: usize) -> usize {
+    let room = buf.len() - from.min(buf.len());
+    let mut best = 0;
+    for s in secrets {
+        let Some(&first) = s.first() else { continue };
+        let most = (s.len() - 1).min(room);
+        // Longest first: only tails that begin with the secret's first byte.
+        for k in (best + 1..=most).rev() {
+            let tail = &buf[buf.len() - k..];
+            if tail[0] == first && s.starts_with(tail) {
+                best = k;
+                break;
+            }
+        }
+    }
+    best
 }

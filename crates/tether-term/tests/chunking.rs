@@ -91,8 +91,29 @@ fn redact(secrets: &[Vec<u8>], chunks: &[&[u8]]) -> Vec<u8> {
     for c in chunks {
         r.feed(c, &mut out);
         assert!(r.pending() < longest.max(1));
+        // Only a tail that can still become a secret is held.
+        let held = r.held();
+        assert!(
+            held.is_empty()
+                || secrets
+                    .iter()
+                    .any(|s| s.len() > held.len() && s.starts_with(held)),
+            "held {held:?}"
+        );
     }
     r.finish(&mut out);
+    out
+}
+
+/// Redaction with a flush after each chunk (a result boundary each time).
+fn redact_flushed(secrets: &[Vec<u8>], chunks: &[&[u8]]) -> Vec<u8> {
+    let mut r = Redactor::new(secrets).unwrap();
+    let mut out = Vec::new();
+    for c in chunks {
+        r.feed(c, &mut out);
+        r.flush(&mut out);
+        assert_eq!(r.pending(), 0);
+    }
     out
 }
 
@@ -222,6 +243,18 @@ proptest! {
         let whole = redact(&secrets, &[&data]);
         prop_assert_eq!(redact(&secrets, &split(&data, &cuts)), whole.clone());
         prop_assert_eq!(whole, redact_reference(&secrets, &data));
+    }
+
+    #[test]
+    fn redactor_flush_starts_the_stream_afresh(data in stream(), cuts in cuts(), picks in prop::collection::vec((any::<Index>(), 1usize..12), 1..4)) {
+        let mut secrets: Vec<Vec<u8>> = picks.iter().map(|(i, len)| {
+            let start = i.index(data.len().max(1));
+            data.get(start..(start + len).min(data.len())).unwrap_or(b"x").to_vec()
+        }).filter(|s| !s.is_empty()).collect();
+        if secrets.is_empty() { secrets.push(b"secret".to_vec()); }
+        let chunks = split(&data, &cuts);
+        let expected: Vec<u8> = chunks.iter().flat_map(|c| redact_reference(&secrets, c)).collect();
+        prop_assert_eq!(redact_flushed(&secrets, &chunks), expected);
     }
 
     #[test]

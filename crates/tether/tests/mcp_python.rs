@@ -43,3 +43,34 @@ fn the_python_mcp_client_passes_every_check() {
         "{stdout}"
     );
 }
+
+#[test]
+fn with_a_secret_in_the_servers_environment_nothing_is_withheld_or_shown() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = std::env::var_os("TETHER_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
+    if !python.exists() {
+        eprintln!(
+            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
+            python.display()
+        );
+        return;
+    }
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/redaction_client.py");
+    let daemon = common::Daemon::new("mcp-secrets");
+    let out = Command::new(&python)
+        .env("TETHER_DIR", &daemon.dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .arg(&client)
+        .arg(env!("CARGO_BIN_EXE_tether"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("mcp secrets: all checks passed"),
+        "{stdout}"
+    );
+}

@@ -58,6 +58,10 @@ pub struct PumpState {
     pub phase: Phase,
     /// The session's setup reported ready.
     pub ready: bool,
+    /// The working directory the shell reported as it exited during the
+    /// current command (its exit hook's `exiting` mark: an `exit` prints
+    /// no end mark).
+    pub exit_cwd: Option<PathBuf>,
     /// When output last arrived.
     pub last_output: Instant,
     /// The output stream ended.
@@ -190,12 +194,18 @@ impl PumpState {
         };
         match kind.as_str() {
             "ready" => self.ready = true,
-            "start" if self.phase == Phase::Sent => self.phase = Phase::Started,
+            "start" if self.phase == Phase::Sent => {
+                self.phase = Phase::Started;
+                self.exit_cwd = None;
+            }
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
                 if let Some(c) = self.capture.as_mut() {
                     c.finish();
                 }
                 self.phase = Phase::Ended(parse_end(&fields));
+            }
+            "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
+                self.exit_cwd = parse_end(&fields).cwd;
             }
             _ => {}
         }
@@ -208,12 +218,16 @@ fn parse_end(fields: &[(String, String)]) -> EndMark {
     let pipe = get("pipe")
         .map(|v| v.split(' ').filter_map(|s| s.parse().ok()).collect())
         .unwrap_or_default();
-    let cwd = get("cwd").map(|c| PathBuf::from(percent_decode(c)));
+    let cwd = get("cwd").map(|c| {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(percent_decode(c)))
+    });
     EndMark { exit, pipe, cwd }
 }
 
-/// Undoes the `%XX` escaping the shell applies to the cwd in marks.
-fn percent_decode(s: &str) -> String {
+/// Undoes the `%XX` escaping the shell applies to the cwd in marks (the
+/// bytes of any name, UTF-8 or not).
+fn percent_decode(s: &str) -> Vec<u8> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -233,7 +247,7 @@ fn percent_decode(s: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// A fresh pump state whose marks must carry `nonce`.
@@ -250,6 +264,7 @@ pub fn initial_state(
         capture: None,
         phase: Phase::Idle,
         ready: false,
+        exit_cwd: None,
         last_output: Instant::now(),
         eof: false,
         processed: 0,

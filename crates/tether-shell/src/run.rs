@@ -376,6 +376,7 @@ impl Session {
             }
             Woke::ShellExited(info) => {
                 self.drain_after_exit().await;
+                self.take_exit_cwd();
                 let code = match info {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,

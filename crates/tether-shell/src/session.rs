@@ -196,6 +196,7 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
+        self.take_exit_cwd();
         if let Some(host) = &self.opts.host {
             crate::remote::end_tree(host.as_ref(), &self.shell_dir, false).await;
         }
@@ -272,6 +273,15 @@ impl Session {
         bytes: Vec<u8>,
     ) -> Result<(), ShellError> {
         write_shell_files(self.opts.host.as_deref(), vec![(path, bytes)]).await
+    }
+
+    /// Takes the working directory a shell that exited reported from its
+    /// exit hook, as the one to restart in.
+    pub(crate) fn take_exit_cwd(&mut self) {
+        let cwd = self.shared.lock().exit_cwd.take();
+        if cwd.is_some() {
+            self.cwd = cwd;
+        }
     }
 
     /// True while a command is in flight.

@@ -165,6 +165,24 @@ async fn cwd_after_exit(mut s: Session) {
     assert_eq!(run(&mut s, "pwd").await.output, "/usr\n");
 }
 
+/// An unterminated OSC, DCS or APC in a command's output swallows neither
+/// the output after it nor the end mark; one longer than the scanner's
+/// bound gives back everything past it.
+async fn unterminated_strings(mut s: Session) {
+    for intro in ["]0;title", "Pq#0", "_Gf=24"] {
+        let r = run(&mut s, &format!("printf '\\033{intro}'; printf '\\nok\\n'")).await;
+        assert_eq!(
+            (r.status, r.exit_code, r.output.as_str()),
+            (Status::Exited, Some(0), "\nok\n"),
+            "{intro}"
+        );
+    }
+    let r = run(&mut s, "printf '\\033P'; seq 1 3000; (exit 4)").await;
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(4)));
+    assert!(r.output.ends_with("\n2999\n3000\n"), "{:?}", r.output);
+    assert_eq!(run(&mut s, "echo next").await.output, "next\n");
+}
+
 macro_rules! suite {
     ($name:ident, $program:expr, $dialect:expr) => {
         mod $name {
@@ -190,6 +208,13 @@ macro_rules! suite {
                     exact_cwd(s, &dir).await
                 }
                 let _ = std::fs::remove_dir_all(&dir);
+            }
+
+            #[tokio::test]
+            async fn unterminated_string_sequences_lose_no_output() {
+                if let Some(s) = s().await {
+                    unterminated_strings(s).await
+                }
             }
 
             #[tokio::test]

@@ -11,7 +11,9 @@ use tether_transport::{OutputStream, Terminal};
 use tokio::sync::{Notify, broadcast};
 
 use crate::capture::Capture;
+use crate::dialect::Rename;
 use crate::emulator::Emulator;
+use crate::result::Truncation;
 
 /// Raw bytes kept per session for "since offset N" reads.
 pub const RAW_LOG_BYTES: usize = 1 << 20;
@@ -54,6 +56,9 @@ pub struct PumpState {
     pub log: ByteLog,
     /// The current command's output pipeline.
     pub capture: Option<Capture>,
+    /// Renames the command file in the current command's output (before
+    /// the capture).
+    pub rename: Option<Rename>,
     /// Where the current command is.
     pub phase: Phase,
     /// The session's setup reported ready.
@@ -109,9 +114,7 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
         }
         shared.changed.notify_waiters();
     }
-    if let Some(c) = shared.lock().capture.as_mut() {
-        c.finish();
-    }
+    shared.lock().finish_capture();
     {
         let mut st = shared.lock();
         st.eof = true;
@@ -184,8 +187,34 @@ impl PumpState {
         if self.phase == Phase::Started
             && let Some(c) = self.capture.as_mut()
         {
-            c.push(bytes);
+            match self.rename.as_mut() {
+                Some(r) => r.feed(bytes, &mut |b| c.push(b)),
+                None => c.push(bytes),
+            }
         }
+    }
+
+    /// Ends the current command's output: what the renaming holds, then
+    /// the capture's last partial line.
+    pub fn finish_capture(&mut self) {
+        if let Some(c) = self.capture.as_mut() {
+            if let Some(r) = self.rename.as_mut() {
+                r.flush(&mut |b| c.push(b));
+            }
+            c.finish();
+        }
+    }
+
+    /// The current command's output since the last result (a result
+    /// boundary: nothing stays held for renaming).
+    pub fn take_output(&mut self) -> (String, Option<Truncation>) {
+        let Some(c) = self.capture.as_mut() else {
+            return Default::default();
+        };
+        if let Some(r) = self.rename.as_mut() {
+            r.flush(&mut |b| c.push(b));
+        }
+        c.take()
     }
 
     fn mark(&mut self, m: MarkerEvent) {
@@ -199,9 +228,7 @@ impl PumpState {
                 self.exit_cwd = None;
             }
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
-                if let Some(c) = self.capture.as_mut() {
-                    c.finish();
-                }
+                self.finish_capture();
                 self.phase = Phase::Ended(parse_end(&fields));
             }
             "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
@@ -262,6 +289,7 @@ pub fn initial_state(
         emulator: Emulator::new(rows, cols, lf_is_newline),
         log: ByteLog::new(RAW_LOG_BYTES)?,
         capture: None,
+        rename: None,
         phase: Phase::Idle,
         ready: false,
         exit_cwd: None,

@@ -183,8 +183,22 @@ async fn unterminated_strings(mut s: Session) {
     assert_eq!(run(&mut s, "echo next").await.output, "next\n");
 }
 
+/// Syntax and runtime errors name the user's own lines, not the engine's
+/// command file: `syntax` and `runtime` are each shell's messages for an
+/// error on line 2 (an interactive bash gives no line for the latter).
+async fn errors_name_the_users_lines(mut s: Session, syntax: &str, runtime: &str) {
+    let r = run(&mut s, "echo one\necho )\necho three").await;
+    assert!(!r.output.contains("cmd-"), "{:?}", r.output);
+    assert!(r.output.contains(syntax), "{:?}", r.output);
+    assert_ne!(r.exit_code, Some(0));
+    let r = run(&mut s, "set -u\n: \"$TETHER_UNSET_X\"").await;
+    assert!(!r.output.contains("cmd-"), "{:?}", r.output);
+    assert!(r.output.contains(runtime), "{:?}", r.output);
+    assert_eq!(run(&mut s, "set +u; echo fine").await.output, "fine\n");
+}
+
 macro_rules! suite {
-    ($name:ident, $program:expr, $dialect:expr) => {
+    ($name:ident, $program:expr, $dialect:expr, $syntax:expr, $runtime:expr) => {
         mod $name {
             use super::*;
 
@@ -218,6 +232,13 @@ macro_rules! suite {
             }
 
             #[tokio::test]
+            async fn errors_name_the_users_own_lines() {
+                if let Some(s) = s().await {
+                    errors_name_the_users_lines(s, $syntax, $runtime).await
+                }
+            }
+
+            #[tokio::test]
             async fn a_shell_that_exits_restarts_in_its_last_cwd_with_its_exports() {
                 if let Some(s) = s().await {
                     cwd_after_exit(s).await
@@ -227,7 +248,31 @@ macro_rules! suite {
     };
 }
 
-suite!(bash, "bash", Bash);
-suite!(zsh, "zsh", Zsh);
-suite!(dash, "dash", Posix::dash());
-suite!(busybox_sh, "busybox", Posix::busybox());
+suite!(
+    bash,
+    "bash",
+    Bash,
+    "bash: line 2: syntax error near unexpected token `)'",
+    "bash: TETHER_UNSET_X: unbound variable"
+);
+suite!(
+    zsh,
+    "zsh",
+    Zsh,
+    "zsh:2: parse error near `)'",
+    "zsh:2: TETHER_UNSET_X: parameter not set"
+);
+suite!(
+    dash,
+    "dash",
+    Posix::dash(),
+    "dash: 2: Syntax error: \")\" unexpected",
+    "dash: 2: TETHER_UNSET_X: parameter not set"
+);
+suite!(
+    busybox_sh,
+    "busybox",
+    Posix::busybox(),
+    "sh: line 2: syntax error: unexpected \")\"",
+    "sh: line 2: TETHER_UNSET_X: parameter not set"
+);

@@ -12,12 +12,14 @@ mod bash;
 mod heredoc;
 mod posix;
 mod pwsh;
+mod rename;
 mod zsh;
 
 pub use bash::Bash;
 pub use heredoc::unterminated_heredoc;
 pub use posix::Posix;
 pub use pwsh::{Pwsh, quote_for_pwsh};
+pub use rename::Rename;
 pub use zsh::Zsh;
 
 use std::path::Path;
@@ -135,6 +137,14 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
             && code
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b" -_./=:,+@%^".contains(&b))
+    }
+
+    /// How the shell's messages name the command file `path` it sources,
+    /// and what to print instead, so they read as the shell's messages
+    /// about the user's own lines (`bash: line 2: …`; the code starts on
+    /// the file's first line). `None` to leave the output alone.
+    fn file_in_messages(&self, path: &Path) -> Option<(String, String)> {
+        Some((format!("{}: ", path.display()), String::new()))
     }
 
     /// Whether the exit status of each pipeline stage is reported.

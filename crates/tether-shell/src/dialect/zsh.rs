@@ -172,6 +172,11 @@ impl Dialect for Zsh {
             && probe_stderr.is_some_and(|p| strip_file(p) != strip_file(check_stderr))
     }
 
+    fn file_in_messages(&self, path: &Path) -> Option<(String, String)> {
+        // `/…/cmd-7.zsh:2: parse error` reads as `zsh:2: parse error`.
+        Some((path.display().to_string(), "zsh".to_owned()))
+    }
+
     fn has_pipe_status(&self) -> bool {
         true
     }

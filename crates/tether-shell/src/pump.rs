@@ -11,7 +11,9 @@ use tether_transport::{OutputStream, Terminal};
 use tokio::sync::{Notify, broadcast};
 
 use crate::capture::Capture;
+use crate::dialect::Rename;
 use crate::emulator::Emulator;
+use crate::result::Truncation;
 
 /// Raw bytes kept per session for "since offset N" reads.
 pub const RAW_LOG_BYTES: usize = 1 << 20;
@@ -54,10 +56,17 @@ pub struct PumpState {
     pub log: ByteLog,
     /// The current command's output pipeline.
     pub capture: Option<Capture>,
+    /// Renames the command file in the current command's output (before
+    /// the capture).
+    pub rename: Option<Rename>,
     /// Where the current command is.
     pub phase: Phase,
     /// The session's setup reported ready.
     pub ready: bool,
+    /// The working directory the shell reported as it exited during the
+    /// current command (its exit hook's `exiting` mark: an `exit` prints
+    /// no end mark).
+    pub exit_cwd: Option<PathBuf>,
     /// When output last arrived.
     pub last_output: Instant,
     /// The output stream ended.
@@ -105,9 +114,7 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
         }
         shared.changed.notify_waiters();
     }
-    if let Some(c) = shared.lock().capture.as_mut() {
-        c.finish();
-    }
+    shared.lock().finish_capture();
     {
         let mut st = shared.lock();
         st.eof = true;
@@ -180,8 +187,34 @@ impl PumpState {
         if self.phase == Phase::Started
             && let Some(c) = self.capture.as_mut()
         {
-            c.push(bytes);
+            match self.rename.as_mut() {
+                Some(r) => r.feed(bytes, &mut |b| c.push(b)),
+                None => c.push(bytes),
+            }
         }
+    }
+
+    /// Ends the current command's output: what the renaming holds, then
+    /// the capture's last partial line.
+    pub fn finish_capture(&mut self) {
+        if let Some(c) = self.capture.as_mut() {
+            if let Some(r) = self.rename.as_mut() {
+                r.flush(&mut |b| c.push(b));
+            }
+            c.finish();
+        }
+    }
+
+    /// The current command's output since the last result (a result
+    /// boundary: nothing stays held for renaming).
+    pub fn take_output(&mut self) -> (String, Option<Truncation>) {
+        let Some(c) = self.capture.as_mut() else {
+            return Default::default();
+        };
+        if let Some(r) = self.rename.as_mut() {
+            r.flush(&mut |b| c.push(b));
+        }
+        c.take()
     }
 
     fn mark(&mut self, m: MarkerEvent) {
@@ -190,12 +223,16 @@ impl PumpState {
         };
         match kind.as_str() {
             "ready" => self.ready = true,
-            "start" if self.phase == Phase::Sent => self.phase = Phase::Started,
+            "start" if self.phase == Phase::Sent => {
+                self.phase = Phase::Started;
+                self.exit_cwd = None;
+            }
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
-                if let Some(c) = self.capture.as_mut() {
-                    c.finish();
-                }
+                self.finish_capture();
                 self.phase = Phase::Ended(parse_end(&fields));
+            }
+            "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
+                self.exit_cwd = parse_end(&fields).cwd;
             }
             _ => {}
         }
@@ -208,12 +245,16 @@ fn parse_end(fields: &[(String, String)]) -> EndMark {
     let pipe = get("pipe")
         .map(|v| v.split(' ').filter_map(|s| s.parse().ok()).collect())
         .unwrap_or_default();
-    let cwd = get("cwd").map(|c| PathBuf::from(percent_decode(c)));
+    let cwd = get("cwd").map(|c| {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(percent_decode(c)))
+    });
     EndMark { exit, pipe, cwd }
 }
 
-/// Undoes the `%XX` escaping the shell applies to the cwd in marks.
-fn percent_decode(s: &str) -> String {
+/// Undoes the `%XX` escaping the shell applies to the cwd in marks (the
+/// bytes of any name, UTF-8 or not).
+fn percent_decode(s: &str) -> Vec<u8> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -233,7 +274,7 @@ fn percent_decode(s: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// A fresh pump state whose marks must carry `nonce`.
@@ -248,8 +289,10 @@ pub fn initial_state(
         emulator: Emulator::new(rows, cols, lf_is_newline),
         log: ByteLog::new(RAW_LOG_BYTES)?,
         capture: None,
+        rename: None,
         phase: Phase::Idle,
         ready: false,
+        exit_cwd: None,
         last_output: Instant::now(),
         eof: false,
         processed: 0,

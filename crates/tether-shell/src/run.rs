@@ -8,6 +8,7 @@ use tether_term::TextProjector;
 use tether_transport::{ExitInfo, Signal, TransportError};
 
 use crate::capture::Capture;
+use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
@@ -186,6 +187,11 @@ impl Session {
                 self.redactor.fresh(),
                 spill,
             ));
+            st.rename = self
+                .opts
+                .dialect
+                .file_in_messages(&file)
+                .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
             if st.echo_on && st.watched() {
                 st.tell_watchers(command_note(code));
@@ -387,6 +393,7 @@ impl Session {
             }
             Woke::ShellExited(info) => {
                 self.drain_after_exit().await;
+                self.take_exit_cwd();
                 let code = match info {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,
@@ -409,9 +416,7 @@ impl Session {
     /// After the shell exits, waits briefly for its last output to arrive.
     async fn drain_after_exit(&self) {
         crate::launch::drain(&self.shared).await;
-        if let Some(c) = self.shared.lock().capture.as_mut() {
-            c.finish();
-        }
+        self.shared.lock().finish_capture();
     }
 
     /// Interrupts the foreground (INT, TERM, KILL; the shell itself only
@@ -480,13 +485,7 @@ impl Session {
     }
 
     fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
-        let (output, truncated) = self
-            .shared
-            .lock()
-            .capture
-            .as_mut()
-            .map(Capture::take)
-            .unwrap_or_default();
+        let (output, truncated) = self.shared.lock().take_output();
         (self.opts.dialect.strip_echo(output), truncated)
     }
 

@@ -210,6 +210,7 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
+        self.take_exit_cwd();
         self.place.end_tree(&self.shell_dir, false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
         // A person attached may have resized the terminal since the start.
@@ -285,6 +286,15 @@ impl Session {
         bytes: Vec<u8>,
     ) -> Result<(), ShellError> {
         self.place.write_files(vec![(path, bytes)]).await
+    }
+
+    /// Takes the working directory a shell that exited reported from its
+    /// exit hook, as the one to restart in.
+    pub(crate) fn take_exit_cwd(&mut self) {
+        let cwd = self.shared.lock().exit_cwd.take();
+        if cwd.is_some() {
+            self.cwd = cwd;
+        }
     }
 
     /// True while a command is in flight.

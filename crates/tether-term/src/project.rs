@@ -8,9 +8,19 @@
 //! newlines are kept. Cursor moves between lines are not followed: this is a
 //! line projection, not a screen (use a headless emulator for full-screen
 //! programs).
+//!
+//! A control string (OSC, DCS, APC, PM, SOS) that does not end with its
+//! terminator never swallows the output after it: when it is aborted by
+//! another sequence, cancelled (CAN, SUB), or still open when the stream
+//! ends, its bytes from its first C0 control on (a line break, say) are
+//! projected as output; when it outgrows [`MAX_PENDING`](crate::MAX_PENDING)
+//! it is taken to end there, and every byte after the bound is output (a
+//! string that long is not one a program meant: even an image is sent in
+//! smaller pieces). A string that ends properly within the bound is
+//! dropped whole.
 
 use crate::scan::Scanner;
-use crate::token::{Csi, Token};
+use crate::token::{Csi, Event, Terminator, Token};
 use crate::utf8::Utf8Decoder;
 
 /// Longest line, in bytes, held for overwriting; a longer line is released
@@ -22,8 +32,21 @@ pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub struct TextProjector {
     scanner: Scanner,
+    sink: Sink,
+}
+
+/// Everything but the main scanner, so its events can be handled while it
+/// is borrowed.
+#[derive(Clone, Debug)]
+struct Sink {
     line: LineBuffer,
     decoder: Utf8Decoder,
+    /// Scans the bytes given back by a string that did not end properly
+    /// (controls and text; at most an `ESC \` of sequences).
+    given_back: Scanner,
+    /// Inside an overflowing sequence: whether it is a control string
+    /// (whose bytes past the bound are output).
+    overflow: Option<bool>,
 }
 
 /// The current line. `cursor` is a byte index on a character boundary,
@@ -52,45 +75,125 @@ impl TextProjector {
     pub fn with_max_line(max: usize) -> Self {
         TextProjector {
             scanner: Scanner::new(),
-            line: LineBuffer {
-                text: String::new(),
-                cursor: 0,
-                max: max.max(1),
+            sink: Sink {
+                line: LineBuffer {
+                    text: String::new(),
+                    cursor: 0,
+                    max: max.max(1),
+                },
+                decoder: Utf8Decoder::new(),
+                given_back: Scanner::new(),
+                overflow: None,
             },
-            decoder: Utf8Decoder::new(),
         }
     }
 
     /// Projects one chunk, appending finished lines (each ending in `\n`)
     /// to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut String) {
-        let (line, decoder) = (&mut self.line, &mut self.decoder);
-        self.scanner.feed(input, |ev| {
-            if let Token::Text(bytes) = ev.token {
-                decoder.decode(bytes, &mut |s| line.write(s, out));
-                return;
-            }
-            decoder.finish(&mut |s| line.write(s, out));
-            match ev.token {
-                Token::Control(c) => line.control(c, out),
-                Token::Csi(csi) => line.csi(&csi),
-                _ => {}
-            }
-        });
+        let sink = &mut self.sink;
+        self.scanner.feed(input, |ev| sink.event(&ev, out));
     }
 
     /// The unfinished current line as it reads now (for example a prompt
     /// waiting for input).
     pub fn current_line(&self) -> String {
-        self.line.text.clone()
+        self.sink.line.text.clone()
     }
 
-    /// Ends the stream: appends the unfinished line (without a newline).
+    /// Ends the stream: appends the unfinished line (without a newline),
+    /// after what an unfinished control string gives back.
     pub fn finish(&mut self, out: &mut String) {
-        self.scanner.flush(|_| {});
+        let sink = &mut self.sink;
+        self.scanner.flush(|ev| sink.event(&ev, out));
+        let line = &mut sink.line;
+        sink.decoder.finish(&mut |s| line.write(s, out));
+        line.emit(out);
+    }
+}
+
+/// True when `raw` begins a control string (`ESC` and its introducer).
+fn opens_string(raw: &[u8]) -> bool {
+    raw.first() == Some(&0x1b) && matches!(raw.get(1), Some(b']' | b'P' | b'_' | b'^' | b'X'))
+}
+
+/// `payload` from its first C0 control (or DEL) on; empty without one.
+fn from_first_control(payload: &[u8]) -> &[u8] {
+    let at = payload
+        .iter()
+        .position(|&b| b < 0x20 || b == 0x7f)
+        .unwrap_or(payload.len());
+    &payload[at..]
+}
+
+impl Sink {
+    fn event(&mut self, ev: &Event<'_>, out: &mut String) {
+        match ev.token {
+            Token::Text(bytes) => {
+                self.overflow = None;
+                let line = &mut self.line;
+                self.decoder.decode(bytes, &mut |s| line.write(s, out));
+            }
+            Token::Overflow => self.overflowed(ev.raw, out),
+            _ => {
+                self.overflow = None;
+                self.finish_text(out);
+                match ev.token {
+                    Token::Control(c) => self.line.control(c, out),
+                    Token::Csi(csi) => self.line.csi(&csi),
+                    Token::Str {
+                        terminator: Terminator::Aborted,
+                        payload,
+                        ..
+                    } => self.give_back(from_first_control(payload), out),
+                    Token::Cancelled if opens_string(ev.raw) => {
+                        self.give_back(from_first_control(&ev.raw[2..]), out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// One piece of a sequence past [`MAX_PENDING`](crate::MAX_PENDING):
+    /// the first of a control string gives back what follows its first
+    /// control, every later piece is output.
+    fn overflowed(&mut self, raw: &[u8], out: &mut String) {
+        // Only the first piece starts with ESC (a later one, with its
+        // `ESC \` terminator only).
+        let first =
+            self.overflow.is_none() || (raw.first() == Some(&0x1b) && raw.get(1) != Some(&b'\\'));
+        if first {
+            self.finish_text(out);
+            let string = opens_string(raw);
+            self.overflow = Some(string);
+            if string {
+                self.give_back(from_first_control(&raw[2..]), out);
+            }
+        } else if self.overflow == Some(true) {
+            self.give_back(raw, out);
+        }
+    }
+
+    /// Projects bytes a string gave back as output (they hold no sequence
+    /// but, at the end, an `ESC \` or a lone `ESC`, which are dropped).
+    fn give_back(&mut self, bytes: &[u8], out: &mut String) {
+        let (line, decoder) = (&mut self.line, &mut self.decoder);
+        let mut handle = |ev: Event<'_>| match ev.token {
+            Token::Text(t) => decoder.decode(t, &mut |s| line.write(s, out)),
+            Token::Control(c) => {
+                decoder.finish(&mut |s| line.write(s, out));
+                line.control(c, out);
+            }
+            _ => decoder.finish(&mut |s| line.write(s, out)),
+        };
+        self.given_back.feed(bytes, &mut handle);
+        self.given_back.flush(&mut handle);
+    }
+
+    fn finish_text(&mut self, out: &mut String) {
         let line = &mut self.line;
         self.decoder.finish(&mut |s| line.write(s, out));
-        line.emit(out);
     }
 }
 

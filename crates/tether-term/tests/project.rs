@@ -103,3 +103,62 @@ fn long_lines_are_released_at_the_bound() {
     p.finish(&mut out);
     assert_eq!(out, "0123456789Xbc");
 }
+
+/// Every split of `bytes` in two projects as the whole does.
+fn project_any_split(bytes: &[u8]) -> String {
+    let whole = project(bytes);
+    for cut in 0..=bytes.len() {
+        let mut p = TextProjector::new();
+        let mut out = String::new();
+        p.feed(&bytes[..cut], &mut out);
+        p.feed(&bytes[cut..], &mut out);
+        p.finish(&mut out);
+        assert_eq!(out, whole, "split at {cut}");
+    }
+    whole
+}
+
+#[test]
+fn an_unterminated_string_gives_back_what_follows_its_first_control() {
+    // Still open at the end of the output (the end of the command).
+    assert_eq!(project_any_split(b"\x1b]0;title\nok\n"), "\nok\n");
+    assert_eq!(project_any_split(b"a\x1bPq#0;2\r\nok\n"), "a\nok\n");
+    assert_eq!(project_any_split(b"\x1b_Gf=24\nok"), "\nok");
+    assert_eq!(project_any_split(b"\x1b^pm\nok\n\x1b"), "\nok\n");
+    // Aborted by another sequence, or cancelled.
+    assert_eq!(
+        project_any_split(b"\x1b]0;title\nok\n\x1b[1mafter\n"),
+        "\nok\nafter\n"
+    );
+    assert_eq!(project_any_split(b"\x1bXsos\tx\n\x18y\n"), "\tx\ny\n");
+    // A string that ends properly is still dropped whole.
+    assert_eq!(project_any_split(b"\x1bPq\n#0\x1b\\ok\n"), "ok\n");
+    assert_eq!(project_any_split(b"\x1b]0;a\nb\x07ok\n"), "ok\n");
+}
+
+#[test]
+fn an_overflowing_string_gives_back_everything_past_the_bound() {
+    let over = tether_term::MAX_PENDING + 900;
+    let mut bytes = b"\x1b]".to_vec();
+    bytes.extend(std::iter::repeat_n(b'A', over));
+    bytes.extend(b"\nok\n");
+    let mut chunked = String::new();
+    let mut p = TextProjector::new();
+    for c in bytes.chunks(7) {
+        p.feed(c, &mut chunked);
+    }
+    p.finish(&mut chunked);
+    let whole = project(&bytes);
+    assert_eq!(chunked, whole);
+    let a = over - (tether_term::MAX_PENDING - 2);
+    assert_eq!(whole, format!("{}\nok\n", "A".repeat(a)));
+    // Its first line break inside the bound starts the given-back text.
+    let mut bytes = b"\x1bPtitle\n".to_vec();
+    bytes.extend(std::iter::repeat_n(b'B', tether_term::MAX_PENDING));
+    bytes.extend("é\x1b\\ok\n".as_bytes());
+    let out = project(&bytes);
+    assert_eq!(
+        out,
+        format!("\n{}éok\n", "B".repeat(tether_term::MAX_PENDING))
+    );
+}

@@ -8,7 +8,7 @@ mod common;
 
 use common::{cuts, split, stream};
 use proptest::prelude::*;
-use tether_term::{Scanner, TextProjector, Token};
+use tether_term::{MAX_PENDING, Scanner, Terminator, TextProjector, Token};
 
 const MAX: usize = 40;
 
@@ -80,24 +80,105 @@ enum Step {
     Other,
 }
 
+/// One scanner event: its bytes, its step (`None` for an overflow piece),
+/// and the bytes it gives back.
+type Scanned = (Vec<u8>, Option<Step>, Option<Vec<u8>>);
+
+/// The model's steps: the scanner's events of the whole stream at once,
+/// with what a control string that does not end properly gives back (see
+/// `project.rs`): an aborted, cancelled or unfinished one from its first
+/// control on; an overflowing one (its pieces joined) from its first
+/// control within the bound, else everything past the bound.
 fn steps(data: &[u8]) -> Vec<Step> {
+    let mut events: Vec<Scanned> = Vec::new();
     let mut s = Scanner::new();
+    let mut take = |raw: &[u8], token: &Token<'_>| {
+        let opens = raw.first() == Some(&0x1b)
+            && matches!(raw.get(1), Some(b']' | b'P' | b'_' | b'^' | b'X'));
+        let from_control = |p: &[u8]| {
+            let at = p
+                .iter()
+                .position(|&b| b < 0x20 || b == 0x7f)
+                .unwrap_or(p.len());
+            p[at..].to_vec()
+        };
+        let (step, back) = match token {
+            Token::Text(t) => (Some(Step::Text(t.to_vec())), None),
+            Token::Control(c) => (Some(Step::Control(*c)), None),
+            Token::Csi(csi) if csi.prefix().is_none() && csi.intermediates.is_empty() => {
+                match csi.strict_params() {
+                    Some(p) => (Some(Step::Csi(csi.final_byte, p.iter().collect())), None),
+                    None => (Some(Step::Other), None),
+                }
+            }
+            Token::Str {
+                terminator: Terminator::Aborted,
+                payload,
+                ..
+            } => (Some(Step::Other), Some(from_control(payload))),
+            Token::Cancelled if opens => (Some(Step::Other), Some(from_control(&raw[2..]))),
+            // Overflow pieces are joined below.
+            Token::Overflow => (None, None),
+            _ => (Some(Step::Other), None),
+        };
+        events.push((raw.to_vec(), step, back));
+    };
+    s.feed(data, |e| take(e.raw, &e.token));
+    s.flush(|e| take(e.raw, &e.token));
     let mut steps = Vec::new();
+    let mut overflow: Option<Vec<u8>> = None;
+    let end_overflow = |o: &mut Option<Vec<u8>>, steps: &mut Vec<Step>| {
+        if let Some(seq) = o.take() {
+            steps.push(Step::Other);
+            let opens = matches!(seq.get(1), Some(b']' | b'P' | b'_' | b'^' | b'X'));
+            if opens {
+                let bound = seq.len().min(MAX_PENDING);
+                let back = match seq[2..bound].iter().position(|&b| b < 0x20 || b == 0x7f) {
+                    Some(at) => &seq[2 + at..],
+                    None => &seq[bound..],
+                };
+                steps.extend(given_back(back));
+            }
+        }
+    };
+    for (raw, step, back) in events {
+        match step {
+            None => {
+                let new = raw.first() == Some(&0x1b) && raw.get(1) != Some(&b'\\');
+                if new {
+                    end_overflow(&mut overflow, &mut steps);
+                }
+                overflow
+                    .get_or_insert_with(Vec::new)
+                    .extend_from_slice(&raw);
+            }
+            Some(step) => {
+                end_overflow(&mut overflow, &mut steps);
+                steps.push(step);
+                if let Some(back) = back {
+                    steps.extend(given_back(&back));
+                }
+            }
+        }
+    }
+    end_overflow(&mut overflow, &mut steps);
+    steps
+}
+
+/// Given-back bytes hold text and controls (and at most a dropped `ESC \`).
+fn given_back(bytes: &[u8]) -> Vec<Step> {
+    let mut s = Scanner::new();
+    let mut steps = vec![Step::Other];
     let mut take = |token: &Token<'_>| {
         steps.push(match token {
             Token::Text(t) => Step::Text(t.to_vec()),
             Token::Control(c) => Step::Control(*c),
-            Token::Csi(csi) if csi.prefix().is_none() && csi.intermediates.is_empty() => {
-                match csi.strict_params() {
-                    Some(p) => Step::Csi(csi.final_byte, p.iter().collect()),
-                    None => Step::Other,
-                }
-            }
             _ => Step::Other,
         })
     };
-    s.feed(data, |e| take(&e.token));
+    s.feed(bytes, |e| take(&e.token));
     s.flush(|e| take(&e.token));
+    steps.push(Step::Other);
     steps
 }
 

@@ -19,9 +19,19 @@ unset HISTFILE
 trap - DEBUG RETURN
 __tether_rc() { return "$1"; }
 __tether_enc() {
-  local p=${1//%/%25}
-  p=${p//;/%3B}; p=${p//$'\a'/%07}; p=${p//$'\e'/%1B}; p=${p//$'\n'/%0A}
-  __tether_cwd=$p
+  case $1 in
+    *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]*) ;;
+    *) __tether_cwd=$1; return 0 ;;
+  esac
+  local LC_ALL=C c i p=$1 out=
+  for ((i = 0; i < ${#p}; i++)); do
+    c=${p:i:1}
+    case $c in
+      [ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]) out+=$c ;;
+      *) builtin printf -v c '%%%02X' "'$c"; out+=$c ;;
+    esac
+  done
+  __tether_cwd=$out
 }
 __tether_end() {
   local st=$3 ps
@@ -32,16 +42,28 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;end;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "$st" "$ps" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "$__tether_cwd"
   return 0
 }
 __tether_prompt() {
   local st=$?
   if [[ -n ${__tether_pending-} ]]; then
-    __tether_end "${__tether_pending:0:16}" "${__tether_pending:16}" "$st"
+    __tether_fb "$st"
   fi
   return "$st"
 }
+__tether_exit() {
+  local st=$?
+  [[ -n ${__tether_pending-} ]] && __tether_fb "$st" exiting
+  return "$st"
+}
+__tether_grab() { __tether_utrap=$2; }
+__tether_utrap=
+builtin trap -p EXIT >| "$__tether_dir/traps" 2>/dev/null
+IFS= read -r -d '' __tether_t < "$__tether_dir/traps"
+[[ $__tether_t == 'trap -- '* ]] && eval "__tether_grab ${__tether_t#trap }"
+builtin trap "__tether_exit${__tether_utrap:+; $__tether_utrap}" EXIT
+unset __tether_t
 PROMPT_COMMAND="__tether_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
 PS1='' PS2='' PS0=''
 set -o errtrace
@@ -91,10 +113,12 @@ impl Dialect for Bash {
 
     fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
         // `__tether_rc N && :` sets `$?` for the user's code without
-        // tripping errexit or the ERR trap. The last line records `$?` and
-        // PIPESTATUS of the user's last pipeline before anything changes them.
+        // tripping errexit or the ERR trap; it shares the code's first line,
+        // so the shell's messages give the user's own line numbers. The last
+        // line records `$?` and PIPESTATUS of the user's last pipeline
+        // before anything changes them.
         format!(
-            "__tether_st= __tether_ps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
+            "__tether_st= __tether_ps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
         )
     }
 
@@ -105,7 +129,7 @@ impl Dialect for Bash {
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
             "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; {}",
-            super::run_file_tail(path, n)
+            super::run_file_tail(path, n, "builtin export -nf __tether_fb; ")
         )
     }
 

@@ -12,12 +12,14 @@ mod bash;
 mod heredoc;
 mod posix;
 mod pwsh;
+mod rename;
 mod zsh;
 
 pub use bash::Bash;
 pub use heredoc::unterminated_heredoc;
 pub use posix::Posix;
 pub use pwsh::{Pwsh, quote_for_pwsh};
+pub use rename::Rename;
 pub use zsh::Zsh;
 
 use std::path::Path;
@@ -155,6 +157,14 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
                 .all(|b| b.is_ascii_alphanumeric() || b" -_./=:,+@%^".contains(&b))
     }
 
+    /// How the shell's messages name the command file `path` it sources,
+    /// and what to print instead, so they read as the shell's messages
+    /// about the user's own lines (`bash: line 2: …`; the code starts on
+    /// the file's first line). `None` to leave the output alone.
+    fn file_in_messages(&self, path: &Path) -> Option<(String, String)> {
+        Some((format!("{}: ", path.display()), String::new()))
+    }
+
     /// Whether the exit status of each pipeline stage is reported.
     fn has_pipe_status(&self) -> bool;
 
@@ -165,12 +175,17 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// The part of a bash or zsh wrapper line after its hook: the pending
-/// nonce (typed in halves, so an echo never holds a mark), the start mark,
-/// the command file, and the end mark with `$?`.
-pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce) -> String {
+/// The part of a bash or zsh wrapper line after its hook: the fallback
+/// function that knows the nonce (for the prompt hook, when the line is
+/// abandoned, and the exit hook), the start mark, the command file, and the
+/// end mark with `$?`. The nonce is typed in halves and kept only in the
+/// body of `__tether_fb`, never in a variable: nothing a command reads from
+/// its environment (after `set -a` too) or from `set`/`declare -p` holds it
+/// whole. `unexport` is typed after the function is defined (bash exports
+/// functions under `set -a`).
+pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce, unexport: &str) -> String {
     format!(
-        "__tether_pending={a}; __tether_pending+={b}; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+        "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; {unexport}__tether_pending=1; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
         a = n.a,
         b = n.b,
         path = sh_quote(&path.display().to_string()),
@@ -222,10 +237,7 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
         ));
     }
     if let Some(cwd) = ctx.restore_cwd {
-        s.push_str(&format!(
-            "{builtin} cd -- {} 2>/dev/null\n",
-            sh_quote(&cwd.display().to_string())
-        ));
+        s.push_str(&cd_line(builtin, cwd));
     }
     s.push_str(&format!(
         "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
@@ -247,6 +259,27 @@ fn modes_function(args: Option<&[String]>) -> String {
             )
         }
         None => "__tether_modes() { :; }\n".to_owned(),
+    }
+}
+
+/// The setup line that enters `dir`, whatever its bytes: quoted as it is
+/// when it is UTF-8, else rebuilt by `printf` from octal escapes (once, at
+/// start-up; the `x` keeps a trailing newline from the substitution).
+fn cd_line(builtin: &str, dir: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    match dir.to_str() {
+        Some(d) => format!("{builtin} cd -- {} 2>/dev/null\n", sh_quote(d)),
+        None => {
+            let octal: String = dir
+                .as_os_str()
+                .as_bytes()
+                .iter()
+                .map(|b| format!("\\{b:03o}"))
+                .collect();
+            format!(
+                "__tether_t=$({builtin} printf '{octal}x'); {builtin} cd -- \"${{__tether_t%x}}\" 2>/dev/null; unset __tether_t\n"
+            )
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! POSIX sh has no PIPESTATUS, no prompt hook and no ERR trap, so the
 //! fallback end mark (for a line the shell abandons, as on a `set -u`
-//! error or C-c) lives in PS1, which POSIX shells parameter-expand, and
+//! error or C-c) comes from PS1, which dash and busybox expand (a command
+//! substitution there runs only when the line was abandoned), and
 //! `set -e` followed by a failing command ends the shell: the result is
 //! `shell_exited` and the next call gets a fresh shell with the cwd and
 //! exported variables restored (bash and zsh stop the command instead).
@@ -48,22 +49,50 @@ const FUNCTIONS: &str = r#"
 set +e
 unset HISTFILE
 __tether_rc() { return "$1"; }
-__tether_nl='
-'
+__tether_enc() {
+  case $1 in
+    *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]*) ;;
+    *) command printf '%s' "$1"; return 0 ;;
+  esac
+  __tether_r=$1
+  while [ -n "$__tether_r" ]; do
+    __tether_t=${__tether_r#?}
+    __tether_c=${__tether_r%"$__tether_t"}
+    __tether_r=$__tether_t
+    case $__tether_c in
+      [ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]) command printf '%s' "$__tether_c" ;;
+      *) command printf '%%%02X' "'$__tether_c" ;;
+    esac
+  done
+}
 __tether_end() {
   __tether_e=$3
   __tether_modes
   [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
-  __tether_pending=
+  __tether_done=
   command export -p >| "$__tether_dir/env" 2>/dev/null
-  case $PWD in
-    *';'*|*'%'*|*"$__tether_nl"*) __tether_cwd= ;;
-    *) __tether_cwd=$PWD ;;
-  esac
-  command printf '\033]6973;%s%s;end;exit=%s;cwd=%s\007' "$1" "$2" "$__tether_e" "$__tether_cwd"
+  command printf '\033]6973;%s%s;%s;exit=%s;cwd=' "$1" "$2" "${4:-end}" "$__tether_e"
+  __tether_enc "$PWD"
+  command printf '\007'
   return 0
 }
-PS1='${__tether_pending:+$__tether_fb1$?$__tether_fb2}' PS2=''
+__tether_exit() {
+  __tether_x=$?
+  [ -z "${__tether_done+d}" ] && __tether_fb "$__tether_x" exiting
+  return "$__tether_x"
+}
+__tether_grab() { [ "$3" = EXIT ] && __tether_utrap=$2; return 0; }
+__tether_utrap=
+command trap >| "$__tether_dir/traps" 2>/dev/null
+while IFS= read -r __tether_l; do
+  case $__tether_l in
+    "trap -- "*" EXIT") eval "__tether_grab ${__tether_l#trap }" ;;
+  esac
+done < "$__tether_dir/traps"
+command trap "__tether_exit${__tether_utrap:+; $__tether_utrap}" EXIT
+unset __tether_l
+__tether_done=
+PS1='${__tether_done-$(__tether_fb $?)}${__tether_done=}' PS2=''
 "#;
 
 impl Dialect for Posix {
@@ -114,15 +143,10 @@ impl Dialect for Posix {
         None
     }
 
-    fn command_file(&self, code: &str, last_status: i32, n: &SplitNonce) -> String {
-        // The fallback end mark (shown by PS1 when the line is abandoned, as
-        // on a `set -u` error) needs real ESC and BEL bytes: they are written
-        // here, in the private file, never typed.
-        format!(
-            "__tether_fb1='\x1b]6973;{a}{b};end;exit=' __tether_fb2='\x07' __tether_st=; __tether_rc {last_status} && :\n{code}\n__tether_st=$?\n",
-            a = n.a,
-            b = n.b
-        )
+    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+        // The prefix shares the code's first line, so the shell's messages
+        // give the user's own line numbers.
+        format!("__tether_st=; __tether_rc {last_status} && :; {code}\n__tether_st=$?\n")
     }
 
     fn inline_file(&self, path: &Path, bytes: &[u8]) -> Option<String> {
@@ -130,8 +154,12 @@ impl Dialect for Posix {
     }
 
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
+        // The nonce lives only in `__tether_fb`'s body (functions are never
+        // exported, nor listed by `set`); PS1 calls it when the line was
+        // abandoned (`__tether_done` still unset), in a subshell that only
+        // that path pays for.
         format!(
-            "__tether_pending={a}; __tether_pending=${{__tether_pending}}{b}; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
+            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; unset __tether_done; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
             a = n.a,
             b = n.b,
             path = sh_quote(&path.display().to_string()),

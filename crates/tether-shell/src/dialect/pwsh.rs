@@ -174,6 +174,11 @@ impl Dialect for Pwsh {
         check_stderr.contains("TETHER_INCOMPLETE")
     }
 
+    fn file_in_messages(&self, _path: &Path) -> Option<(String, String)> {
+        // The code runs by Invoke-Expression: no file is named.
+        None
+    }
+
     fn has_pipe_status(&self) -> bool {
         false
     }

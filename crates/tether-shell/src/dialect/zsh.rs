@@ -14,9 +14,21 @@ unset HISTFILE; SAVEHIST=0
 unsetopt zle 2>/dev/null
 __tether_rc() { return "$1" }
 __tether_enc() {
-  local p=${1//\%/%25}
-  p=${p//;/%3B}; p=${p//$'\a'/%07}; p=${p//$'\e'/%1B}; p=${p//$'\n'/%0A}
-  __tether_cwd=$p
+  case $1 in
+    (*[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]*) ;;
+    (*) __tether_cwd=$1; return 0 ;;
+  esac
+  emulate -L zsh
+  setopt no_multibyte
+  local c i p=$1 out=
+  for (( i = 1; i <= ${#p}; i++ )); do
+    c=${p[i]}
+    case $c in
+      ([ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+,@:=-]) out+=$c ;;
+      (*) builtin printf -v c '%%%02X' "'$c"; out+=$c ;;
+    esac
+  done
+  __tether_cwd=$out
 }
 __tether_end() {
   local st=$3 ps
@@ -27,17 +39,23 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;end;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "$st" "$ps" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "$__tether_cwd"
   return 0
 }
 __tether_prompt() {
   local st=$?
   if [[ -n ${__tether_pending-} ]]; then
-    __tether_end "${__tether_pending[1,16]}" "${__tether_pending[17,32]}" "$st"
+    __tether_fb "$st"
   fi
   return $st
 }
+__tether_exit() {
+  local st=$?
+  [[ -n ${__tether_pending-} ]] && __tether_fb "$st" exiting
+  return $st
+}
 precmd_functions=(__tether_prompt ${precmd_functions:#__tether_prompt})
+zshexit_functions=(__tether_exit ${zshexit_functions:#__tether_exit})
 PS1='' PROMPT='' RPROMPT='' RPS1='' PS2='' PROMPT_EOL_MARK=''
 "#;
 
@@ -116,7 +134,7 @@ impl Dialect for Zsh {
         // `pipestatus`; it saves it first, and the last line takes the saved
         // one when the user's last pipeline failed.
         format!(
-            "__tether_st= __tether_ps= __tether_tps=; __tether_rc {last_status} && :\n{code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n[[ $__tether_st != 0 && -n $__tether_tps ]] && __tether_ps=$__tether_tps\n"
+            "__tether_st= __tether_ps= __tether_tps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n[[ $__tether_st != 0 && -n $__tether_tps ]] && __tether_ps=$__tether_tps\n"
         )
     }
 
@@ -127,7 +145,7 @@ impl Dialect for Zsh {
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
             "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; {}",
-            super::run_file_tail(path, n)
+            super::run_file_tail(path, n, "")
         )
     }
 
@@ -153,6 +171,11 @@ impl Dialect for Zsh {
         // alike; unfinished input's error moves when more text follows.
         check_stderr.contains("parse error")
             && probe_stderr.is_some_and(|p| strip_file(p) != strip_file(check_stderr))
+    }
+
+    fn file_in_messages(&self, path: &Path) -> Option<(String, String)> {
+        // `/…/cmd-7.zsh:2: parse error` reads as `zsh:2: parse error`.
+        Some((path.display().to_string(), "zsh".to_owned()))
     }
 
     fn has_pipe_status(&self) -> bool {

@@ -288,3 +288,20 @@ async fn the_screen_is_redacted_like_every_result() {
         assert_eq!(screen.matches("[redacted]").count(), 2, "{screen}");
     }
 }
+
+#[tokio::test]
+async fn a_secret_exported_by_a_command_that_times_out_is_redacted() {
+    let secret = random_secret("tok-");
+    let mut s = session(&secret).await;
+    let own = random_secret("own-");
+    let r = s
+        .run(
+            &format!("export MY_TOKEN={own}; echo \"$MY_TOKEN\"; sleep 30"),
+            &within(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::TimedOut);
+    assert!(r.output.starts_with("[redacted]\n"), "{}", r.output);
+    assert!(!r.output.contains(&own), "{}", r.output);
+}

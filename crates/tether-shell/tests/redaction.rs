@@ -305,3 +305,36 @@ async fn a_secret_exported_by_a_command_that_times_out_is_redacted() {
     assert!(r.output.starts_with("[redacted]\n"), "{}", r.output);
     assert!(!r.output.contains(&own), "{}", r.output);
 }
+
+#[tokio::test]
+async fn a_secret_split_across_two_results_never_reaches_the_spill_file() {
+    let secret = random_secret("tok-");
+    let mut s = session(&secret).await;
+    let go = std::env::temp_dir().join(format!("tether-split-{}", random_secret("")));
+    let code = format!(
+        "printf 'padding padding padding\\n%s' \"${{TETHER_TEST_API_TOKEN:0:10}}\"; until [ -e {0} ]; do sleep 0.05; done; rm {0}; printf '%s\\n' \"${{TETHER_TEST_API_TOKEN:10}}\"",
+        go.display()
+    );
+    let keep = RunOptions {
+        timeout: Duration::from_secs(2),
+        on_timeout: OnTimeout::Keep,
+        output_limit: 10,
+    };
+    let r = s.run(&code, &keep).await.unwrap();
+    assert_eq!(r.status, Status::Running);
+    std::fs::write(&go, b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let path = loop {
+        let r = s.read(Duration::from_secs(20)).await.unwrap();
+        if r.status == Status::Exited {
+            break r.truncated.map(|t| t.full_output_path);
+        }
+        assert!(Instant::now() < deadline, "{r:?}");
+    };
+    let _ = std::fs::remove_file(&go);
+    let spilled = std::fs::read(path.expect("spilled")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&spilled),
+        "padding padding padding\n[redacted]\n"
+    );
+}

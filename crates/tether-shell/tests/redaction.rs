@@ -267,6 +267,11 @@ async fn exported_secrets_dash() {
 }
 
 #[tokio::test]
+async fn exported_secrets_busybox_sh() {
+    exported_secrets(std::sync::Arc::new(Posix::busybox())).await;
+}
+
+#[tokio::test]
 async fn the_screen_is_redacted_like_every_result() {
     let secret = random_secret("tok-");
     let mut s = session(&secret).await;

@@ -6,8 +6,8 @@
 //! The spill file holds the exact bytes the program wrote between the
 //! marks (binary, invalid UTF-8, control sequences), except secret values,
 //! which are replaced by `[redacted]` at byte level. Every result boundary
-//! ([`Capture::take`]) releases what the redactors hold, so a result never
-//! withholds output that is not a secret.
+//! ([`Capture::take`]) releases what the text redactor holds, so a result
+//! never withholds output that is not a secret.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -142,14 +142,14 @@ impl Capture {
         self.spill = Spill::File(file);
     }
 
-    /// Releases what the redactors hold (a result boundary).
+    /// Releases what the text redactor holds (a result boundary). The
+    /// spill's redactor keeps its tail (a proper prefix of a secret, never
+    /// more) until the output ends, so a secret split across two results
+    /// still never reaches the file in pieces.
     fn release(&mut self) {
         let mut rest = Vec::new();
         self.redactor.flush(&mut rest);
         self.decoded(&rest);
-        let mut raw = Vec::new();
-        self.spill_redactor.flush(&mut raw);
-        self.spilled(&raw);
         if let Spill::File(Some(f)) = &mut self.spill {
             let _ = f.flush();
         }
@@ -160,6 +160,9 @@ impl Capture {
         let mut tail = String::new();
         self.projector.finish(&mut tail);
         self.redacted(tail.as_bytes());
+        let mut raw = Vec::new();
+        self.spill_redactor.finish(&mut raw);
+        self.spilled(&raw);
         self.release();
         let mut last = String::new();
         self.decoder.finish(&mut |s| last.push_str(s));

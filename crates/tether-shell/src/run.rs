@@ -394,6 +394,7 @@ impl Session {
             Woke::ShellExited(info) => {
                 self.drain_after_exit().await;
                 self.take_exit_cwd();
+                self.learn_exports().await;
                 let code = match info {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,
@@ -438,6 +439,9 @@ impl Session {
                     break;
                 }
             }
+        }
+        if recovered {
+            self.learn_exports().await;
         }
         let (output, truncated) = self.take_output();
         self.shared.lock().phase = Phase::Idle;

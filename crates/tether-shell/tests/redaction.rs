@@ -267,6 +267,11 @@ async fn exported_secrets_dash() {
 }
 
 #[tokio::test]
+async fn exported_secrets_busybox_sh() {
+    exported_secrets(std::sync::Arc::new(Posix::busybox())).await;
+}
+
+#[tokio::test]
 async fn the_screen_is_redacted_like_every_result() {
     let secret = random_secret("tok-");
     let mut s = session(&secret).await;
@@ -287,4 +292,54 @@ async fn the_screen_is_redacted_like_every_result() {
         assert!(!screen.contains(&own), "{screen}");
         assert_eq!(screen.matches("[redacted]").count(), 2, "{screen}");
     }
+}
+
+#[tokio::test]
+async fn a_secret_exported_by_a_command_that_times_out_is_redacted() {
+    let secret = random_secret("tok-");
+    let mut s = session(&secret).await;
+    let own = random_secret("own-");
+    let r = s
+        .run(
+            &format!("export MY_TOKEN={own}; echo \"$MY_TOKEN\"; sleep 30"),
+            &within(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::TimedOut);
+    assert!(r.output.starts_with("[redacted]\n"), "{}", r.output);
+    assert!(!r.output.contains(&own), "{}", r.output);
+}
+
+#[tokio::test]
+async fn a_secret_split_across_two_results_never_reaches_the_spill_file() {
+    let secret = random_secret("tok-");
+    let mut s = session(&secret).await;
+    let go = std::env::temp_dir().join(format!("tether-split-{}", random_secret("")));
+    let code = format!(
+        "printf 'padding padding padding\\n%s' \"${{TETHER_TEST_API_TOKEN:0:10}}\"; until [ -e {0} ]; do sleep 0.05; done; rm {0}; printf '%s\\n' \"${{TETHER_TEST_API_TOKEN:10}}\"",
+        go.display()
+    );
+    let keep = RunOptions {
+        timeout: Duration::from_secs(2),
+        on_timeout: OnTimeout::Keep,
+        output_limit: 10,
+    };
+    let r = s.run(&code, &keep).await.unwrap();
+    assert_eq!(r.status, Status::Running);
+    std::fs::write(&go, b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let path = loop {
+        let r = s.read(Duration::from_secs(20)).await.unwrap();
+        if r.status == Status::Exited {
+            break r.truncated.map(|t| t.full_output_path);
+        }
+        assert!(Instant::now() < deadline, "{r:?}");
+    };
+    let _ = std::fs::remove_file(&go);
+    let spilled = std::fs::read(path.expect("spilled")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&spilled),
+        "padding padding padding\n[redacted]\n"
+    );
 }

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tether_transport::Signal;
 
 /// Persistent terminal sessions, local and over SSH, for people and programs.
 #[derive(Debug, Parser)]
@@ -95,9 +97,10 @@ pub struct RunArgs {
     /// whole output is in a file named on stderr).
     #[arg(long, default_value_t = 16_000)]
     pub output_limit: usize,
-    /// The shell of a session this creates.
-    #[arg(long, value_enum, default_value_t = Shell::Bash)]
-    pub shell: Shell,
+    /// The shell of a session this creates (default bash); naming another
+    /// shell than an existing session's is an error.
+    #[arg(long, value_enum)]
+    pub shell: Option<Shell>,
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
@@ -123,9 +126,9 @@ pub struct SendArgs {
     /// The session.
     #[arg(short, long, default_value = "main")]
     pub session: String,
-    /// Keys to press after the input: C-c, C-d, C-z, Enter, Tab, Esc, Up,
-    /// Down, Left, Right, Backspace (comma-separated or repeated).
-    #[arg(short, long, value_delimiter = ',')]
+    /// Keys to press after the input (comma-separated or repeated).
+    #[arg(short, long, value_delimiter = ',',
+          value_parser = PossibleValuesParser::new(tether_shell::keys::names()))]
     pub keys: Vec<String>,
     /// Seconds to wait for the session to be ready again.
     #[arg(long, default_value_t = 10.0)]
@@ -161,8 +164,21 @@ pub struct SignalArgs {
     /// Print the structured result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
-    pub signal: String,
+    /// The signal (any case, `SIG` optional).
+    #[arg(value_parser = signal, help = signal_help())]
+    pub signal: Signal,
+}
+
+fn signal_help() -> String {
+    format!(
+        "The signal: {} (any case, `SIG` optional)",
+        Signal::names_list()
+    )
+}
+
+/// Parses a signal name of [`Signal::ALL`].
+fn signal(name: &str) -> Result<Signal, String> {
+    Signal::from_name(name).ok_or_else(|| format!("use one of {}", Signal::names_list()))
 }
 
 /// Arguments of `tether ls`.

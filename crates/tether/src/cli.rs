@@ -71,7 +71,7 @@ pub struct SessionArg {
 
 /// Arguments of `tether run`.
 #[derive(Debug, Args)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = run_after_help())]
 pub struct RunArgs {
     /// The session: a name, or NAMESPACE/NAME for an agent's session
     /// (default: the host's name with --host, else `main`).
@@ -118,6 +118,19 @@ pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal
 121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one); \
 123 still running (kept past the deadline); 124 timed out (interrupted); 125 waiting for input; \
 255 tether itself failed; 2 bad usage.";
+
+/// `tether run --help`'s closing text: the exit codes and the environment
+/// defaults of a new session.
+fn run_after_help() -> String {
+    let defaults: Vec<String> = tether_shell::defaults::NON_INTERACTIVE_DEFAULTS
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "{EXIT_CODES}\n\nA new session's environment is yours plus these non-interactive defaults: {}.",
+        defaults.join(", ")
+    )
+}
 
 /// Arguments of `tether send`.
 #[derive(Debug, Args)]

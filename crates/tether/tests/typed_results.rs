@@ -71,11 +71,18 @@ fn a_shell_that_disagrees_with_the_existing_session_is_an_error() {
 }
 
 #[test]
-fn help_lists_every_key_and_signal_the_engine_accepts() {
+fn help_lists_every_key_signal_and_environment_default() {
     let d = Daemon::new("help-lists");
     let send = d.stdout(&["send", "--help"]);
     for key in tether_shell::keys::names() {
         assert!(send.contains(key), "send --help lacks {key}: {send}");
+    }
+    let run = d.stdout(&["run", "--help"]);
+    for (k, v) in tether_shell::defaults::NON_INTERACTIVE_DEFAULTS {
+        assert!(
+            run.contains(&format!("{k}={v}")),
+            "run --help lacks {k}: {run}"
+        );
     }
     let signal = d.stdout(&["signal", "--help"]);
     for s in Signal::ALL {

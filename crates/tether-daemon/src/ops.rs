@@ -2,18 +2,19 @@
 //! registry; every front-end gets the same checks and messages from here.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tether_shell::{
-    OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionInfo, SessionOptions,
-    ShellError,
+    OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionOptions, ShellError,
 };
 use tether_transport::{RemoteHost, Signal};
 
 use crate::protocol::{
-    CloseReply, Create, Failure, FailureKind, Foreground, ListReply, OnTimeout, Request,
-    ResetReply, Response, ScreenReply, SessionEntry, SessionState, ShellResult, Truncated,
+    CloseReply, Create, Failure, FailureKind, ListReply, OnTimeout, Request, ResetReply, Response,
+    ScreenReply,
 };
+use crate::wire::entry;
+pub use crate::wire::shell_result;
 
 /// Finds a remote host by name (`[user@]host[:port]`, resolved through
 /// the user's ssh_config and tether's config); the error is the message.
@@ -176,32 +177,6 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
         opts.base_env = env.clone();
     }
     Ok(opts)
-}
-
-/// The wire shape of an engine result for the session the client called
-/// `session`.
-pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellResult {
-    ShellResult {
-        session: session.to_owned(),
-        host: host.map(str::to_owned),
-        status: r.status.into(),
-        exit_code: r.exit_code,
-        pipe_status: r.pipe_status,
-        signal: r.signal,
-        output: r.output,
-        truncated: r.truncated.map(|t| Truncated {
-            omitted_chars: t.omitted_chars,
-            total_chars: t.total_chars,
-            full_output_path: t.full_output_path.display().to_string(),
-        }),
-        cwd: r.cwd.map(|c| c.display().to_string()),
-        foreground: r.foreground.map(|f| Foreground {
-            pid: f.pid,
-            command: f.command,
-        }),
-        duration_ms: r.duration_ms,
-        shell_restarted: r.shell_restarted,
-    }
 }
 
 /// Quotes a directory for `cd` in the POSIX-family shells.
@@ -397,37 +372,4 @@ fn remote_host(
     hosts(name)
         .map(Some)
         .map_err(|e| bad_request(format!("host {name:?}: {e}")))
-}
-
-fn unix(t: SystemTime) -> u64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-fn entry(i: SessionInfo) -> SessionEntry {
-    let address = Address {
-        owner: i.owner.clone(),
-        name: i.name.clone(),
-    };
-    SessionEntry {
-        address: address.display(),
-        name: i.name,
-        namespace: (!i.owner.is_empty()).then_some(i.owner),
-        host: i.host,
-        dialect: i.dialect.to_owned(),
-        cwd: i.cwd.map(|c| c.display().to_string()),
-        state: if i.busy {
-            SessionState::Busy
-        } else {
-            SessionState::Idle
-        },
-        foreground: i.foreground.map(|f| Foreground {
-            pid: f.pid,
-            command: f.command,
-        }),
-        attached: 0,
-        created: unix(i.created),
-        last_used: unix(i.last_used),
-    }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::DaemonError;
 use crate::paths::Paths;
-use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
 
 /// How long a started daemon has to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -160,13 +160,8 @@ impl Client {
         mut self,
         request: &Request,
     ) -> Result<(UnixStream, String, Vec<u8>), DaemonError> {
-        let v = self.call(request)?;
+        let reply: AttachReply = self.request(request)?;
         let early = self.reader.buffer().to_vec();
-        let address = v
-            .get("session")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        Ok((self.writer, address, early))
+        Ok((self.writer, reply.session, early))
     }
 }

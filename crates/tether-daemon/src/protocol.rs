@@ -254,6 +254,13 @@ pub struct ListReply {
     pub sessions: Vec<SessionEntry>,
 }
 
+/// The reply to `attach`, before the frames begin.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct AttachReply {
+    /// The session's full address (`name` or `namespace/name`).
+    pub session: String,
+}
+
 /// How a call ended.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]

@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::frame::{Frame, read_frame_async};
 use crate::ops;
-use crate::protocol::Reply;
+use crate::protocol::{AttachReply, FailureKind, Reply};
 use crate::server::{State, write_line};
 
 /// How often echo is retried while the shell was not at its prompt.
@@ -125,7 +125,7 @@ pub(crate) async fn serve(
         let lives = state
             .registry
             .live(&a.owner, &a.name)
-            .map_err(|e| ops::failure("unknown_session", e.to_string()))?;
+            .map_err(|e| ops::failure(FailureKind::UnknownSession, e.to_string()))?;
         Ok((a, lives))
     });
     let (address, mut lives) = match found {
@@ -136,7 +136,10 @@ pub(crate) async fn serve(
         }
     };
     let key = address.display();
-    let ok = serde_json::json!({ "session": key });
+    let ok = serde_json::to_value(AttachReply {
+        session: key.clone(),
+    })
+    .unwrap_or_default();
     if !write_line(&mut write, &Reply::Ok(ok)).await {
         return;
     }

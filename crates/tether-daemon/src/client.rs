@@ -6,11 +6,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::DaemonError;
 use crate::paths::Paths;
-use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
 
 /// How long a started daemon has to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -137,10 +138,19 @@ impl Client {
         }
     }
 
-    /// Sends one request and returns its result.
+    /// Sends one request and returns its result as it came.
     pub fn call(&mut self, request: &Request) -> Result<Value, DaemonError> {
         self.send_line(request)?;
         self.reply()
+    }
+
+    /// Sends one request and reads its result as `T`, the reply that
+    /// request gets (a [`crate::protocol::ShellResult`] for `run`, `send`,
+    /// `read` and `signal`; a [`crate::protocol::ListReply`] for `list` …).
+    pub fn request<T: DeserializeOwned>(&mut self, request: &Request) -> Result<T, DaemonError> {
+        let value = self.call(request)?;
+        serde_json::from_value(value)
+            .map_err(|e| DaemonError::Connection(format!("unreadable result: {e}")))
     }
 
     /// Sends `attach` and, once accepted, hands over the stream for frames,
@@ -150,13 +160,8 @@ impl Client {
         mut self,
         request: &Request,
     ) -> Result<(UnixStream, String, Vec<u8>), DaemonError> {
-        let v = self.call(request)?;
+        let reply: AttachReply = self.request(request)?;
         let early = self.reader.buffer().to_vec();
-        let address = v
-            .get("session")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        Ok((self.writer, address, early))
+        Ok((self.writer, reply.session, early))
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::protocol::Failure;
+use crate::protocol::{Failure, FailureKind};
 
 /// Errors of the daemon and its client.
 #[derive(Debug, thiserror::Error)]
@@ -41,9 +41,9 @@ pub enum DaemonError {
 
 impl DaemonError {
     /// The failure kind when the daemon refused the request.
-    pub fn kind(&self) -> Option<&str> {
+    pub fn kind(&self) -> Option<FailureKind> {
         match self {
-            DaemonError::Refused(f) => Some(&f.kind),
+            DaemonError::Refused(f) => Some(f.kind),
             _ => None,
         }
     }

@@ -16,6 +16,7 @@ pub mod ops;
 pub mod paths;
 pub mod protocol;
 pub mod server;
+mod wire;
 
 pub use client::Client;
 pub use error::DaemonError;

@@ -2,18 +2,19 @@
 //! registry; every front-end gets the same checks and messages from here.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use serde_json::{Value, json};
 use tether_shell::{
-    OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionInfo, SessionOptions,
-    ShellError,
+    OnTimeout as EngineOnTimeout, Registry, RunOptions, RunResult, SessionOptions, ShellError,
 };
 use tether_transport::{RemoteHost, Signal};
 
 use crate::protocol::{
-    Create, Failure, Foreground, OnTimeout, Request, SessionEntry, ShellResult, Truncated,
+    CloseReply, Create, Failure, FailureKind, ListReply, OnTimeout, Request, ResetReply, Response,
+    ScreenReply,
 };
+use crate::wire::entry;
+pub use crate::wire::shell_result;
 
 /// Finds a remote host by name (`[user@]host[:port]`, resolved through
 /// the user's ssh_config and tether's config); the error is the message.
@@ -43,19 +44,23 @@ impl Address {
     }
 }
 
-pub(crate) fn failure(kind: &str, message: impl Into<String>) -> Failure {
+pub(crate) fn failure(kind: FailureKind, message: impl Into<String>) -> Failure {
     Failure {
-        kind: kind.to_owned(),
+        kind,
         message: message.into(),
     }
 }
 
+fn bad_request(message: impl Into<String>) -> Failure {
+    failure(FailureKind::BadRequest, message)
+}
+
 fn engine(e: ShellError) -> Failure {
     let kind = match e {
-        ShellError::UnknownSession(_) => "unknown_session",
-        ShellError::Busy => "busy",
-        ShellError::UnknownKey(_) => "bad_request",
-        _ => "engine",
+        ShellError::UnknownSession(_) => FailureKind::UnknownSession,
+        ShellError::Busy => FailureKind::Busy,
+        ShellError::UnknownKey(_) => FailureKind::BadRequest,
+        _ => FailureKind::Engine,
     };
     failure(kind, e.to_string())
 }
@@ -64,17 +69,16 @@ fn engine(e: ShellError) -> Failure {
 /// namespace may write `namespace/name` to reach another one.
 pub fn resolve(ns: &str, session: &str) -> Result<Address, Failure> {
     if session.is_empty() {
-        return Err(failure("bad_request", "the session name is empty"));
+        return Err(bad_request("the session name is empty"));
     }
     match session.split_once('/') {
         Some((owner, name)) if ns.is_empty() && !name.is_empty() => Ok(Address {
             owner: owner.to_owned(),
             name: name.to_owned(),
         }),
-        Some(_) => Err(failure(
-            "bad_request",
-            format!("session names cannot contain '/' (got {session:?}); pick another name"),
-        )),
+        Some(_) => Err(bad_request(format!(
+            "session names cannot contain '/' (got {session:?}); pick another name"
+        ))),
         None => Ok(Address {
             owner: ns.to_owned(),
             name: session.to_owned(),
@@ -102,7 +106,7 @@ pub fn resolve_loose(registry: &Registry, ns: &str, session: &str) -> Result<Add
         [one] => Ok(one.clone()),
         [] => Err(engine(ShellError::UnknownSession(session.to_owned()))),
         many => Err(failure(
-            "ambiguous",
+            FailureKind::Ambiguous,
             format!(
                 "several sessions are named {session:?}: {}; use the full address",
                 many.iter()
@@ -118,10 +122,40 @@ fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
     if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
         Ok(Duration::from_secs_f64(value))
     } else {
-        Err(failure(
-            "bad_request",
-            format!("{name} must be between 0 and {MAX_SECONDS} seconds, got {value}"),
+        Err(bad_request(format!(
+            "{name} must be between 0 and {MAX_SECONDS} seconds, got {value}"
+        )))
+    }
+}
+
+/// The dialect `name` names, or why not.
+fn dialect(name: &str) -> Result<std::sync::Arc<dyn tether_shell::dialect::Dialect>, Failure> {
+    tether_shell::dialect::by_name(name).ok_or_else(|| {
+        bad_request(format!(
+            "unknown shell {name:?}: use one of {}",
+            tether_shell::dialect::NAMES.join(", ")
         ))
+    })
+}
+
+/// Refuses a shell that differs from the one an existing session runs: it
+/// would otherwise be ignored, and the command run in the other shell.
+fn same_shell(registry: &Registry, address: &Address, create: &Create) -> Result<(), Failure> {
+    let Some(shell) = &create.shell else {
+        return Ok(());
+    };
+    let wanted = dialect(shell)?;
+    let existing = registry
+        .list(&address.owner)
+        .into_iter()
+        .find(|i| i.name == address.name);
+    match existing {
+        Some(info) if info.dialect != wanted.name() => Err(bad_request(format!(
+            "session {:?} runs {}; --shell {shell} applies only when a session is created; close it first or use another -s",
+            address.display(),
+            info.dialect
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -129,15 +163,7 @@ fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
 pub fn session_options(base: &SessionOptions, create: &Create) -> Result<SessionOptions, Failure> {
     let mut opts = base.clone();
     if let Some(shell) = &create.shell {
-        opts.dialect = tether_shell::dialect::by_name(shell).ok_or_else(|| {
-            failure(
-                "bad_request",
-                format!(
-                    "unknown shell {shell:?}: use one of {}",
-                    tether_shell::dialect::NAMES.join(", ")
-                ),
-            )
-        })?;
+        opts.dialect = dialect(shell)?;
     }
     if create.norc {
         opts.run_rc_files = false;
@@ -153,35 +179,6 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
     Ok(opts)
 }
 
-/// The wire shape of an engine result for the session the client called
-/// `session`.
-pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellResult {
-    ShellResult {
-        session: session.to_owned(),
-        host: host.map(str::to_owned),
-        status: r.status.as_str().to_owned(),
-        exit_code: r.exit_code,
-        signal: r.signal,
-        output: r.output,
-        truncated: r.truncated.map(|t| Truncated {
-            omitted_chars: t.omitted_chars,
-            total_chars: t.total_chars,
-            full_output_path: t.full_output_path.display().to_string(),
-        }),
-        cwd: r.cwd.map(|c| c.display().to_string()),
-        foreground: r.foreground.map(|f| Foreground {
-            pid: f.pid,
-            command: f.command,
-        }),
-        duration_ms: r.duration_ms,
-        shell_restarted: r.shell_restarted,
-    }
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, Failure> {
-    serde_json::to_value(v).map_err(|e| failure("engine", e.to_string()))
-}
-
 /// Quotes a directory for `cd` in the POSIX-family shells.
 fn shell_word(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -194,7 +191,7 @@ pub async fn handle(
     hosts: Option<&HostProvider>,
     ns: &str,
     request: Request,
-) -> Result<Value, Failure> {
+) -> Result<Response, Failure> {
     match request {
         Request::Run {
             session,
@@ -207,27 +204,22 @@ pub async fn handle(
             create,
         } => {
             let address = resolve(ns, &session)?;
+            same_shell(registry, &address, &create)?;
             let mut base = base.clone();
             match registry.host_of(&address.owner, &address.name) {
                 Some(existing) if host.is_some() && existing != host => {
-                    return Err(failure(
-                        "bad_request",
-                        format!(
-                            "session {session:?} runs on {}, not {}; name another session (or close this one)",
-                            existing.as_deref().unwrap_or("this machine"),
-                            host.as_deref().unwrap_or("this machine"),
-                        ),
-                    ));
+                    return Err(bad_request(format!(
+                        "session {session:?} runs on {}, not {}; name another session (or close this one)",
+                        existing.as_deref().unwrap_or("this machine"),
+                        host.as_deref().unwrap_or("this machine"),
+                    )));
                 }
                 Some(_) => {}
                 None => base.host = remote_host(hosts, host.as_deref())?,
             }
             let timeout = seconds("timeout_s", timeout_s)?;
             if timeout.is_zero() {
-                return Err(failure(
-                    "bad_request",
-                    "timeout_s must be more than 0 seconds",
-                ));
+                return Err(bad_request("timeout_s must be more than 0 seconds"));
             }
             let opts = RunOptions {
                 timeout,
@@ -260,9 +252,9 @@ pub async fn handle(
                 )
                 .await;
             match result {
-                Ok(r) => to_value(&shell_result(&session, host.as_deref(), r)),
+                Ok(r) => Ok(Response::Shell(shell_result(&session, host.as_deref(), r))),
                 Err(ShellError::Busy) => Err(failure(
-                    "busy",
+                    FailureKind::Busy,
                     format!(
                         "session {session:?} is still running a command kept past its deadline (or waiting for input): read it, send it input, signal it, or reset the session"
                     ),
@@ -290,13 +282,11 @@ pub async fn handle(
             on_existing(registry, ns, &session, async move |s| s.read(wait).await).await
         }
         Request::Signal { session, signal } => {
-            let Some(signal) = Signal::from_name(signal.trim_start_matches("SIG")) else {
-                return Err(failure(
-                    "bad_request",
-                    format!(
-                        "unknown signal {signal:?}: use INT, TERM, KILL, QUIT, HUP, TSTP or CONT"
-                    ),
-                ));
+            let Some(signal) = Signal::from_name(&signal) else {
+                return Err(bad_request(format!(
+                    "unknown signal {signal:?}: use one of {}",
+                    Signal::names_list()
+                )));
             };
             on_existing(registry, ns, &session, async move |s| {
                 s.signal(signal)?;
@@ -310,7 +300,7 @@ pub async fn handle(
                 .live(&address.owner, &address.name)
                 .map_err(engine)?;
             let screen = live.borrow().screen();
-            Ok(json!({ "session": session, "screen": screen }))
+            Ok(Response::Screen(ScreenReply { session, screen }))
         }
         Request::Reset { session } => {
             let address = resolve(ns, &session)?;
@@ -320,7 +310,11 @@ pub async fn handle(
             let mut s = s.lock().await;
             s.restart().await.map_err(engine)?;
             let cwd = s.cwd().map(|c| c.display().to_string());
-            Ok(json!({ "session": session, "reset": true, "cwd": cwd }))
+            Ok(Response::Reset(ResetReply {
+                session,
+                reset: true,
+                cwd,
+            }))
         }
         Request::Close { session } => {
             let address = resolve(ns, &session)?;
@@ -328,7 +322,10 @@ pub async fn handle(
                 .close(&address.owner, &address.name)
                 .await
                 .map_err(engine)?;
-            Ok(json!({ "session": session, "closed": true }))
+            Ok(Response::Closed(CloseReply {
+                session,
+                closed: true,
+            }))
         }
         Request::List { all } => {
             let infos = if all {
@@ -336,13 +333,13 @@ pub async fn handle(
             } else {
                 registry.list(ns)
             };
-            let sessions: Vec<SessionEntry> = infos.into_iter().map(entry).collect();
-            Ok(json!({ "sessions": sessions }))
+            Ok(Response::List(ListReply {
+                sessions: infos.into_iter().map(entry).collect(),
+            }))
         }
-        Request::Attach { .. } | Request::Stop => Err(failure(
-            "bad_request",
-            "attach and stop are handled by the connection",
-        )),
+        Request::Attach { .. } | Request::Stop => {
+            Err(bad_request("attach and stop are handled by the connection"))
+        }
     }
 }
 
@@ -351,14 +348,14 @@ async fn on_existing(
     ns: &str,
     session: &str,
     f: impl AsyncFnOnce(&mut tether_shell::Session) -> Result<RunResult, ShellError>,
-) -> Result<Value, Failure> {
+) -> Result<Response, Failure> {
     let address = resolve(ns, session)?;
     let s = registry
         .existing(&address.owner, &address.name)
         .map_err(engine)?;
     let mut s = s.lock().await;
     let r = f(&mut s).await.map_err(engine)?;
-    to_value(&shell_result(session, s.host(), r))
+    Ok(Response::Shell(shell_result(session, s.host(), r)))
 }
 
 /// The remote host `name` names, through `hosts`.
@@ -368,41 +365,11 @@ fn remote_host(
 ) -> Result<Option<std::sync::Arc<dyn RemoteHost>>, Failure> {
     let Some(name) = name else { return Ok(None) };
     let Some(hosts) = hosts else {
-        return Err(failure(
-            "bad_request",
-            format!("this server has no SSH layer to reach {name:?}; omit the host to run locally"),
-        ));
+        return Err(bad_request(format!(
+            "this server has no SSH layer to reach {name:?}; omit the host to run locally"
+        )));
     };
     hosts(name)
         .map(Some)
-        .map_err(|e| failure("bad_request", format!("host {name:?}: {e}")))
-}
-
-fn unix(t: SystemTime) -> u64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-fn entry(i: SessionInfo) -> SessionEntry {
-    let address = Address {
-        owner: i.owner.clone(),
-        name: i.name.clone(),
-    };
-    SessionEntry {
-        address: address.display(),
-        name: i.name,
-        namespace: (!i.owner.is_empty()).then_some(i.owner),
-        host: i.host,
-        dialect: i.dialect.to_owned(),
-        cwd: i.cwd.map(|c| c.display().to_string()),
-        state: if i.busy { "busy" } else { "idle" }.to_owned(),
-        foreground: i.foreground.map(|f| Foreground {
-            pid: f.pid,
-            command: f.command,
-        }),
-        attached: 0,
-        created: unix(i.created),
-        last_used: unix(i.last_used),
-    }
+        .map_err(|e| bad_request(format!("host {name:?}: {e}")))
 }

@@ -10,8 +10,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Bumped on any change a peer of another version would misread.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Bumped on any change a peer of another version would misread (2: the
+/// result's `pipe_status`).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The client's first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -45,6 +46,8 @@ pub struct Welcome {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Create {
     /// The dialect: bash, zsh, sh, dash, busybox or pwsh (default bash).
+    /// Given for a session that exists already, it must be that
+    /// session's shell.
     #[serde(default)]
     pub shell: Option<String>,
     /// Skip the user's start-up files.
@@ -120,7 +123,7 @@ pub enum Request {
     Signal {
         /// The session.
         session: String,
-        /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
+        /// A name of `tether_transport::Signal::ALL` (`INT`, `SIGINT`, `int`).
         signal: String,
     },
     /// The rendered screen.
@@ -158,12 +161,31 @@ pub enum Request {
     Stop,
 }
 
+/// The stable kinds of a failed request.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// No session of that name in the namespace.
+    UnknownSession,
+    /// The session is still running a kept command (or waits for input).
+    Busy,
+    /// The request is malformed or its values are out of range.
+    BadRequest,
+    /// The connection is not allowed (another user).
+    Refused,
+    /// The peer speaks another protocol version.
+    Version,
+    /// A bare name matches sessions in several namespaces.
+    Ambiguous,
+    /// The engine failed to do what was asked.
+    Engine,
+}
+
 /// A failed request.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Failure {
-    /// A stable kind: `unknown_session`, `busy`, `bad_request`, `refused`,
-    /// `version`, `engine`.
-    pub kind: String,
+    /// What kind of failure.
+    pub kind: FailureKind,
     /// What happened and what to do.
     pub message: String,
 }
@@ -172,10 +194,112 @@ pub struct Failure {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reply {
-    /// The result of the request.
+    /// The result of the request (a [`Response`], a [`Welcome`], or an
+    /// acknowledgement of `attach` or `stop`).
     Ok(serde_json::Value),
     /// Why it failed.
     Error(Failure),
+}
+
+/// What a session request returns, by kind; on the wire each is its own
+/// object (no tag).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Response {
+    /// `run`, `send`, `read` and `signal`.
+    Shell(ShellResult),
+    /// `screen`.
+    Screen(ScreenReply),
+    /// `reset`.
+    Reset(ResetReply),
+    /// `close`.
+    Closed(CloseReply),
+    /// `list`.
+    List(ListReply),
+}
+
+/// The reply to `screen`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct ScreenReply {
+    /// The session, as the client named it.
+    pub session: String,
+    /// The rendered screen, one line per row.
+    pub screen: String,
+}
+
+/// The reply to `reset`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct ResetReply {
+    /// The session, as the client named it.
+    pub session: String,
+    /// Always true: the shell was restarted.
+    pub reset: bool,
+    /// The working directory the new shell starts in.
+    pub cwd: Option<String>,
+}
+
+/// The reply to `close`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct CloseReply {
+    /// The session, as the client named it.
+    pub session: String,
+    /// Always true: the session is gone.
+    pub closed: bool,
+}
+
+/// The reply to `list`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct ListReply {
+    /// The sessions, by namespace and name.
+    pub sessions: Vec<SessionEntry>,
+}
+
+/// The reply to `attach`, before the frames begin.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct AttachReply {
+    /// The session's full address (`name` or `namespace/name`).
+    pub session: String,
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The command completed; `exit_code` is exact.
+    Exited,
+    /// A foreground program is blocked reading the terminal.
+    WaitingForInput,
+    /// A command kept past its deadline is still running.
+    Running,
+    /// The deadline passed and the command was interrupted (shell kept).
+    TimedOut,
+    /// The command ended the shell; the next call starts a fresh one.
+    ShellExited,
+    /// The command was unfinished (open quote, heredoc, block): not run.
+    IncompleteInput,
+}
+
+impl From<tether_shell::Status> for Status {
+    fn from(s: tether_shell::Status) -> Status {
+        match s {
+            tether_shell::Status::Exited => Status::Exited,
+            tether_shell::Status::WaitingForInput => Status::WaitingForInput,
+            tether_shell::Status::Running => Status::Running,
+            tether_shell::Status::TimedOut => Status::TimedOut,
+            tether_shell::Status::ShellExited => Status::ShellExited,
+            tether_shell::Status::IncompleteInput => Status::IncompleteInput,
+        }
+    }
+}
+
+/// Whether a session is in a call.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    /// No call holds it.
+    Idle,
+    /// A call holds it (or a command was kept past its deadline).
+    Busy,
 }
 
 /// Where output was clipped.
@@ -205,10 +329,13 @@ pub struct ShellResult {
     pub session: String,
     /// The host, or null for local.
     pub host: Option<String>,
-    /// exited | waiting_for_input | running | timed_out | shell_exited | incomplete_input
-    pub status: String,
+    /// How the call ended.
+    pub status: Status,
     /// The exit code, when the command (or the shell) finished.
     pub exit_code: Option<i32>,
+    /// Each pipeline stage's exit code, in order (null: the dialect does
+    /// not report them, or the command did not finish).
+    pub pipe_status: Option<Vec<i32>>,
     /// The terminating signal (e.g. SIGKILL), when there was one.
     pub signal: Option<String>,
     /// The output (terminal sequences removed, secrets redacted, clipped).
@@ -240,8 +367,8 @@ pub struct SessionEntry {
     pub dialect: String,
     /// The working directory after its last command.
     pub cwd: Option<String>,
-    /// `idle` or `busy`.
-    pub state: String,
+    /// Whether a call holds it.
+    pub state: SessionState,
     /// Null, or the program in the foreground.
     pub foreground: Option<Foreground>,
     /// People attached now.

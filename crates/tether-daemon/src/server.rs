@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
-use serde_json::Value;
 use tether_shell::{Registry, SessionOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixListener;
@@ -21,7 +20,7 @@ use crate::attach::{self, Attachments};
 use crate::error::DaemonError;
 use crate::ops::{self, failure};
 use crate::paths::Paths;
-use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::protocol::{FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, Welcome};
 
 /// How the daemon runs.
 #[derive(Clone)]
@@ -205,7 +204,11 @@ async fn connection(state: Arc<State>, stream: tokio::net::UnixStream) {
                 "this tether daemon belongs to uid {}; {who} may not use it (each user runs their own daemon)",
                 state.uid
             );
-            write_line(&mut write, &Reply::Error(failure("refused", msg))).await;
+            write_line(
+                &mut write,
+                &Reply::Error(failure(FailureKind::Refused, msg)),
+            )
+            .await;
             return;
         }
     }
@@ -231,12 +234,12 @@ async fn hello(
     if !matches!(got, Ok(Ok(n)) if n > 0) {
         return None;
     }
-    let refuse = |kind: &str, message: String| Reply::Error(failure(kind, message));
+    let refuse = |kind: FailureKind, message: String| Reply::Error(failure(kind, message));
     let hello: Hello = match serde_json::from_str(&line) {
         Ok(h) => h,
         Err(e) => {
             let r = refuse(
-                "bad_request",
+                FailureKind::BadRequest,
                 format!("the first line must be a hello: {e}"),
             );
             write_line(write, &r).await;
@@ -245,7 +248,7 @@ async fn hello(
     };
     if hello.protocol != PROTOCOL_VERSION {
         let r = refuse(
-            "version",
+            FailureKind::Version,
             format!(
                 "the running tether daemon ({}, pid {}) speaks protocol {PROTOCOL_VERSION}, but {} speaks protocol {}: stop the daemon (kill {}) and run the command again",
                 state.server,
@@ -262,7 +265,7 @@ async fn hello(
         && (ns.is_empty() || ns.contains('/'))
     {
         let r = refuse(
-            "bad_request",
+            FailureKind::BadRequest,
             format!("namespace {ns:?} must be non-empty, without '/'"),
         );
         write_line(write, &r).await;
@@ -297,7 +300,10 @@ async fn serve_requests(
         let request: Request = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
-                let f = failure("bad_request", format!("cannot read the request: {e}"));
+                let f = failure(
+                    FailureKind::BadRequest,
+                    format!("cannot read the request: {e}"),
+                );
                 if !write_line(&mut write, &Reply::Error(f)).await {
                     return;
                 }
@@ -323,7 +329,6 @@ async fn serve_requests(
                 return;
             }
             request => {
-                let list = matches!(request, Request::List { .. });
                 let result = ops::handle(
                     &state.registry,
                     &state.base,
@@ -334,11 +339,17 @@ async fn serve_requests(
                 .await;
                 state.touch();
                 match result {
-                    Ok(mut v) if list => {
-                        count_attached(state, &mut v);
-                        Reply::Ok(v)
+                    Ok(mut response) => {
+                        if let Response::List(list) = &mut response {
+                            for s in &mut list.sessions {
+                                s.attached = state.attachments.count(&s.address);
+                            }
+                        }
+                        match serde_json::to_value(response) {
+                            Ok(v) => Reply::Ok(v),
+                            Err(e) => Reply::Error(failure(FailureKind::Engine, e.to_string())),
+                        }
                     }
-                    Ok(v) => Reply::Ok(v),
                     Err(f) => Reply::Error(f),
                 }
             }
@@ -346,16 +357,5 @@ async fn serve_requests(
         if !write_line(&mut write, &reply).await {
             return;
         }
-    }
-}
-
-fn count_attached(state: &State, list: &mut Value) {
-    let Some(sessions) = list.get_mut("sessions").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for s in sessions {
-        let address = s.get("address").and_then(Value::as_str).unwrap_or_default();
-        let n = state.attachments.count(address);
-        s["attached"] = Value::from(n);
     }
 }

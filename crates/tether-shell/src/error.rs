@@ -43,9 +43,7 @@ pub enum ShellError {
     #[error("there is no session named {0:?}; list your sessions, or run a command to create it")]
     UnknownSession(String),
     /// A key name was not recognised.
-    #[error(
-        "unknown key {0:?}: use one of C-c, C-d, C-z, C-\\, Enter, Tab, Esc, Up, Down, Left, Right, Backspace"
-    )]
+    #[error("unknown key {0:?}: use one of {list}", list = crate::keys::names_list())]
     UnknownKey(String),
     /// A core component refused its settings.
     #[error(transparent)]

@@ -87,6 +87,25 @@ pub enum Signal {
 }
 
 impl Signal {
+    /// Every signal a caller may send, in the order front-ends list them:
+    /// the one list behind the CLI's parser and help, the MCP schema, the
+    /// daemon's checks and the README.
+    pub const ALL: [Signal; 7] = [
+        Signal::Int,
+        Signal::Term,
+        Signal::Kill,
+        Signal::Quit,
+        Signal::Hup,
+        Signal::Tstp,
+        Signal::Cont,
+    ];
+
+    /// The names of [`Signal::ALL`] joined with `", "`, for messages and
+    /// help.
+    pub fn names_list() -> String {
+        Signal::ALL.map(Signal::name).join(", ")
+    }
+
     /// The conventional name without `SIG`, e.g. `INT`.
     pub fn name(self) -> &'static str {
         match self {
@@ -104,17 +123,7 @@ impl Signal {
     pub fn from_name(name: &str) -> Option<Signal> {
         let upper = name.to_ascii_uppercase();
         let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-        [
-            Signal::Int,
-            Signal::Term,
-            Signal::Kill,
-            Signal::Quit,
-            Signal::Hup,
-            Signal::Tstp,
-            Signal::Cont,
-        ]
-        .into_iter()
-        .find(|s| s.name() == bare)
+        Signal::ALL.into_iter().find(|s| s.name() == bare)
     }
 }
 

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tether_transport::Signal;
 
 /// Persistent terminal sessions, local and over SSH, for people and programs.
 #[derive(Debug, Parser)]
@@ -69,7 +71,7 @@ pub struct SessionArg {
 
 /// Arguments of `tether run`.
 #[derive(Debug, Args)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = run_after_help())]
 pub struct RunArgs {
     /// The session: a name, or NAMESPACE/NAME for an agent's session
     /// (default: the host's name with --host, else `main`).
@@ -95,9 +97,10 @@ pub struct RunArgs {
     /// whole output is in a file named on stderr).
     #[arg(long, default_value_t = 16_000)]
     pub output_limit: usize,
-    /// The shell of a session this creates.
-    #[arg(long, value_enum, default_value_t = Shell::Bash)]
-    pub shell: Shell,
+    /// The shell of a session this creates (default bash); naming another
+    /// shell than an existing session's is an error.
+    #[arg(long, value_enum)]
+    pub shell: Option<Shell>,
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
@@ -116,6 +119,19 @@ pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal
 123 still running (kept past the deadline); 124 timed out (interrupted); 125 waiting for input; \
 255 tether itself failed; 2 bad usage.";
 
+/// `tether run --help`'s closing text: the exit codes and the environment
+/// defaults of a new session.
+fn run_after_help() -> String {
+    let defaults: Vec<String> = tether_shell::defaults::NON_INTERACTIVE_DEFAULTS
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "{EXIT_CODES}\n\nA new session's environment is yours plus these non-interactive defaults: {}.",
+        defaults.join(", ")
+    )
+}
+
 /// Arguments of `tether send`.
 #[derive(Debug, Args)]
 #[command(after_help = EXIT_CODES)]
@@ -123,9 +139,9 @@ pub struct SendArgs {
     /// The session.
     #[arg(short, long, default_value = "main")]
     pub session: String,
-    /// Keys to press after the input: C-c, C-d, C-z, Enter, Tab, Esc, Up,
-    /// Down, Left, Right, Backspace (comma-separated or repeated).
-    #[arg(short, long, value_delimiter = ',')]
+    /// Keys to press after the input (comma-separated or repeated).
+    #[arg(short, long, value_delimiter = ',',
+          value_parser = PossibleValuesParser::new(tether_shell::keys::names()))]
     pub keys: Vec<String>,
     /// Seconds to wait for the session to be ready again.
     #[arg(long, default_value_t = 10.0)]
@@ -161,8 +177,21 @@ pub struct SignalArgs {
     /// Print the structured result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
-    pub signal: String,
+    /// The signal (any case, `SIG` optional).
+    #[arg(value_parser = signal, help = signal_help())]
+    pub signal: Signal,
+}
+
+fn signal_help() -> String {
+    format!(
+        "The signal: {} (any case, `SIG` optional)",
+        Signal::names_list()
+    )
+}
+
+/// Parses a signal name of [`Signal::ALL`].
+fn signal(name: &str) -> Result<Signal, String> {
+    Signal::from_name(name).ok_or_else(|| format!("use one of {}", Signal::names_list()))
 }
 
 /// Arguments of `tether ls`.

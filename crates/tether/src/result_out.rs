@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tether_daemon::protocol::ShellResult;
+use tether_daemon::protocol::{ShellResult, Status};
 
 /// Exit code: the command did not parse as complete; nothing ran.
 pub const INCOMPLETE: i32 = 121;
@@ -22,14 +22,13 @@ pub const TETHER_FAILED: i32 = 255;
 
 /// The exit code for `r`.
 pub fn exit_code(r: &ShellResult) -> i32 {
-    match r.status.as_str() {
-        "exited" => r.exit_code.unwrap_or(TETHER_FAILED),
-        "incomplete_input" => INCOMPLETE,
-        "shell_exited" => SHELL_EXITED,
-        "running" => RUNNING,
-        "timed_out" => TIMED_OUT,
-        "waiting_for_input" => WAITING,
-        _ => TETHER_FAILED,
+    match r.status {
+        Status::Exited => r.exit_code.unwrap_or(TETHER_FAILED),
+        Status::IncompleteInput => INCOMPLETE,
+        Status::ShellExited => SHELL_EXITED,
+        Status::Running => RUNNING,
+        Status::TimedOut => TIMED_OUT,
+        Status::WaitingForInput => WAITING,
     }
 }
 
@@ -63,24 +62,23 @@ fn note(r: &ShellResult) -> Option<String> {
         || "the command".to_owned(),
         |f| format!("{} (pid {})", f.command, f.pid),
     );
-    Some(match r.status.as_str() {
-        "exited" => return None,
-        "incomplete_input" => {
+    Some(match r.status {
+        Status::Exited => return None,
+        Status::IncompleteInput => {
             "the command is incomplete (an open quote, heredoc or block); nothing was run".into()
         }
-        "shell_exited" => format!(
+        Status::ShellExited => format!(
             "the shell exited{}; the next command starts a fresh shell (cwd and exports restored)",
             r.exit_code
                 .map(|c| format!(" with code {c}"))
                 .unwrap_or_default()
         ),
-        "running" => format!(
+        Status::Running => format!(
             "{program} is still running after {seconds:.1} s; `tether read -s {s}` returns the rest"
         ),
-        "timed_out" => format!("timed out after {seconds:.1} s; the command was interrupted"),
-        "waiting_for_input" => format!(
+        Status::TimedOut => format!("timed out after {seconds:.1} s; the command was interrupted"),
+        Status::WaitingForInput => format!(
             "{program} is waiting for input; answer with `tether send -s {s} TEXT -k Enter`, or `tether attach {s}`"
         ),
-        other => format!("status {other}"),
     })
 }

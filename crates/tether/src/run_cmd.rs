@@ -26,7 +26,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 async fn run_async(args: RunArgs) -> Result<i32> {
-    let dialect = tether_shell::dialect::by_name(args.shell.name()).context("unknown shell")?;
+    let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
+    let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,

@@ -5,24 +5,28 @@
 use std::io::Write;
 
 use anyhow::{Result, bail};
-use serde_json::Value;
-use tether_daemon::protocol::{Create, OnTimeout, Request, SessionEntry, ShellResult};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tether_daemon::protocol::{
+    CloseReply, Create, ListReply, OnTimeout, Request, ResetReply, ScreenReply, SessionState,
+    ShellResult,
+};
 
 use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
 use crate::daemon_cmd;
 use crate::result_out;
 
-fn call(request: &Request) -> Result<Value> {
+fn call<T: DeserializeOwned>(request: &Request) -> Result<T> {
     let mut client = daemon_cmd::connect()?;
-    Ok(client.call(request)?)
+    Ok(client.request(request)?)
 }
 
-fn print_result(value: Value, json: bool) -> Result<i32> {
-    let r: ShellResult = serde_json::from_value(value)?;
+fn print_result(request: &Request, json: bool) -> Result<i32> {
+    let r: ShellResult = call(request)?;
     result_out::print(&r, json)
 }
 
-fn print_json(value: &Value) -> Result<()> {
+fn print_json(value: &impl Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     out.write_all(b"\n")?;
@@ -57,13 +61,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         output_limit: args.output_limit,
         workdir: None,
         create: Create {
-            shell: Some(args.shell.name().to_owned()),
+            shell: args.shell.map(|s| s.name().to_owned()),
             norc: args.norc,
             cwd,
             env: Some(std::env::vars().collect()),
         },
     };
-    print_result(call(&request)?, args.json)
+    print_result(&request, args.json)
 }
 
 pub fn send(args: SendArgs) -> Result<i32> {
@@ -73,7 +77,7 @@ pub fn send(args: SendArgs) -> Result<i32> {
         keys: args.keys,
         wait_s: args.wait,
     };
-    print_result(call(&request)?, args.json)
+    print_result(&request, args.json)
 }
 
 pub fn read(args: ReadArgs) -> Result<i32> {
@@ -81,33 +85,32 @@ pub fn read(args: ReadArgs) -> Result<i32> {
         session: args.session,
         wait_s: args.wait,
     };
-    print_result(call(&request)?, args.json)
+    print_result(&request, args.json)
 }
 
 pub fn signal(args: SignalArgs) -> Result<i32> {
     let request = Request::Signal {
         session: args.session,
-        signal: args.signal.to_uppercase(),
+        signal: args.signal.name().to_owned(),
     };
-    print_result(call(&request)?, args.json)
+    print_result(&request, args.json)
 }
 
 pub fn screen(args: SessionArg) -> Result<i32> {
-    let v = call(&Request::Screen {
+    let v: ScreenReply = call(&Request::Screen {
         session: args.session,
     })?;
     if args.json {
         print_json(&v)?;
     } else {
-        let screen = v.get("screen").and_then(Value::as_str).unwrap_or_default();
-        println!("{}", screen.trim_end_matches('\n'));
+        println!("{}", v.screen.trim_end_matches('\n'));
     }
     Ok(0)
 }
 
 pub fn reset(args: SessionArg) -> Result<i32> {
     let note = format!("session {} restarted", args.session);
-    acknowledged(
+    acknowledged::<ResetReply>(
         Request::Reset {
             session: args.session,
         },
@@ -118,7 +121,7 @@ pub fn reset(args: SessionArg) -> Result<i32> {
 
 pub fn close(args: SessionArg) -> Result<i32> {
     let note = format!("session {} closed", args.session);
-    acknowledged(
+    acknowledged::<CloseReply>(
         Request::Close {
             session: args.session,
         },
@@ -129,8 +132,12 @@ pub fn close(args: SessionArg) -> Result<i32> {
 
 /// A request whose answer is only an acknowledgement: printed as JSON, or
 /// as a note on stderr.
-fn acknowledged(request: Request, json: bool, note: &str) -> Result<i32> {
-    let v = call(&request)?;
+fn acknowledged<T: DeserializeOwned + Serialize>(
+    request: Request,
+    json: bool,
+    note: &str,
+) -> Result<i32> {
+    let v: T = call(&request)?;
     if json {
         print_json(&v)?;
     } else {
@@ -140,13 +147,12 @@ fn acknowledged(request: Request, json: bool, note: &str) -> Result<i32> {
 }
 
 pub fn ls(args: LsArgs) -> Result<i32> {
-    let v = call(&Request::List { all: true })?;
+    let v: ListReply = call(&Request::List { all: true })?;
     if args.json {
         print_json(&v)?;
         return Ok(0);
     }
-    let sessions: Vec<SessionEntry> =
-        serde_json::from_value(v.get("sessions").cloned().unwrap_or_default())?;
+    let sessions = v.sessions;
     if sessions.is_empty() {
         eprintln!("tether: no sessions");
         return Ok(0);
@@ -166,7 +172,10 @@ pub fn ls(args: LsArgs) -> Result<i32> {
             "{:<28} {:<8} {:<6} {:<16} {:<4} {}",
             s.address,
             s.dialect,
-            s.state,
+            match s.state {
+                SessionState::Idle => "idle",
+                SessionState::Busy => "busy",
+            },
             fg,
             s.attached,
             s.cwd.unwrap_or_default()

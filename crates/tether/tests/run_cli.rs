@@ -7,6 +7,7 @@
 mod common;
 
 use common::Daemon;
+use tether_daemon::protocol::PROTOCOL_VERSION;
 
 fn code(out: &std::process::Output) -> Option<i32> {
     out.status.code()
@@ -188,14 +189,15 @@ fn a_client_of_another_protocol_is_told_what_to_do() {
     assert_eq!(v["error"]["kind"], "version", "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("speaks protocol 1")
+        msg.contains(&format!("speaks protocol {PROTOCOL_VERSION}"))
             && msg.contains("tether 9.0 speaks protocol 999")
             && msg.contains("kill"),
         "{msg}"
     );
     // A malformed request gets an error, and the connection keeps serving.
     let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
-    s.write_all(b"{\"protocol\":1,\"client\":\"t\"}\n{\"op\":\"fly\"}\n{\"op\":\"list\"}\n")
+    let hello = format!("{{\"protocol\":{PROTOCOL_VERSION},\"client\":\"t\"}}\n");
+    s.write_all(format!("{hello}{{\"op\":\"fly\"}}\n{{\"op\":\"list\"}}\n").as_bytes())
         .unwrap();
     let mut r = BufReader::new(&s);
     let mut lines = vec![String::new(), String::new(), String::new()];

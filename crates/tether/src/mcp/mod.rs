@@ -6,6 +6,7 @@
 //! can `tether attach` to them while the agent works.
 
 mod exec_hosts;
+mod schema;
 mod shape;
 mod stdio;
 
@@ -18,8 +19,11 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
-use serde_json::Value;
-use tether_daemon::protocol::{Create, Request, ShellResult};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tether_daemon::protocol::{
+    CloseReply, Create, ListReply, Request, ResetReply, ScreenReply, ShellResult,
+};
 use tether_daemon::{Client, DaemonError, Paths};
 
 use shape::{ReadParams, RunParams, SendParams, SessionParams, SignalParams};
@@ -64,14 +68,14 @@ impl Link {
 
     /// Sends `request`; when the connection turns out broken (the daemon
     /// was restarted), takes a new lease and connection and tries once more.
-    fn call(&self, request: &Request) -> Result<Value, DaemonError> {
+    fn call<T: DeserializeOwned>(&self, request: &Request) -> Result<T, DaemonError> {
         let mut client = self.take()?;
-        let result = match client.call(request) {
+        let result = match client.request(request) {
             Err(DaemonError::Connection(_)) => {
                 self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
                 *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 client = self.take()?;
-                client.call(request)
+                client.request(request)
             }
             other => other,
         };
@@ -96,17 +100,26 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
-fn structured(value: Value, text: String) -> CallToolResult {
-    let mut out = CallToolResult::structured(value);
-    out.content = vec![ContentBlock::text(text)];
-    out
+fn structured(value: &impl Serialize, text: String) -> CallToolResult {
+    match serde_json::to_value(value) {
+        Ok(v) => {
+            let mut out = CallToolResult::structured(v);
+            out.content = vec![ContentBlock::text(text)];
+            out
+        }
+        Err(e) => tool_error(format!("the result could not be written: {e}")),
+    }
 }
 
 impl TetherMcp {
-    /// Sends `request` to the daemon; its failures become tool errors.
-    async fn call(&self, request: Request) -> Result<Value, CallToolResult> {
+    /// Sends `request` to the daemon and reads its reply as `T`; its
+    /// failures become tool errors.
+    async fn call<T: DeserializeOwned + Send + 'static>(
+        &self,
+        request: Request,
+    ) -> Result<T, CallToolResult> {
         let link = Arc::clone(&self.link);
-        let done = tokio::task::spawn_blocking(move || link.call(&request)).await;
+        let done = tokio::task::spawn_blocking(move || link.call::<T>(&request)).await;
         match done {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(tool_error(e.to_string())),
@@ -115,11 +128,8 @@ impl TetherMcp {
     }
 
     async fn shell(&self, request: Request) -> CallToolResult {
-        match self.call(request).await {
-            Ok(v) => match serde_json::from_value::<ShellResult>(v.clone()) {
-                Ok(r) => structured(v, shape::render(&r)),
-                Err(e) => tool_error(format!("unreadable result from the daemon: {e}")),
-            },
+        match self.call::<ShellResult>(request).await {
+            Ok(r) => structured(&r, shape::render(&r)),
             Err(e) => e,
         }
     }
@@ -136,15 +146,17 @@ impl TetherMcp {
             pool: std::sync::Mutex::new(Vec::new()),
             norc,
         };
+        let mut tool_router = Self::tool_router();
+        schema::standardize(&mut tool_router);
         TetherMcp {
             link: Arc::new(link),
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
     #[tool(
         name = "shell_run",
-        description = "Run a command in a persistent shell session (created on first use; cd, exports, functions and virtualenvs persist). Returns the exact exit code and the output. Non-interactive defaults are set: PAGER=cat, GIT_PAGER=cat, MANPAGER=cat, GIT_EDITOR=true, GIT_TERMINAL_PROMPT=0, DEBIAN_FRONTEND=noninteractive, PIP_NO_INPUT=1, NO_COLOR=1, TERM=dumb. A program that waits for input returns status waiting_for_input: answer with shell_send.",
+        description = shape::run_description(),
         output_schema = schema_for_output::<ShellResult>()
     )]
     async fn shell_run(
@@ -177,7 +189,7 @@ impl TetherMcp {
 
     #[tool(
         name = "shell_send",
-        description = "Type input and/or press keys (C-c, C-d, C-z, Enter, Tab, Esc, Up, Down, Left, Right, Backspace) in a session's foreground program, then wait up to wait_s for it to be ready again.",
+        description = shape::send_description(),
         output_schema = schema_for_output::<ShellResult>()
     )]
     async fn shell_send(
@@ -213,7 +225,7 @@ impl TetherMcp {
 
     #[tool(
         name = "shell_signal",
-        description = "Send a signal (INT, TERM, KILL, QUIT, HUP, TSTP, CONT) to the session's verified foreground process group.",
+        description = shape::signal_tool_description(),
         output_schema = schema_for_output::<ShellResult>()
     )]
     async fn shell_signal(
@@ -237,11 +249,11 @@ impl TetherMcp {
         Parameters(p): Parameters<SessionParams>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(
-            match self.call(Request::Screen { session: p.session }).await {
-                Ok(v) => {
-                    let text = v["screen"].as_str().unwrap_or_default().to_owned();
-                    structured(v, text)
-                }
+            match self
+                .call::<ScreenReply>(Request::Screen { session: p.session })
+                .await
+            {
+                Ok(v) => structured(&v, v.screen.clone()),
                 Err(e) => e,
             },
         )
@@ -257,8 +269,11 @@ impl TetherMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let text = format!("[session {} reset]", p.session);
         Ok(
-            match self.call(Request::Reset { session: p.session }).await {
-                Ok(v) => structured(v, text),
+            match self
+                .call::<ResetReply>(Request::Reset { session: p.session })
+                .await
+            {
+                Ok(v) => structured(&v, text),
                 Err(e) => e,
             },
         )
@@ -274,8 +289,11 @@ impl TetherMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let text = format!("[session {} closed]", p.session);
         Ok(
-            match self.call(Request::Close { session: p.session }).await {
-                Ok(v) => structured(v, text),
+            match self
+                .call::<CloseReply>(Request::Close { session: p.session })
+                .await
+            {
+                Ok(v) => structured(&v, text),
                 Err(e) => e,
             },
         )
@@ -291,9 +309,7 @@ impl TetherMcp {
         Parameters(p): Parameters<exec_hosts::ExecHostsParams>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(match exec_hosts::run(p).await {
-            Ok((result, text)) => {
-                structured(serde_json::to_value(&result).unwrap_or_default(), text)
-            }
+            Ok((result, text)) => structured(&result, text),
             Err(e) => tool_error(e),
         })
     }
@@ -303,20 +319,17 @@ impl TetherMcp {
         description = "Your sessions: name, host, dialect, cwd, state, foreground program, created, last used (and the address a person uses to `tether attach` to one)."
     )]
     async fn shell_list(&self) -> Result<CallToolResult, ErrorData> {
-        let v = match self.call(Request::List { all: false }).await {
+        let v = match self.call::<ListReply>(Request::List { all: false }).await {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
-        let names: Vec<&str> = v["sessions"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
-            .unwrap_or_default();
+        let names: Vec<&str> = v.sessions.iter().map(|s| s.name.as_str()).collect();
         let text = if names.is_empty() {
             "[no sessions]".to_owned()
         } else {
             names.join("\n")
         };
-        Ok(structured(v.clone(), text))
+        Ok(structured(&v, text))
     }
 }
 

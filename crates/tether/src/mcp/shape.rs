@@ -4,7 +4,8 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_daemon::protocol::ShellResult;
+use tether_daemon::protocol::{ShellResult, Status};
+use tether_transport::Signal;
 
 fn main_session() -> String {
     "main".to_owned()
@@ -20,6 +21,45 @@ fn default_wait() -> f64 {
 }
 
 pub use tether_daemon::protocol::OnTimeout;
+
+fn keys_description() -> String {
+    format!(
+        "Keys to press after the text: {}.",
+        tether_shell::keys::names_list()
+    )
+}
+
+fn signal_description() -> String {
+    format!("The signal: {}.", Signal::names_list())
+}
+
+/// The description of `shell_run`, with the environment defaults in force.
+pub fn run_description() -> String {
+    let defaults: Vec<String> = tether_shell::defaults::NON_INTERACTIVE_DEFAULTS
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "Run a command in a persistent shell session (created on first use; cd, exports, functions and virtualenvs persist). Returns the exact exit code (and each pipeline stage's in pipe_status) and the output. Non-interactive defaults are set: {}. A program that waits for input returns status waiting_for_input: answer with shell_send.",
+        defaults.join(", ")
+    )
+}
+
+/// The description of `shell_send`.
+pub fn send_description() -> String {
+    format!(
+        "Type input and/or press keys ({}) in a session's foreground program, then wait up to wait_s for it to be ready again.",
+        tether_shell::keys::names_list()
+    )
+}
+
+/// The description of `shell_signal`.
+pub fn signal_tool_description() -> String {
+    format!(
+        "Send a signal ({}) to the session's verified foreground process group.",
+        Signal::names_list()
+    )
+}
 
 /// Parameters of `shell_run`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -55,7 +95,7 @@ pub struct SendParams {
     /// Text to type, as is (include "\n" to press Enter).
     #[serde(default)]
     pub input: Option<String>,
-    /// Keys to press after the text: C-c, C-d, C-z, Enter, Tab, Esc, Up, Down, Left, Right, Backspace.
+    #[schemars(description = keys_description())]
     #[serde(default)]
     pub keys: Vec<String>,
     /// Seconds to wait for the session to be ready again.
@@ -80,7 +120,7 @@ pub struct SignalParams {
     /// The session.
     #[serde(default = "main_session")]
     pub session: String,
-    /// INT, TERM, KILL, QUIT, HUP, TSTP or CONT.
+    #[schemars(description = signal_description())]
     pub signal: String,
 }
 
@@ -94,19 +134,23 @@ pub struct SessionParams {
 
 /// The text a model reads: the output, then one status line.
 pub fn render(r: &ShellResult) -> String {
-    let mut parts = vec![match (r.status.as_str(), r.exit_code) {
-        ("exited", Some(code)) => format!("exit {code}"),
-        ("shell_exited", Some(code)) => {
-            format!("shell exited {code}; the next call starts a fresh shell")
+    let code = r.exit_code.map(|c| format!(" {c}")).unwrap_or_default();
+    let mut parts = vec![match r.status {
+        Status::Exited => format!("exit{code}"),
+        Status::ShellExited => {
+            format!("shell exited{code}; the next call starts a fresh shell")
         }
-        ("waiting_for_input", _) => "waiting for input: use shell_send".to_owned(),
-        ("running", _) => "still running: use shell_read".to_owned(),
-        ("timed_out", _) => "timed out: interrupted, shell kept".to_owned(),
-        ("incomplete_input", _) => {
+        Status::WaitingForInput => "waiting for input: use shell_send".to_owned(),
+        Status::Running => "still running: use shell_read".to_owned(),
+        Status::TimedOut => "timed out: interrupted, shell kept".to_owned(),
+        Status::IncompleteInput => {
             "incomplete input (open quote, heredoc or block): nothing was run".to_owned()
         }
-        (other, _) => other.to_owned(),
     }];
+    if let Some(stages) = r.pipe_status.as_ref().filter(|p| p.len() > 1) {
+        let stages: Vec<String> = stages.iter().map(i32::to_string).collect();
+        parts.push(format!("pipe_status {}", stages.join(" ")));
+    }
     if let Some(sig) = &r.signal {
         parts.push(sig.clone());
     }

@@ -22,9 +22,26 @@ TOOLS = {
     "shell_screen", "shell_reset", "shell_close", "shell_list", "exec_hosts",
 }
 RESULT_FIELDS = {
-    "session", "host", "status", "exit_code", "signal", "output", "truncated",
-    "cwd", "foreground", "duration_ms", "shell_restarted",
+    "session", "host", "status", "exit_code", "pipe_status", "signal", "output",
+    "truncated", "cwd", "foreground", "duration_ms", "shell_restarted",
 }
+# JSON Schema's own formats: anything else (uint64, int32, double …) makes
+# other clients' validators warn.
+STANDARD_FORMATS = {
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname",
+    "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
+    "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+}
+
+
+def formats(schema):
+    """Every `format` value in a schema, at any depth."""
+    if isinstance(schema, dict):
+        found = [schema["format"]] if isinstance(schema.get("format"), str) else []
+        return found + [f for v in schema.values() for f in formats(v)]
+    if isinstance(schema, list):
+        return [f for v in schema for f in formats(v)]
+    return []
 
 
 def check(cond, what):
@@ -67,11 +84,21 @@ async def main():
                 out = tools[name].output_schema
                 check(out and set(out["properties"]) == RESULT_FIELDS, f"{name} output schema")
             check(set(tools["shell_send"].input_schema["properties"]) == {"session", "input", "keys", "wait_s"}, "shell_send params")
+            for t in tools.values():
+                for schema in [t.input_schema, t.output_schema]:
+                    odd = set(formats(schema)) - STANDARD_FORMATS
+                    check(not odd, f"{t.name}: non-standard formats {odd}")
+            duration = tools["shell_run"].output_schema["properties"]["duration_ms"]
+            check(duration.get("minimum") == 0, f"duration_ms keeps its minimum: {duration}")
+            for key in ["C-l", "C-u", "C-\\"]:
+                check(key in tools["shell_send"].description, f"shell_send lists {key}")
 
             # exited, exact codes, persistent state
             r = structured(await call(s, "shell_run", command="echo hello; (exit 3)"))
             check((r["status"], r["exit_code"], r["output"]) == ("exited", 3, "hello\n"), f"exited {r}")
             check(r["host"] is None and r["truncated"] is None, f"local, unclipped {r}")
+            r = structured(await call(s, "shell_run", command="true | false | (exit 3)"))
+            check((r["exit_code"], r["pipe_status"]) == (3, [0, 1, 3]), f"pipe_status {r}")
             structured(await call(s, "shell_run", command="cd /tmp", session="w"))
             r = structured(await call(s, "shell_run", command="pwd", session="w"))
             check((r["output"], r["cwd"]) == ("/tmp\n", "/tmp"), f"state persists {r}")

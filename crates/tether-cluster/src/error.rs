@@ -3,13 +3,30 @@
 /// Errors of node-set expressions.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ClusterError {
-    /// The expression does not parse.
-    #[error("bad node set {expr:?}: {problem}")]
+    /// The node-set expression does not parse (ClusterShell's `nodeset`
+    /// refuses it too).
+    #[error(
+        "bad node set {expr:?}{}, column {column}: {problem}",
+        group_note(group)
+    )]
     Syntax {
-        /// The whole expression.
+        /// The text that does not parse: the expression, or the body of
+        /// the group it names.
         expr: String,
-        /// What is wrong there, and where.
-        problem: String,
+        /// The group whose body `expr` is, when it is one.
+        group: Option<String>,
+        /// Where in `expr`, in characters from 1.
+        column: usize,
+        /// What is wrong there.
+        problem: SyntaxProblem,
+    },
+    /// A host name that is not `[user@]host[:port]`.
+    #[error("bad host {name:?}: {problem}")]
+    BadHost {
+        /// The host name.
+        name: String,
+        /// What is wrong with it.
+        problem: &'static str,
     },
     /// A `@group` the resolver does not know.
     #[error("unknown group @{0}: define it in the config's [groups], or check the name")]
@@ -43,4 +60,134 @@ pub enum ClusterError {
     /// A range too large to expand.
     #[error("the node set {0:?} has more than {max} nodes; narrow it", max = crate::nodeset::MAX_NODES)]
     TooLarge(String),
+}
+
+fn group_note(group: &Option<String>) -> String {
+    group
+        .as_ref()
+        .map(|g| format!(" (the group @{g})"))
+        .unwrap_or_default()
+}
+
+/// What is wrong in a node-set expression: the cases ClusterShell's
+/// `nodeset` refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyntaxProblem {
+    /// An operator (`,` `!` `&` `^`) with nothing on one side: `n[1-6]^`,
+    /// `a,&b`, `,a`.
+    MissingOperand {
+        /// The operator.
+        op: char,
+        /// True when the operand after it is missing, false for the one
+        /// before it.
+        after: bool,
+    },
+    /// A `[` that is never closed.
+    UnclosedBracket,
+    /// A `]` that closes nothing.
+    StrayBracket,
+    /// A `[` right after a `]` (`n[1-3][4]`, also `n[1-3]5[4]`, where the
+    /// digits join the first range).
+    AdjacentRanges,
+    /// Digits right after a range with a step (`n[1-5/2]7`).
+    DigitsAfterStep,
+    /// A bad range list inside brackets.
+    Range {
+        /// The piece of the list, as written.
+        range: String,
+        /// The piece as it reads with the digits next to the brackets
+        /// joined to its numbers (`n1[8-10]` reads `18-110`), when
+        /// that is what is wrong.
+        joined: Option<String>,
+        /// What is wrong with it.
+        problem: RangeProblem,
+    },
+    /// A `@` with no group name.
+    EmptyGroupName,
+}
+
+/// What is wrong with one piece of a range list (`1-10/2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeProblem {
+    /// Nothing there (`n[]`, `n[1,]`).
+    Empty,
+    /// Something other than digits (`n[a-b]`, `n[1-]`).
+    NotANumber,
+    /// A negative index (`n[-5]`): ClusterShell makes `n-5` of it; tether
+    /// refuses it.
+    Negative,
+    /// Ends of different widths where one is zero-padded (`01-104`,
+    /// `1-010`).
+    PaddingMismatch,
+    /// The start is after the end (`3-1`).
+    Reversed,
+    /// A step that is not a positive number (`1-4/0`).
+    BadStep,
+    /// A step on a single index (`1/2`).
+    StepWithoutRange,
+    /// A number too large for tether (more than 20 digits).
+    NumberTooLarge,
+}
+
+impl std::fmt::Display for SyntaxProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::MissingOperand { op, after: true } => {
+                write!(f, "missing operand after {op}")
+            }
+            Self::MissingOperand { op, after: false } => {
+                write!(f, "missing operand before {op}")
+            }
+            Self::UnclosedBracket => f.write_str("this '[' is never closed"),
+            Self::StrayBracket => f.write_str("this ']' closes nothing"),
+            Self::AdjacentRanges => {
+                f.write_str("a range right after a range: put text between them")
+            }
+            Self::DigitsAfterStep => {
+                f.write_str("digits after a range with a step: write them inside the brackets")
+            }
+            Self::Range {
+                range,
+                joined,
+                problem,
+            } => {
+                write!(f, "{problem} in range {range:?}")?;
+                if let Some(j) = joined {
+                    write!(f, " (read as {j:?}, with the digits next to the brackets)")?;
+                }
+                f.write_str(problem.hint())
+            }
+            Self::EmptyGroupName => f.write_str("'@' needs a group name"),
+        }
+    }
+}
+
+impl RangeProblem {
+    fn hint(self) -> &'static str {
+        match self {
+            Self::Empty => ": write an index or a range there, or remove the comma",
+            Self::NotANumber => ": use numbers, as in [1-10] or [01-10]",
+            Self::Negative => ": indices are 0 or more",
+            Self::PaddingMismatch => ": both ends must have the same width",
+            Self::Reversed => ": write the smaller number first",
+            Self::BadStep => ": the step must be 1 or more",
+            Self::StepWithoutRange => ": a step needs a range, as in [1-9/2]",
+            Self::NumberTooLarge => ": at most 20 digits and 18446744073709551615",
+        }
+    }
+}
+
+impl std::fmt::Display for RangeProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Empty => "empty piece",
+            Self::NotANumber => "not a number",
+            Self::Negative => "negative index",
+            Self::PaddingMismatch => "padding mismatch",
+            Self::Reversed => "the start is after the end",
+            Self::BadStep => "bad step",
+            Self::StepWithoutRange => "a step without a range",
+            Self::NumberTooLarge => "number too large",
+        })
+    }
 }

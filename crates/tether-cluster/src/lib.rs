@@ -15,5 +15,5 @@ pub mod exec;
 pub mod nodeset;
 pub mod pool;
 
-pub use error::ClusterError;
+pub use error::{ClusterError, RangeProblem, SyntaxProblem};
 pub use nodeset::NodeSet;

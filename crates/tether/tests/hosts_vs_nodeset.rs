@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use tether_cluster::NodeSet;
+use tether_cluster::{ClusterError, NodeSet, RangeProblem, SyntaxProblem};
 
 const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
@@ -114,6 +114,130 @@ impl Gen {
     }
 }
 
+/// Malformed (or not quite) variants of valid expressions, the typos
+/// people make: an operator dropped, doubled or put at an end; a bracket
+/// lost, doubled or added; one end of a range padded differently; digits
+/// next to a bracket; a range's pieces emptied; spaces next to operators.
+impl Gen {
+    fn at(&mut self, text: &str) -> usize {
+        let bounds: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        bounds[self.next(bounds.len() as u64) as usize]
+    }
+
+    /// A random position of one of `chars` in `text`.
+    fn find(&mut self, text: &str, chars: &[char]) -> Option<usize> {
+        let hits: Vec<usize> = text
+            .char_indices()
+            .filter(|(_, c)| chars.contains(c))
+            .map(|(i, _)| i)
+            .collect();
+        (!hits.is_empty()).then(|| hits[self.next(hits.len() as u64) as usize])
+    }
+
+    fn mutate(&mut self, e: &mut String) {
+        const OPS: &[char] = &[',', '!', '&', '^'];
+        match self.next(11) {
+            0 => {
+                if let Some(i) = self.find(e, OPS) {
+                    e.remove(i);
+                }
+            }
+            1 => {
+                if let Some(i) = self.find(e, OPS) {
+                    let c = self.pick(&[",", "!", "&", "^"]);
+                    e.insert_str(i, c);
+                }
+            }
+            2 => {
+                let c = self.pick(&[",", "!", "&", "^"]);
+                if self.next(2) == 0 {
+                    e.insert_str(0, c);
+                } else {
+                    e.push_str(c);
+                }
+            }
+            3 => {
+                if let Some(i) = self.find(e, &['[', ']']) {
+                    e.remove(i);
+                }
+            }
+            4 => {
+                let i = self.at(e);
+                e.insert_str(i, self.pick(&["[", "]", "[1]", "[]", "]["]));
+            }
+            5 => {
+                // One end of a range padded differently.
+                if let Some(i) = self.find(e, &['-']) {
+                    let j = if self.next(2) == 0 {
+                        i + 1
+                    } else {
+                        i.saturating_sub(1)
+                    };
+                    let j = e[..j]
+                        .rfind(|c: char| !c.is_ascii_digit())
+                        .map_or(0, |k| k + 1);
+                    if e[j..].starts_with('0') && self.next(2) == 0 {
+                        e.remove(j);
+                    } else {
+                        e.insert_str(j, self.pick(&["0", "00", "1"]));
+                    }
+                }
+            }
+            6 => {
+                // Digits next to a bracket.
+                if let Some(i) = self.find(e, &['[', ']']) {
+                    let at = if e[i..].starts_with(']') { i + 1 } else { i };
+                    e.insert_str(at, self.pick(&["0", "1", "7", "05"]));
+                }
+            }
+            7 => {
+                // A piece of a range list emptied or cut.
+                if let Some(i) = self.find(e, &['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']) {
+                    let end = e[i..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(e.len(), |k| i + k);
+                    e.replace_range(i..end, "");
+                }
+            }
+            8 => {
+                let i = self.at(e);
+                e.insert_str(i, self.pick(&["-", "/", "/2", ",", "-3", "0"]));
+            }
+            9 => {
+                if !e.is_empty() {
+                    let i = self.at(&e[..e.len() - 1]);
+                    let c = e[i..].chars().next().unwrap();
+                    e.insert(i, c);
+                }
+            }
+            _ => {
+                if !e.is_empty() {
+                    let i = self.at(&e[..e.len() - 1]);
+                    e.remove(i);
+                }
+            }
+        }
+    }
+
+    fn malformed(&mut self) -> String {
+        let mut e = self.expression();
+        for _ in 0..1 + self.next(3) {
+            self.mutate(&mut e);
+        }
+        // Spaces next to an operator (last: a later change could make
+        // them separate two terms, which is a union here).
+        if self.next(6) == 0
+            && let Some(i) = self.find(&e, &[',', '!', '&', '^'])
+        {
+            let c = e[i..].chars().next().unwrap();
+            e.replace_range(i..i + 1, &format!(" {c} "));
+        }
+        e
+    }
+}
+
 /// The Python that runs `nodeset` (its shebang): the one with ClusterShell.
 fn nodeset_python() -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -131,18 +255,66 @@ fn nodeset_python() -> String {
 }
 
 fn ours(expr: &str) -> Value {
-    match NodeSet::parse(expr) {
+    shown(&NodeSet::parse(expr))
+}
+
+fn shown(parsed: &Result<NodeSet, ClusterError>) -> Value {
+    match parsed {
         Ok(s) => serde_json::json!({"e": s.names(), "f": s.fold(), "c": s.len()}),
         Err(e) => serde_json::json!({"error": e.to_string()}),
     }
 }
 
-#[test]
-fn hosts_agrees_with_nodeset() {
+/// ClusterShell's `NodeSet` in a Python process, one expression a line.
+struct ClusterShell {
+    py: std::process::Child,
+    to: std::process::ChildStdin,
+    from: BufReader<std::process::ChildStdout>,
+}
+
+impl ClusterShell {
+    fn start() -> ClusterShell {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/clustershell.py");
+        let mut py = Command::new(nodeset_python())
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = py.stdin.take().unwrap();
+        let from = BufReader::new(py.stdout.take().unwrap());
+        ClusterShell { py, to, from }
+    }
+
+    /// What ClusterShell makes of `expr`, as [`ours`] has it.
+    fn ask(&mut self, expr: &str) -> Value {
+        writeln!(self.to, "{expr}").unwrap();
+        let mut line = String::new();
+        self.from.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn finish(self) {
+        drop(self.to);
+        let mut py = self.py;
+        py.wait().unwrap();
+    }
+}
+
+/// False (with the reason printed) when `nodeset` is not installed.
+fn have_nodeset() -> bool {
     if Command::new("nodeset").arg("--version").output().is_err() {
         eprintln!(
             "SKIPPED: ClusterShell's nodeset is not installed (scripts/test installs clustershell)"
         );
+        return false;
+    }
+    true
+}
+
+#[test]
+fn hosts_agrees_with_nodeset() {
+    if !have_nodeset() {
         return;
     }
     // The command lines, side by side.
@@ -162,25 +334,14 @@ fn hosts_agrees_with_nodeset() {
         }
     }
     // Thousands more through the libraries.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/clustershell.py");
-    let mut py = Command::new(nodeset_python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut to = py.stdin.take().unwrap();
-    let mut from = BufReader::new(py.stdout.take().unwrap());
+    let mut cs = ClusterShell::start();
     let mut g = Gen(0x7e7e_5eed);
     let mut exprs: Vec<String> = HAND.iter().map(|s| (*s).to_owned()).collect();
     exprs.extend((0..3000).map(|_| g.expression()));
     exprs.extend(["n[3-1]", "n[a-b]", "n[1-3", "n]", "n[1-3][4]", "n[1-3/0]"].map(String::from));
     let (mut agreed, mut errors) = (0, 0);
     for expr in &exprs {
-        writeln!(to, "{expr}").unwrap();
-        let mut line = String::new();
-        from.read_line(&mut line).unwrap();
-        let theirs: Value = serde_json::from_str(&line).unwrap();
+        let theirs = cs.ask(expr);
         let mine = ours(expr);
         if theirs.get("error").is_some() {
             assert!(
@@ -193,10 +354,106 @@ fn hosts_agrees_with_nodeset() {
         assert_eq!(mine, theirs, "for {expr:?}");
         agreed += 1;
     }
-    drop(to);
-    py.wait().unwrap();
+    cs.finish();
     assert!(
         agreed > 2900 && errors >= 5,
         "{agreed} agreed, {errors} refused by both"
+    );
+}
+
+/// Refusals where tether means to differ: a negative index (`n[-5]`,
+/// which ClusterShell reads as a name `n-5`), and more than `MAX_NODES`
+/// hosts.
+fn refused_on_purpose(parsed: &Result<NodeSet, ClusterError>) -> bool {
+    matches!(
+        parsed,
+        Err(ClusterError::Syntax {
+            problem: SyntaxProblem::Range {
+                problem: RangeProblem::Negative,
+                ..
+            },
+            ..
+        } | ClusterError::TooLarge(_))
+    )
+}
+
+/// Malformed expressions: tether refuses what ClusterShell refuses, and
+/// where both accept they agree; through both command lines for the cases
+/// issue 10 names, and through the libraries for thousands of mutations.
+#[test]
+fn malformed_expressions_are_refused_as_nodeset_refuses_them() {
+    if !have_nodeset() {
+        return;
+    }
+    for expr in [
+        "n[01-104]",
+        "n[002-67]",
+        "n[1-6]^",
+        "a,&b",
+        "n[1-3],",
+        "n[1-010]",
+        "n[01-9]",
+        "n[0-9]",
+        "n[0-00]",
+        "n1[8-10]",
+    ] {
+        let theirs = Command::new("nodeset").args(["-e", expr]).output().unwrap();
+        let mine = Command::new(TETHER)
+            .args(["hosts", "-e", expr])
+            .output()
+            .unwrap();
+        assert_eq!(
+            mine.status.success(),
+            theirs.status.success(),
+            "tether hosts -e {expr:?}: {}",
+            String::from_utf8_lossy(&mine.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&mine.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "tether hosts -e {expr:?}"
+        );
+        if !mine.status.success() {
+            let err = String::from_utf8_lossy(&mine.stderr);
+            assert!(
+                err.lines().count() == 1 && err.contains(expr) && err.contains("column"),
+                "one line naming the place: {err}"
+            );
+        }
+    }
+    let mut cs = ClusterShell::start();
+    let mut g = Gen(0xbad_5eed);
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..3000 {
+        let expr = g.malformed();
+        // Big sets cost both sides seconds (folding is quadratic) and add
+        // nothing here.
+        let parsed = NodeSet::parse(&expr);
+        if refused_on_purpose(&parsed) || parsed.as_ref().is_ok_and(|s| s.len() > 300) {
+            continue;
+        }
+        let theirs = cs.ask(&expr);
+        let mine = shown(&parsed);
+        match (theirs.get("error"), mine.get("error")) {
+            (Some(_), Some(_)) => refused += 1,
+            (None, None) => {
+                assert!(
+                    mine == theirs,
+                    "for {expr:?}: {} against {}",
+                    mine["f"],
+                    theirs["f"]
+                );
+                accepted += 1;
+            }
+            _ => {
+                let theirs: String = theirs.to_string().chars().take(300).collect();
+                panic!("for {expr:?}: ClusterShell made {theirs}, we made {mine}")
+            }
+        }
+    }
+    cs.finish();
+    assert!(
+        accepted > 500 && refused > 1500,
+        "{accepted} accepted and {refused} refused by both"
     );
 }

@@ -17,9 +17,9 @@ pub struct HostSpec {
 impl HostSpec {
     /// Parses `[user@]host[:port]`.
     pub fn parse(name: &str) -> Result<HostSpec, crate::ClusterError> {
-        let bad = |problem: &str| crate::ClusterError::Syntax {
-            expr: name.to_owned(),
-            problem: problem.to_owned(),
+        let bad = |problem: &'static str| crate::ClusterError::BadHost {
+            name: name.to_owned(),
+            problem,
         };
         let (user, rest) = match name.rsplit_once('@') {
             Some((u, r)) if !u.is_empty() => (Some(u.to_owned()), r),

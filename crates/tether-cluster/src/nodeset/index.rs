@@ -14,15 +14,6 @@ impl Index {
     pub fn value(&self) -> Option<u64> {
         self.0.parse().ok()
     }
-
-    /// The zero-padding width a range starting here uses (0: none).
-    fn pad(&self) -> usize {
-        if self.0.len() > 1 && self.0.starts_with('0') {
-            self.0.len()
-        } else {
-            0
-        }
-    }
 }
 
 impl Ord for Index {
@@ -43,31 +34,64 @@ pub fn padded(value: u64, pad: usize) -> String {
     format!("{value:0pad$}")
 }
 
-/// Folds sorted, distinct indices into `a-b` runs joined by commas: a run
-/// goes on while the next index is the next number written with the run's
-/// padding.
+/// Folds sorted, distinct indices into `a-b` runs joined by commas, as
+/// ClusterShell's `RangeSet` prints them (its `_slices_padding` with no
+/// autostep, quirks included): a run goes on while the next index is the
+/// next number and keeps the run's padding, where a run that follows a
+/// broken step keeps the padding of the run before (`06,16-99,100-126`).
 pub fn fold(sorted: &[&Index]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let pad = start.pad();
-        let mut end = i;
-        while let (Some(next), Some(v)) = (sorted.get(end + 1), sorted[end].value()) {
-            if v.checked_add(1).is_some_and(|n| padded(n, pad) == next.0) {
-                end += 1;
+    let value = |i: usize| sorted[i].0.parse::<i128>().unwrap_or(i128::MAX);
+    let padded = |i: usize| sorted[i].0.len() > 1 && sorted[i].0.starts_with('0');
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let Some(first) = sorted.first() else {
+        return String::new();
+    };
+    let (mut start, mut last) = (0, 0);
+    let (mut cur_padded, mut cur_pad) = (padded(0), first.0.len());
+    let mut step: Option<i128> = None;
+    #[allow(clippy::needless_range_loop)] // positions, compared with `start` and `last`
+    for i in 1..sorted.len() {
+        let diff = value(i).saturating_sub(value(last));
+        let padding_mismatch = if cur_padded {
+            sorted[i].0.len() != cur_pad
+        } else {
+            padded(i)
+        };
+        let step_mismatch = !padding_mismatch && step.is_some_and(|s| s != diff);
+        if !(padding_mismatch || step_mismatch) {
+            step = Some(diff);
+            last = i;
+            continue;
+        }
+        if step.is_none_or(|s| s == 1) {
+            runs.push((start, last));
+            (start, cur_padded, cur_pad) = (i, padded(i), sorted[i].0.len());
+        } else {
+            let end = if padding_mismatch { last + 1 } else { last };
+            runs.extend((start..end).map(|j| (j, j)));
+            if padding_mismatch {
+                (start, cur_padded, cur_pad) = (i, padded(i), sorted[i].0.len());
             } else {
-                break;
+                start = last;
             }
         }
+        step = step_mismatch.then_some(diff);
+        last = i;
+    }
+    if step.is_none_or(|s| s == 1) {
+        runs.push((start, last));
+    } else {
+        runs.extend((start..=last).map(|j| (j, j)));
+    }
+    let mut out = String::new();
+    for (a, b) in runs {
         if !out.is_empty() {
             out.push(',');
         }
-        out.push_str(&start.0);
-        if end > i {
-            let _ = write!(out, "-{}", sorted[end].0);
+        out.push_str(&sorted[a].0);
+        if b > a {
+            let _ = write!(out, "-{}", sorted[b].0);
         }
-        i = end + 1;
     }
     out
 }
@@ -100,5 +124,17 @@ mod tests {
         assert_eq!(folded(&["08", "09", "10", "11"]), "08-11");
         assert_eq!(folded(&["1", "01", "001"]), "1,01,001");
         assert_eq!(folded(&["1", "3", "5"]), "1,3,5");
+        // ClusterShell's quirks: a padded run ends where the width does,
+        // and a run after a broken step keeps the padding before it.
+        assert_eq!(folded(&["09", "10", "99", "100"]), "09-10,99-100");
+        let mut v: Vec<String> = (9..=99).map(|i| format!("{i:02}")).collect();
+        v.push("100".into());
+        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+        assert_eq!(folded(&v), "09-99,100");
+        let mut v: Vec<String> = (16..=126).map(|i| i.to_string()).collect();
+        v.push("06".into());
+        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+        assert_eq!(folded(&v), "06,16-99,100-126");
+        assert_eq!(folded(&["06", "08", "10", "11"]), "06,08,10-11");
     }
 }

@@ -5,6 +5,8 @@
 mod fold;
 mod index;
 mod parse;
+mod range;
+mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
 

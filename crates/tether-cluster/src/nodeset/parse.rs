@@ -1,36 +1,19 @@
 //! The node-set grammar: terms joined by `,` (union), `!` (difference),
 //! `&` (intersection) and `^` (symmetric difference), evaluated left to
-//! right as ClusterShell does; whitespace between terms also means union.
-//! A term is `@group`, or a host pattern: literal text and bracketed range
-//! lists (`n[1-3,7,10-20/5]`, padding kept: `[01-10]`), where adjacent
-//! brackets need text between them. A bracket holding `:` is an IPv6
-//! literal (`[::1]`), as in `user@[::1]:22`.
+//! right as ClusterShell does, and refused where ClusterShell's `nodeset`
+//! refuses them (`scan.rs`, `range.rs`). A term is `@group`, or a host
+//! pattern: literal text and bracketed range lists (`n[1-3,7,10-20/5]`,
+//! padding kept: `[01-10]`). Two deliberate differences: whitespace
+//! between terms is a union (`nodeset` takes `n1 n2` as one name), and a
+//! bracket holding `:` is an IPv6 literal (`[::1]`, as in
+//! `user@[::1]:22`).
 
 use super::NodeSet;
-use super::index::padded;
-use crate::error::ClusterError;
+use super::scan::{OPS, Op, ScanError, scan};
+use crate::error::{ClusterError, SyntaxProblem};
 
 /// The most hosts one expression may expand to.
 pub const MAX_NODES: usize = 1 << 20;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    Union,
-    Difference,
-    Intersection,
-    Symmetric,
-}
-
-fn op_of(c: char) -> Option<Op> {
-    match c {
-        ',' => Some(Op::Union),
-        '!' => Some(Op::Difference),
-        '&' => Some(Op::Intersection),
-        '^' => Some(Op::Symmetric),
-        c if c.is_whitespace() => Some(Op::Union),
-        _ => None,
-    }
-}
 
 struct Parser<'a> {
     expr: &'a str,
@@ -44,25 +27,84 @@ pub fn parse(expr: &str, groups: &dyn Fn(&str) -> Option<String>) -> Result<Node
         groups,
         visiting: Vec::new(),
     }
-    .expression(expr)
+    .expression(expr, None)
+}
+
+/// `text` with whitespace outside brackets settled: between two terms it
+/// becomes `,`; next to an operator or at either end it goes. With each
+/// byte's column (in characters, from 1) in `text`.
+fn settle_whitespace(text: &str) -> (String, Vec<usize>) {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut out, mut cols) = (String::with_capacity(text.len()), Vec::new());
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if depth == 0 && c.is_whitespace() {
+            let end = (i..chars.len())
+                .find(|&j| !chars[j].is_whitespace())
+                .unwrap_or(chars.len());
+            let between = |c: Option<&char>| c.is_some_and(|c| !OPS.contains(c));
+            if between(i.checked_sub(1).and_then(|p| chars.get(p))) && between(chars.get(end)) {
+                out.push(',');
+                cols.push(i + 1);
+            }
+            i = end;
+            continue;
+        }
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        out.push(c);
+        cols.extend(std::iter::repeat_n(i + 1, c.len_utf8()));
+        i += 1;
+    }
+    (out, cols)
 }
 
 impl Parser<'_> {
-    fn syntax(&self, problem: String) -> ClusterError {
-        ClusterError::Syntax {
-            expr: self.expr.to_owned(),
+    /// The set `text` names: the expression, or the body of `group`.
+    fn expression(&mut self, text: &str, group: Option<&str>) -> Result<NodeSet, ClusterError> {
+        let (settled, cols) = settle_whitespace(text);
+        let syntax = |at: usize, problem| ClusterError::Syntax {
+            expr: text.to_owned(),
+            group: group.map(str::to_owned),
+            column: cols.get(at).copied().unwrap_or(text.chars().count() + 1),
             problem,
-        }
-    }
-
-    fn expression(&mut self, text: &str) -> Result<NodeSet, ClusterError> {
+        };
+        let terms = scan(&settled).map_err(|e| match e {
+            ScanError::At(at, problem) => syntax(at, problem),
+            ScanError::TooLarge => ClusterError::TooLarge(self.expr.to_owned()),
+        })?;
         let mut acc = NodeSet::new();
-        for (op, term) in self.split(text)? {
-            if term.is_empty() {
-                continue;
+        for term in terms {
+            let total = term
+                .segments
+                .iter()
+                .try_fold(1usize, |n, s| n.checked_mul(s.len()));
+            if total.is_none_or(|n| n > MAX_NODES) {
+                return Err(ClusterError::TooLarge(self.expr.to_owned()));
             }
-            let set = self.term(term)?;
-            match op {
+            let mut set = NodeSet::new();
+            if term.group {
+                let mut names = Vec::new();
+                expand(&term.segments, &mut String::new(), &mut |n| {
+                    names.push(n[1..].to_owned())
+                });
+                for name in names {
+                    if name.is_empty() {
+                        return Err(syntax(term.at, SyntaxProblem::EmptyGroupName));
+                    }
+                    set.union(&self.group(&name)?);
+                }
+            } else {
+                expand(&term.segments, &mut String::new(), &mut |name| {
+                    set.insert(name)
+                });
+            }
+            match term.op {
                 Op::Union => acc.union(&set),
                 Op::Difference => acc.difference(&set),
                 Op::Intersection => acc.intersection(&set),
@@ -75,152 +117,17 @@ impl Parser<'_> {
         Ok(acc)
     }
 
-    /// The terms at bracket depth 0, each with the operator before it
-    /// (whitespace between two terms is a union; around an operator it is
-    /// nothing).
-    fn split<'t>(&self, text: &'t str) -> Result<Vec<(Op, &'t str)>, ClusterError> {
-        let mut out = Vec::new();
-        let (mut op, mut start, mut depth) = (Op::Union, None::<usize>, 0usize);
-        let end_term =
-            |out: &mut Vec<(Op, &'t str)>, op: &mut Op, start: &mut Option<usize>, at: usize| {
-                if let Some(s) = start.take() {
-                    out.push((*op, &text[s..at]));
-                    *op = Op::Union;
-                }
-            };
-        for (i, c) in text.char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' if depth == 0 => {
-                    return Err(self.syntax(format!("a ']' at {i} closes nothing")));
-                }
-                ']' => depth -= 1,
-                c if depth == 0 && op_of(c).is_some() => {
-                    end_term(&mut out, &mut op, &mut start, i);
-                    if !c.is_whitespace() {
-                        op = op_of(c).unwrap_or(Op::Union);
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            start.get_or_insert(i);
+    /// The hosts of `@name`.
+    fn group(&mut self, name: &str) -> Result<NodeSet, ClusterError> {
+        if self.visiting.iter().any(|g| g == name) {
+            return Err(ClusterError::GroupCycle(name.to_owned()));
         }
-        if depth != 0 {
-            return Err(self.syntax("a '[' is never closed".into()));
-        }
-        end_term(&mut out, &mut op, &mut start, text.len());
-        Ok(out)
-    }
-
-    fn term(&mut self, term: &str) -> Result<NodeSet, ClusterError> {
-        if let Some(name) = term.strip_prefix('@') {
-            if name.is_empty() {
-                return Err(self.syntax("'@' needs a group name".into()));
-            }
-            if self.visiting.iter().any(|g| g == name) {
-                return Err(ClusterError::GroupCycle(name.to_owned()));
-            }
-            let body =
-                (self.groups)(name).ok_or_else(|| ClusterError::UnknownGroup(name.to_owned()))?;
-            self.visiting.push(name.to_owned());
-            let set = self.expression(&body);
-            self.visiting.pop();
-            return set;
-        }
-        let mut set = NodeSet::new();
-        let segments = self.segments(term)?;
-        let total = segments
-            .iter()
-            .try_fold(1usize, |n, s| n.checked_mul(s.len()));
-        if total.is_none_or(|n| n > MAX_NODES) {
-            return Err(ClusterError::TooLarge(self.expr.to_owned()));
-        }
-        expand(&segments, &mut String::new(), &mut |name| set.insert(name));
-        Ok(set)
-    }
-
-    /// A pattern's pieces: each is the list of texts it can be (one for
-    /// literal text, one per index for a range list).
-    fn segments(&self, term: &str) -> Result<Vec<Vec<String>>, ClusterError> {
-        let mut out: Vec<Vec<String>> = Vec::new();
-        let mut literal = String::new();
-        let mut last_was_range = false;
-        let mut rest = term;
-        while let Some(open) = rest.find('[') {
-            let close = rest[open..]
-                .find(']')
-                .map(|c| open + c)
-                .ok_or_else(|| self.syntax(format!("missing ']' in {term:?}")))?;
-            let inside = &rest[open + 1..close];
-            literal.push_str(&rest[..open]);
-            if inside.contains(':') {
-                // An IPv6 literal: text, brackets included.
-                literal.push_str(&rest[open..=close]);
-            } else {
-                if literal.is_empty() && last_was_range {
-                    return Err(self.syntax(format!(
-                        "two ranges must have text between them in {term:?}"
-                    )));
-                }
-                if !literal.is_empty() {
-                    out.push(vec![std::mem::take(&mut literal)]);
-                }
-                out.push(self.ranges(inside)?);
-                last_was_range = true;
-            }
-            rest = &rest[close + 1..];
-        }
-        literal.push_str(rest);
-        if !literal.is_empty() {
-            out.push(vec![literal]);
-        }
-        Ok(out)
-    }
-
-    /// `1-3,7,10-20/5`, with the padding of each range's start.
-    fn ranges(&self, list: &str) -> Result<Vec<String>, ClusterError> {
-        let mut out = Vec::new();
-        for piece in list.split(',') {
-            let bad = |why: &str| self.syntax(format!("bad range {piece:?}: {why}"));
-            let (span, step) = match piece.split_once('/') {
-                Some((span, step)) => (
-                    span,
-                    step.parse::<u64>()
-                        .ok()
-                        .filter(|s| *s > 0)
-                        .ok_or_else(|| bad("the step must be a positive number"))?,
-                ),
-                None => (piece, 1),
-            };
-            let (a, b) = span.split_once('-').unwrap_or((span, span));
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            if !digits(a) || !digits(b) {
-                return Err(bad("use numbers, as in [1-10] or [01-10]"));
-            }
-            let (from, to) = match (a.parse::<u64>(), b.parse::<u64>()) {
-                (Ok(f), Ok(t)) if f <= t => (f, t),
-                (Ok(_), Ok(_)) => return Err(bad("the start is after the end")),
-                _ => return Err(bad("the numbers are too large")),
-            };
-            if (to - from) / step >= MAX_NODES as u64 {
-                return Err(ClusterError::TooLarge(self.expr.to_owned()));
-            }
-            let pad = if a.len() > 1 && a.starts_with('0') {
-                a.len()
-            } else {
-                0
-            };
-            let mut v = from;
-            while v <= to {
-                out.push(padded(v, pad));
-                v = match v.checked_add(step) {
-                    Some(n) => n,
-                    None => break,
-                };
-            }
-        }
-        Ok(out)
+        let body =
+            (self.groups)(name).ok_or_else(|| ClusterError::UnknownGroup(name.to_owned()))?;
+        self.visiting.push(name.to_owned());
+        let set = self.expression(&body, Some(name));
+        self.visiting.pop();
+        set
     }
 }
 

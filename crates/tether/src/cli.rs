@@ -112,9 +112,10 @@ pub struct RunArgs {
 
 /// The exit codes, for `--help`.
 pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal N ended it); \
-121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one); \
-123 still running (kept past the deadline); 124 timed out (interrupted); 125 waiting for input; \
-255 tether itself failed; 2 bad usage.";
+121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one; \
+with --once, the shell's own exit code instead); 123 still running (kept past the deadline); \
+124 timed out (interrupted); 125 waiting for input (with --once: it waited and was ended, \
+nothing can answer it); 255 tether itself failed; 2 bad usage.";
 
 /// Arguments of `tether send`.
 #[derive(Debug, Args)]

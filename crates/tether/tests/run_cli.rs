@@ -259,3 +259,34 @@ fn clients_racing_to_start_the_daemon_share_one() {
         "all four sessions are in one daemon"
     );
 }
+
+#[test]
+fn once_reports_what_a_one_shot_shell_did() {
+    let d = Daemon::new("once-truth");
+    // The shell's exit is the command's: its status, and no word of a next
+    // command.
+    let out = d.run(&["run", "--once", "--norc", "--", "echo bye; exit 3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+        ("bye\n", Some(3)),
+        "{out:?}"
+    );
+    assert!(!err.contains("next command"), "{err}");
+    let out = d.run(&["run", "--once", "--norc", "--json", "--", "exit 4"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (code(&out), v["status"].as_str(), v["exit_code"].as_i64()),
+        (Some(4), Some("exited"), Some(4)),
+        "{v}"
+    );
+    // A command that waits for input on its terminal: nothing can answer
+    // it, and the note says so instead of suggesting `tether send`.
+    let out = d.run(&["run", "--once", "--norc", "--timeout", "10", "--", "read x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), Some(125), "{out:?}");
+    assert!(
+        err.contains("waited for input") && err.contains("--once") && !err.contains("tether send"),
+        "{err}"
+    );
+}

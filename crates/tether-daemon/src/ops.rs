@@ -205,6 +205,7 @@ pub async fn handle(
             output_limit,
             workdir,
             create,
+            stdin,
         } => {
             let address = resolve(ns, &session)?;
             let mut base = base.clone();
@@ -222,6 +223,18 @@ pub async fn handle(
                 Some(_) => {}
                 None => base.host = remote_host(hosts, host.as_deref())?,
             }
+            if let Some(input) = &stdin
+                && input.len() > crate::protocol::MAX_STDIN
+            {
+                return Err(failure(
+                    "bad_request",
+                    format!(
+                        "stdin has {} bytes, more than the {} MiB a command may be given; nothing was run",
+                        input.len(),
+                        crate::protocol::MAX_STDIN >> 20
+                    ),
+                ));
+            }
             let timeout = seconds("timeout_s", timeout_s)?;
             if timeout.is_zero() {
                 return Err(failure(
@@ -236,6 +249,7 @@ pub async fn handle(
                     OnTimeout::Keep => EngineOnTimeout::Keep,
                 },
                 output_limit: output_limit.max(1),
+                stdin,
             };
             let create = session_options(&base, &create)?;
             let result = registry

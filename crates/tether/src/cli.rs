@@ -101,6 +101,12 @@ pub struct RunArgs {
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
+    /// Leave tether's stdin alone: the command reads the session's terminal
+    /// (answer it with `tether send`), as when stdin is a terminal or
+    /// /dev/null. Without it, a pipe or file on stdin is read to its end
+    /// (64 MiB at most) and is the command's stdin, as with ssh.
+    #[arg(long)]
+    pub no_stdin: bool,
     /// Run in a fresh shell that ends with the command, without the daemon.
     #[arg(long, conflicts_with_all = ["session", "keep", "host"])]
     pub once: bool,

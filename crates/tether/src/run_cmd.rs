@@ -20,15 +20,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
             args.timeout
         );
     }
+    let stdin = crate::session_cmd::piped_stdin(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run_async(args))
+    runtime.block_on(run_async(args, stdin))
 }
 
-async fn run_async(args: RunArgs) -> Result<i32> {
+async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
     let dialect = tether_shell::dialect::by_name(args.shell.name()).context("unknown shell")?;
     let opts = SessionOptions {
         dialect,
@@ -41,6 +42,7 @@ async fn run_async(args: RunArgs) -> Result<i32> {
     let run = RunOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         output_limit: args.output_limit,
+        stdin,
         ..RunOptions::default()
     };
     let mut result = session.run(&args.command.join(" "), &run).await?;

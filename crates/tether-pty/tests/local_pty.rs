@@ -218,3 +218,20 @@ async fn missing_program_is_a_clear_error() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_working_directory_that_cannot_be_entered_is_named_as_that() {
+    let mut s = spec("/bin/sh", &[]);
+    s.cwd = Some("/nonexistent/dir".into());
+    let err = tether_pty::LocalPty::spawn(&s).unwrap_err();
+    assert!(
+        matches!(&err, tether_transport::TransportError::Cwd { path, .. } if path == std::path::Path::new("/nonexistent/dir")),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot enter the working directory /nonexistent/dir")
+            && !text.contains("PATH"),
+        "{text}"
+    );
+}

@@ -535,6 +535,10 @@ impl Session {
         truncated: Option<crate::result::Truncation>,
         exit_code: Option<i32>,
     ) -> RunResult {
+        let output = match self.notice.take() {
+            Some(notice) => format!("{notice}\n{output}"),
+            None => output,
+        };
         RunResult {
             status,
             exit_code,

@@ -88,6 +88,9 @@ pub struct Session {
     pub(crate) seq: u64,
     pub(crate) restarted: bool,
     pub(crate) keep_spills: bool,
+    /// What tether must tell the caller, at the head of the next result's
+    /// output (a start directory that could not be entered).
+    pub(crate) notice: Option<String>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
 }
@@ -102,7 +105,8 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// Starts a shell and waits until it is ready.
-    pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
+    pub async fn start(mut opts: SessionOptions) -> Result<Session, ShellError> {
+        let notice = crate::launch::enterable_cwd(&mut opts);
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let env = opts.shell_env();
         // One matcher per session; each command's capture takes a fresh clone.
@@ -140,6 +144,7 @@ impl Session {
             seq: 0,
             restarted: false,
             keep_spills: false,
+            notice,
         })
     }
 

@@ -238,6 +238,7 @@ fn clients_racing_to_start_the_daemon_share_one() {
                 "--",
                 &format!("echo {i}"),
             ])
+            .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -202,6 +202,7 @@ pub async fn handle(
             output_limit,
             workdir,
             create,
+            stdin,
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
@@ -217,6 +218,18 @@ pub async fn handle(
                 Some(_) => {}
                 None => base.host = remote_host(hosts, host.as_deref())?,
             }
+            if let Some(input) = &stdin
+                && input.len() > crate::protocol::MAX_STDIN
+            {
+                return Err(failure(
+                    FailureKind::BadRequest,
+                    format!(
+                        "stdin has {} bytes, more than the {} MiB a command may be given; nothing was run",
+                        input.len(),
+                        crate::protocol::MAX_STDIN >> 20
+                    ),
+                ));
+            }
             let timeout = seconds("timeout_s", timeout_s)?;
             if timeout.is_zero() {
                 return Err(bad_request("timeout_s must be more than 0 seconds"));
@@ -228,6 +241,7 @@ pub async fn handle(
                     OnTimeout::Keep => EngineOnTimeout::Keep,
                 },
                 output_limit: output_limit.max(1),
+                stdin,
             };
             let create = session_options(&base, &create)?;
             let result = registry

@@ -1,5 +1,7 @@
 //! Where the daemon lives: one private directory per user holding the
-//! socket, the lock that makes the daemon single, and its log.
+//! socket, the lock that makes the daemon single, its log, and its
+//! sessions' directories (`daemon/sessions/ID`, apart from those of
+//! `tether run --once`, which may share the private directory).
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -43,6 +45,51 @@ impl Paths {
     /// The daemon's log (its stderr).
     pub fn log(&self) -> PathBuf {
         self.dir.join("daemon.log")
+    }
+
+    /// The root of the daemon's session directories (the engine adds
+    /// `sessions/ID`).
+    pub fn session_root(&self) -> PathBuf {
+        self.dir.join("daemon")
+    }
+
+    /// Removes the session directories a daemon that did not stop cleanly
+    /// (SIGKILL, a crash) left behind; returns how many. Only for the
+    /// holder of the lock: no other daemon of this directory is alive then.
+    /// Only what the engine makes is removed: a directory (never a symlink
+    /// or what it points to) named by 16 hex digits, ours, mode 0700,
+    /// inside a `sessions` directory that is ours too.
+    pub fn remove_dead_sessions(&self) -> usize {
+        let uid = nix::unistd::getuid().as_raw();
+        let ours = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink() && m.uid() == uid)
+        };
+        let root = self.session_root();
+        let sessions = root.join("sessions");
+        if !ours(&root) || !ours(&sessions) {
+            return 0;
+        }
+        let Ok(entries) = std::fs::read_dir(&sessions) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let session_name = name.to_str().is_some_and(|n| {
+                n.len() == 16
+                    && n.bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            });
+            let path = entry.path();
+            let private =
+                std::fs::symlink_metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o077 == 0);
+            // remove_dir_all removes symlinks inside, never what they name.
+            if session_name && ours(&path) && private && std::fs::remove_dir_all(&path).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
     }
 
     /// Creates the directory 0700 if needed and checks it is ours: a

@@ -72,6 +72,34 @@ pub enum OnTimeout {
     Keep,
 }
 
+/// The most bytes a command's stdin may carry (64 MiB).
+pub const MAX_STDIN: usize = 64 << 20;
+
+/// Bytes as a base64 string.
+mod base64_bytes {
+    use data_encoding::BASE64;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(bytes) => s.serialize_str(&BASE64.encode(bytes)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<u8>>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(d)? else {
+            return Ok(None);
+        };
+        BASE64
+            .decode(text.as_bytes())
+            .map(Some)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// One request.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -98,6 +126,14 @@ pub enum Request {
         /// How to start the session if it does not exist.
         #[serde(default)]
         create: Create,
+        /// The command's stdin (base64 on the wire; at most
+        /// [`MAX_STDIN`] bytes); `None`: it reads the session's terminal.
+        #[serde(
+            default,
+            with = "base64_bytes",
+            skip_serializing_if = "Option::is_none"
+        )]
+        stdin: Option<Vec<u8>>,
     },
     /// Type input and keys, then wait.
     Send {

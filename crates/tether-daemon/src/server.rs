@@ -97,8 +97,21 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
     let listener = UnixListener::bind(&socket).map_err(serve_err)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(serve_err)?;
     let mut base = opts.sessions.clone();
-    base.runtime_dir
-        .get_or_insert_with(|| opts.paths.dir.clone());
+    if base.runtime_dir.is_none() {
+        // The lock is ours: a session directory here is a dead daemon's.
+        let removed = opts.paths.remove_dead_sessions();
+        if removed > 0 {
+            let noun = if removed == 1 {
+                "directory"
+            } else {
+                "directories"
+            };
+            eprintln!(
+                "tether daemon: removed {removed} session {noun} left by a daemon that did not stop cleanly"
+            );
+        }
+        base.runtime_dir = Some(opts.paths.session_root());
+    }
     let state = Arc::new(State {
         registry: Registry::new(base.clone()),
         base,

@@ -17,4 +17,4 @@ pub mod procfs;
 mod signals;
 mod tree;
 
-pub use local::{LocalPty, SpawnSpec};
+pub use local::{LocalPty, SpawnSpec, check_cwd};

@@ -98,11 +98,28 @@ fn io_err(e: nix::Error) -> std::io::Error {
     e.into()
 }
 
+/// Ok when this process could enter `dir` (it exists, is a directory, and
+/// we have search permission on it and on the path to it).
+pub fn check_cwd(dir: &std::path::Path) -> std::io::Result<()> {
+    if !std::fs::metadata(dir)?.is_dir() {
+        return Err(std::io::Error::from(std::io::ErrorKind::NotADirectory));
+    }
+    nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).map_err(std::io::Error::from)
+}
+
 impl LocalPty {
     /// Starts `spec.program` as a session leader whose controlling terminal
     /// is a new PTY, with default signal dispositions and an empty signal
     /// mask whatever tether inherited.
     pub fn spawn(spec: &SpawnSpec) -> Result<LocalPty, TransportError> {
+        // A directory the child cannot enter fails its spawn with the same
+        // errno as a missing program: tell them apart first.
+        if let Some(cwd) = &spec.cwd {
+            check_cwd(cwd).map_err(|source| TransportError::Cwd {
+                path: cwd.clone(),
+                source,
+            })?;
+        }
         let (pty, pts) =
             pty_process::blocking::open().map_err(|e| setup("allocation")(pty_err(e)))?;
         pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))

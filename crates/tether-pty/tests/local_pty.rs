@@ -238,3 +238,20 @@ async fn restore_modes_undoes_raw_mode_and_agrees_with_stty() {
     read_until(&mut out, &mut Vec::new(), "set").await;
     assert_eq!(pty.restore_modes(modes).unwrap(), ModesRestored::Unchanged);
 }
+
+#[tokio::test]
+async fn a_working_directory_that_cannot_be_entered_is_named_as_that() {
+    let mut s = spec("/bin/sh", &[]);
+    s.cwd = Some("/nonexistent/dir".into());
+    let err = tether_pty::LocalPty::spawn(&s).unwrap_err();
+    assert!(
+        matches!(&err, tether_transport::TransportError::Cwd { path, .. } if path == std::path::Path::new("/nonexistent/dir")),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot enter the working directory /nonexistent/dir")
+            && !text.contains("PATH"),
+        "{text}"
+    );
+}

@@ -45,6 +45,11 @@ pub enum ShellError {
     /// A key name was not recognised.
     #[error("unknown key {0:?}: use one of {list}", list = crate::keys::names_list())]
     UnknownKey(String),
+    /// A command was given stdin in a dialect that cannot pass it on.
+    #[error(
+        "the {0} dialect cannot give a command stdin; run it in a bash, zsh or sh session, or pass the input as a file"
+    )]
+    StdinUnsupported(&'static str),
     /// A core component refused its settings.
     #[error(transparent)]
     Term(#[from] tether_term::TermError),

@@ -56,6 +56,27 @@ pub(crate) fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
     Ok(dir)
 }
 
+/// For a local shell whose start directory cannot be entered: moves it to
+/// `$HOME` (the session's, else `/`) and returns the notice saying so.
+pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
+    let cwd = opts.cwd.as_ref().filter(|_| opts.host.is_none())?;
+    let why = tether_pty::check_cwd(cwd).err()?;
+    let home = opts
+        .base_env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|h| h.is_absolute() && tether_pty::check_cwd(h).is_ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let notice = format!(
+        "tether: cannot enter the working directory {}: {why}; the session started in {} instead",
+        cwd.display(),
+        home.display()
+    );
+    opts.cwd = Some(home);
+    Some(notice)
+}
+
 fn nix_uid() -> u32 {
     std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m))

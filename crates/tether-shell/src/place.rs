@@ -50,6 +50,9 @@ pub(crate) trait Place: Send + Sync {
     /// Reads a file of the shell's (`None` when it cannot be read).
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<Vec<u8>>>;
 
+    /// Removes a file of the shell's (best effort).
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, ()>;
+
     /// True when reading a file of the shell's costs no round trip.
     fn reads_are_cheap(&self) -> bool;
 
@@ -121,6 +124,12 @@ impl Place for Local {
 
     fn reads_are_cheap(&self) -> bool {
         true
+    }
+
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let _ = std::fs::remove_file(path);
+        })
     }
 
     fn make_dir<'a>(&'a self, local: &'a Path) -> BoxFuture<'a, Result<PathBuf, ShellError>> {
@@ -216,6 +225,13 @@ impl Place for Remote {
 
     fn reads_are_cheap(&self) -> bool {
         false
+    }
+
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let quoted = crate::dialect::sh_quote(&path.display().to_string());
+            let _ = self.0.run(format!("rm -f -- {quoted}"), Vec::new()).await;
+        })
     }
 
     fn make_dir<'a>(&'a self, _local: &'a Path) -> BoxFuture<'a, Result<PathBuf, ShellError>> {

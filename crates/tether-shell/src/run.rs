@@ -49,6 +49,9 @@ pub struct RunOptions {
     pub on_timeout: OnTimeout,
     /// Most characters of output in the result.
     pub output_limit: usize,
+    /// The command's stdin, written to a private file in the shell's
+    /// directory; `None`: it reads the session's terminal.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl Default for RunOptions {
@@ -57,6 +60,7 @@ impl Default for RunOptions {
             timeout: Duration::from_secs(120),
             on_timeout: OnTimeout::Interrupt,
             output_limit: DEFAULT_OUTPUT_LIMIT,
+            stdin: None,
         }
     }
 }
@@ -160,12 +164,14 @@ impl Session {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
         self.redactor.note_command(code);
+        let input = self.stdin_file(code, opts.stdin.as_deref()).await?;
+        let grouped = input.as_ref().map_or(code, |(_, c)| c.as_str());
         let file = self.next_shell_path("cmd", self.dialect());
         let nonce = split_nonce();
         let text = self
             .opts
             .dialect
-            .command_file(code, self.last_status, &nonce);
+            .command_file(grouped, self.last_status, &nonce);
         let wrapper = self.opts.dialect.wrapper_line(&file, &nonce, code);
         // A remote shell writes a short command file itself, on the typed
         // line: no channel (and no remote process) per command.
@@ -212,13 +218,47 @@ impl Session {
         line.extend_from_slice(wrapper.as_bytes());
         self.terminal.write(line)?;
         let deadline = t0 + opts.timeout;
-        match self.wait(deadline).await {
+        let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
                 Ok(self.running_result(Status::Running, t0))
             }
             Woke::Deadline => self.interrupt(t0).await,
             woke => Ok(self.finish(woke, t0).await),
+        };
+        // A command still running may not have opened its stdin yet: its
+        // file goes with the session's directory.
+        if let Some((path, _)) = input
+            && !matches!(&result, Ok(r) if r.status == Status::Running)
+        {
+            self.remove_shell_file(path).await;
         }
+        result
+    }
+
+    /// With `stdin`, writes it to a private file where the shell reads it
+    /// and returns that file with `code` reading from it.
+    async fn stdin_file(
+        &mut self,
+        code: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<Option<(std::path::PathBuf, String)>, ShellError> {
+        let Some(bytes) = stdin else {
+            return Ok(None);
+        };
+        let path = self.next_shell_path("in", "data");
+        let dialect = self.opts.dialect.name();
+        let code = self
+            .opts
+            .dialect
+            .with_stdin(code, &path)
+            .ok_or(ShellError::StdinUnsupported(dialect))?;
+        self.write_shell_file(path.clone(), bytes.to_vec()).await?;
+        Ok(Some((path, code)))
+    }
+
+    /// Removes a file written by `write_shell_file` (best effort).
+    async fn remove_shell_file(&self, path: std::path::PathBuf) {
+        self.place.remove_file(&path).await;
     }
 
     /// Writes `input` and named `keys` to the foreground program, then waits
@@ -501,6 +541,10 @@ impl Session {
         truncated: Option<crate::result::Truncation>,
         exit_code: Option<i32>,
     ) -> RunResult {
+        let output = match self.notice.take() {
+            Some(notice) => format!("{notice}\n{output}"),
+            None => output,
+        };
         RunResult {
             status,
             exit_code,

@@ -95,6 +95,9 @@ pub struct Session {
     pub(crate) seq: u64,
     pub(crate) restarted: bool,
     pub(crate) keep_spills: bool,
+    /// What tether must tell the caller, at the head of the next result's
+    /// output (a start directory that could not be entered).
+    pub(crate) notice: Option<String>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
 }
@@ -109,7 +112,8 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// Starts a shell and waits until it is ready.
-    pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
+    pub async fn start(mut opts: SessionOptions) -> Result<Session, ShellError> {
+        let notice = crate::launch::enterable_cwd(&mut opts);
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let place = crate::place::of(opts.host.as_ref());
         let env = shell_env(&opts, place.as_ref());
@@ -152,6 +156,7 @@ impl Session {
             seq: 0,
             restarted: false,
             keep_spills: false,
+            notice,
         })
     }
 

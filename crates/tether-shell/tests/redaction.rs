@@ -324,6 +324,7 @@ async fn a_secret_split_across_two_results_never_reaches_the_spill_file() {
         timeout: Duration::from_secs(2),
         on_timeout: OnTimeout::Keep,
         output_limit: 10,
+        ..RunOptions::default()
     };
     let r = s.run(&code, &keep).await.unwrap();
     assert_eq!(r.status, Status::Running);

@@ -28,6 +28,15 @@ pub enum TransportError {
         /// What the OS said.
         source: std::io::Error,
     },
+    /// The program's working directory does not exist, is not a
+    /// directory, or may not be entered (no search permission).
+    #[error("cannot enter the working directory {}: {source}", path.display())]
+    Cwd {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
     /// The terminal could not be set up (allocated, configured, resized).
     #[error("terminal {what} failed: {source}")]
     Setup {

@@ -104,6 +104,12 @@ pub struct RunArgs {
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
+    /// Leave tether's stdin alone: the command reads the session's terminal
+    /// (answer it with `tether send`), as when stdin is a terminal or
+    /// /dev/null. Without it, a pipe or file on stdin is read to its end
+    /// (64 MiB at most) and is the command's stdin, as with ssh.
+    #[arg(long)]
+    pub no_stdin: bool,
     /// Run in a fresh shell that ends with the command, without the daemon.
     #[arg(long, conflicts_with_all = ["session", "keep", "host"])]
     pub once: bool,
@@ -115,9 +121,10 @@ pub struct RunArgs {
 
 /// The exit codes, for `--help`.
 pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal N ended it); \
-121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one); \
-123 still running (kept past the deadline); 124 timed out (interrupted); 125 waiting for input; \
-255 tether itself failed; 2 bad usage.";
+121 incomplete input (nothing was run); 122 the shell exited (the next command starts a fresh one; \
+with --once, the shell's own exit code instead); 123 still running (kept past the deadline); \
+124 timed out (interrupted); 125 waiting for input (with --once: it waited and was ended, \
+nothing can answer it); 255 tether itself failed; 2 bad usage.";
 
 /// `tether run --help`'s closing text: the exit codes and the environment
 /// defaults of a new session.

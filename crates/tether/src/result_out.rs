@@ -34,6 +34,12 @@ pub fn exit_code(r: &ShellResult) -> i32 {
 
 /// Prints `r` (as JSON with `json`) and returns the exit code.
 pub fn print(r: &ShellResult, json: bool) -> Result<i32> {
+    print_noted(r, json, note(r))
+}
+
+/// Prints `r` like [`print`], with `note` (if any) on stderr in place of
+/// the one its status would get.
+pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, r)?;
@@ -49,13 +55,14 @@ pub fn print(r: &ShellResult, json: bool) -> Result<i32> {
             t.omitted_chars, t.total_chars, t.full_output_path
         );
     }
-    if let Some(note) = note(r) {
+    if let Some(note) = note {
         eprintln!("tether: {note}");
     }
     Ok(exit_code(r))
 }
 
-fn note(r: &ShellResult) -> Option<String> {
+/// The note on stderr for `r`'s status, `None` for a plain exit.
+pub fn note(r: &ShellResult) -> Option<String> {
     let s = &r.session;
     let seconds = r.duration_ms as f64 / 1000.0;
     let program = r.foreground.as_ref().map_or_else(

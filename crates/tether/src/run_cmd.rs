@@ -1,10 +1,13 @@
 //! `tether run --once`: one command in a fresh shell of this process (no
-//! daemon), printed like a terminal would show it.
+//! daemon), printed like a terminal would show it. The shell ends with the
+//! command, so its statuses are told as a one-shot shell's: a shell that
+//! exits is the command exiting (its code, no restart), and a command that
+//! waits for input is ended, since nothing can answer it.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tether_shell::{RunOptions, Session, SessionOptions};
+use tether_shell::{RunOptions, Session, SessionOptions, Status};
 
 use crate::cli::RunArgs;
 use crate::result_out;
@@ -17,15 +20,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
             args.timeout
         );
     }
+    let stdin = crate::session_cmd::piped_stdin(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run_async(args))
+    runtime.block_on(run_async(args, stdin))
 }
 
-async fn run_async(args: RunArgs) -> Result<i32> {
+async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
     let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
     let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
     let opts = SessionOptions {
@@ -39,14 +43,30 @@ async fn run_async(args: RunArgs) -> Result<i32> {
     let run = RunOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         output_limit: args.output_limit,
+        stdin,
         ..RunOptions::default()
     };
-    let result = session.run(&args.command.join(" "), &run).await?;
+    let mut result = session.run(&args.command.join(" "), &run).await?;
+    // No command follows: the shell's exit is the command's exit.
+    if result.status == Status::ShellExited {
+        result.status = Status::Exited;
+    }
+    let waited = result.status == Status::WaitingForInput;
     let shaped = tether_daemon::ops::shell_result("once", None, result.clone());
-    let code = result_out::print(&shaped, args.json)?;
+    let note = if waited {
+        Some(WAITED.to_owned())
+    } else {
+        result_out::note(&shaped)
+    };
+    let code = result_out::print_noted(&shaped, args.json, note)?;
     // The spill file named above outlives the session.
     if result.truncated.is_some() {
         session.keep_spill_files();
     }
     Ok(code)
 }
+
+/// The note for a command that blocked reading its terminal.
+const WAITED: &str = "the command waited for input on its terminal and was ended: with --once \
+nothing can be sent to it. Pipe its input to tether's stdin, or run it in a session (without \
+--once) to answer it there";

@@ -4,12 +4,14 @@
 
 use std::io::Write;
 
-use anyhow::{Result, bail};
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tether_daemon::protocol::{
-    CloseReply, Create, ListReply, OnTimeout, Request, ResetReply, ScreenReply, SessionState,
-    ShellResult,
+    CloseReply, Create, ListReply, MAX_STDIN, OnTimeout, Request, ResetReply, ScreenReply,
+    SessionState, ShellResult,
 };
 
 use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
@@ -33,6 +35,41 @@ fn print_json(value: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
+/// The command's stdin: tether's own when it is a pipe, a file or a socket
+/// (read to its end, at most [`MAX_STDIN`] bytes, else an error and nothing
+/// runs); `None` when it is a terminal, a device such as /dev/null, closed,
+/// or `--no-stdin`: the command then reads the session's terminal.
+pub fn piped_stdin(args: &RunArgs) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if args.no_stdin || stdin.is_terminal() {
+        return Ok(None);
+    }
+    // fstat of fd 0 through /proc: no unsafe, and no path of our own.
+    let Ok(meta) = std::fs::metadata("/proc/self/fd/0") else {
+        return Ok(None);
+    };
+    let kind = meta.file_type();
+    if !(kind.is_fifo() || kind.is_file() || kind.is_socket()) {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    let limit = MAX_STDIN as u64 + 1;
+    stdin
+        .lock()
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    if bytes.len() > MAX_STDIN {
+        bail!(
+            "stdin has more than the {} MiB a command may be given; nothing was run (pass a file path instead, or --no-stdin)",
+            MAX_STDIN >> 20
+        );
+    }
+    Ok(Some(bytes))
+}
+
 /// `tether run` through the daemon.
 pub fn run(args: RunArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -41,6 +78,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             args.timeout
         );
     }
+    let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string());
@@ -66,6 +104,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             cwd,
             env: Some(std::env::vars().collect()),
         },
+        stdin,
     };
     print_result(&request, args.json)
 }

@@ -36,10 +36,17 @@ fn public_binary(dir: &Path) -> PathBuf {
     bin
 }
 
-/// `program ARGS` as the other user, with `env`.
+/// `program ARGS` as the other user, with `env`, in `/` (a directory that
+/// user can enter, wherever this checkout is).
 fn as_other(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    as_other_in(Path::new("/"), program, args, env)
+}
+
+/// `program ARGS` as the other user, with `env`, in `cwd`.
+fn as_other_in(cwd: &Path, program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new("setpriv");
-    c.args(["--reuid", USER, "--regid", USER, "--clear-groups", "--"])
+    c.current_dir(cwd)
+        .args(["--reuid", USER, "--regid", USER, "--clear-groups", "--"])
         .arg(program)
         .args(args)
         .env_clear()
@@ -118,6 +125,25 @@ fn another_user_is_refused() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!("{uid}\n"),
+        "{out:?}"
+    );
+    // Called from a directory they cannot enter (a private checkout), their
+    // session starts in their home and says so.
+    let locked = public.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = as_other_in(
+        &locked,
+        &bin,
+        &["run", "-s", "locked", "--norc", "--", "id -u; pwd"],
+        &[("TETHER_DIR", &theirs)],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "tether: cannot enter the working directory {}: Permission denied (os error 13); the session started in /tmp instead\n{uid}\n/tmp\n",
+            locked.display()
+        ),
         "{out:?}"
     );
     let stop = as_other(&bin, &["daemon", "stop"], &[("TETHER_DIR", &theirs)]);

@@ -399,3 +399,44 @@ fn a_person_attached_to_a_remote_session_sees_their_typing() {
         (stdout(&out) == "off\n").then_some(())
     });
 }
+
+#[test]
+fn piped_stdin_reaches_a_remote_command() {
+    use std::io::Write;
+    let Some(r) = start("remote-stdin") else {
+        return;
+    };
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    let hex: String = bytes[..256].iter().map(|b| format!("{b:02x}")).collect();
+    let mut child = r
+        .daemon
+        .cmd(&[
+            "run",
+            "--host",
+            "web01",
+            "--",
+            "head -c 256 | od -An -v -tx1 | tr -d ' \\n'; echo; ls $__tether_dir | grep -c '^in-'",
+        ])
+        .env("HOME", &r.home.0)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert_eq!(stdout(&out), format!("{hex}\n1\n"), "{out:?}");
+    // The input file is gone once the command is done.
+    let out = r.tether(&[
+        "run",
+        "--host",
+        "web01",
+        "--",
+        "ls $__tether_dir | grep -c '^in-'",
+    ]);
+    assert_eq!(stdout(&out), "0\n", "{out:?}");
+}

@@ -240,6 +240,7 @@ fn clients_racing_to_start_the_daemon_share_one() {
                 "--",
                 &format!("echo {i}"),
             ])
+            .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -260,4 +261,157 @@ fn clients_racing_to_start_the_daemon_share_one() {
         4,
         "all four sessions are in one daemon"
     );
+}
+
+#[test]
+fn once_reports_what_a_one_shot_shell_did() {
+    let d = Daemon::new("once-truth");
+    // The shell's exit is the command's: its status, and no word of a next
+    // command.
+    let out = d.run(&["run", "--once", "--norc", "--", "echo bye; exit 3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+        ("bye\n", Some(3)),
+        "{out:?}"
+    );
+    assert!(!err.contains("next command"), "{err}");
+    let out = d.run(&["run", "--once", "--norc", "--json", "--", "exit 4"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (code(&out), v["status"].as_str(), v["exit_code"].as_i64()),
+        (Some(4), Some("exited"), Some(4)),
+        "{v}"
+    );
+    // A command that waits for input on its terminal: nothing can answer
+    // it, and the note says so instead of suggesting `tether send`.
+    let out = d.run(&["run", "--once", "--norc", "--timeout", "10", "--", "read x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), Some(125), "{out:?}");
+    assert!(
+        err.contains("waited for input") && err.contains("--once") && !err.contains("tether send"),
+        "{err}"
+    );
+}
+
+/// `tether ARGS` with `input` on its stdin (a pipe, written by a thread).
+fn piped(d: &Daemon, args: &[&str], input: Vec<u8>) -> std::process::Output {
+    use std::io::Write;
+    let mut child = d
+        .cmd(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // tether may stop reading (over the bound): a broken pipe is fine.
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn piped_stdin_is_the_commands_stdin() {
+    let d = Daemon::new("stdin-pipe");
+    for shell in ["bash", "zsh", "dash", "busybox"] {
+        let s = format!("in-{shell}");
+        let args = ["run", "-s", &s, "--norc", "--shell", shell, "--", "cat"];
+        let out = piped(&d, &args, b"data\n".to_vec());
+        assert_eq!(
+            (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+            ("data\n", Some(0)),
+            "{shell}: {out:?}"
+        );
+        // The session's own state is untouched by the redirection.
+        let args = ["run", "-s", &s, "--", "read a; read b; X=$a$b; echo $X"];
+        let out = piped(&d, &args, b"one\ntwo\n".to_vec());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "onetwo\n", "{shell}");
+        assert_eq!(
+            d.stdout(&["run", "-s", &s, "--", "echo ${X-unset}"]),
+            "onetwo\n"
+        );
+    }
+    // Empty input is end of file, not waiting for input.
+    let out = piped(&d, &["run", "--", "cat; echo rc=$?"], Vec::new());
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), code(&out)),
+        ("rc=0\n", Some(0)),
+        "{out:?}"
+    );
+    // Every byte value arrives as it was.
+    let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let out = piped(&d, &["run", "--", "od -An -v -tx1 | tr -d ' \\n'"], bytes);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), hex, "{out:?}");
+    // Its file was removed when the command ended.
+    let left = d.stdout(&["run", "--", "ls $__tether_dir | grep -c '^in-'"]);
+    assert_eq!(left, "0\n");
+    // And with --once.
+    let out = piped(
+        &d,
+        &["run", "--once", "--norc", "--", "wc -c"],
+        vec![b'x'; 100_000],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "100000",
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_file_on_stdin_is_the_commands_stdin() {
+    let d = Daemon::new("stdin-file");
+    let file = std::env::temp_dir().join(format!("tether-stdin-{}", std::process::id()));
+    std::fs::write(&file, "a\nb\nc\n").unwrap();
+    let out = d
+        .cmd(&["run", "--norc", "--", "wc -l"])
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).trim(), code(&out)),
+        ("3", Some(0)),
+        "{out:?}"
+    );
+    // No stdin (/dev/null) leaves the command the session's terminal.
+    let out = d.run(&["run", "--timeout", "10", "--", "read x"]);
+    assert_eq!(code(&out), Some(125), "{out:?}");
+    let out = d.run(&["send", "typed", "-k", "Enter"]);
+    assert_eq!(code(&out), Some(0), "{out:?}");
+    // As does --no-stdin, with a pipe.
+    let args = ["run", "--no-stdin", "--timeout", "10", "--", "read x"];
+    let out = piped(&d, &args, b"ignored\n".to_vec());
+    assert_eq!(code(&out), Some(125), "{out:?}");
+}
+
+#[test]
+fn stdin_over_the_bound_is_refused_and_nothing_runs() {
+    let d = Daemon::new("stdin-bound");
+    let marker = d.dir.with_extension("ran");
+    let touch = format!("touch {}", marker.display());
+    let out = piped(
+        &d,
+        &["run", "--norc", "--", &touch],
+        vec![b'x'; (64 << 20) + 1],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), Some(255), "{err}");
+    assert!(
+        err.contains("64 MiB") && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command ran");
+    let out = piped(
+        &d,
+        &["run", "--once", "--norc", "--", &touch],
+        vec![b'x'; (64 << 20) + 1],
+    );
+    assert_eq!(code(&out), Some(255), "{out:?}");
+    assert!(!marker.exists(), "the --once command ran");
 }

@@ -99,6 +99,13 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// set to `last_status`.
     fn command_file(&self, code: &str, last_status: i32, nonce: &SplitNonce) -> String;
 
+    /// `code` with its stdin read from the file `input` (a grouping with
+    /// a redirection: the shell's own stdin, its terminal, is untouched);
+    /// `None` when the dialect cannot.
+    fn with_stdin(&self, code: &str, input: &Path) -> Option<String> {
+        Some(group_with_stdin(code, input))
+    }
+
     /// The line typed to run the command file at `path` (holding `code`)
     /// under `nonce`.
     fn wrapper_line(&self, path: &Path, nonce: &SplitNonce, code: &str) -> String;
@@ -296,6 +303,20 @@ pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// `{ CODE\n} < 'INPUT'` for the POSIX-family shells: the code keeps its
+/// line numbers, a trailing heredoc or comment still ends before the `}`.
+/// Code with no command at all (blank or comment lines) is left as it is,
+/// since `{ }` without one is a syntax error and nothing would read.
+fn group_with_stdin(code: &str, input: &Path) -> String {
+    let no_command = code
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    if no_command {
+        return code.to_owned();
+    }
+    format!("{{ {code}\n}} < {}", sh_quote(&input.display().to_string()))
+}
+
 /// The names [`by_name`] knows.
 pub const NAMES: &[&str] = &["bash", "zsh", "sh", "dash", "busybox", "pwsh"];
 
@@ -343,6 +364,30 @@ mod tests {
         }
         assert_eq!(printf_to_file("command", &path, b"a\0b"), None);
         assert_eq!(printf_to_file("command", &path, &[b'#'; INLINE_MAX]), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Grouped code reads the file in every POSIX shell, with a heredoc or
+    /// a comment last, and code without a command stays as it is.
+    #[test]
+    fn group_with_stdin_reads_the_file() {
+        let dir = std::env::temp_dir().join(format!("tether-group-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in-1.data");
+        std::fs::write(&input, "line\n").unwrap();
+        let code = "cat <<EOF\nhere\nEOF\ncat # the input";
+        let grouped = group_with_stdin(code, &input);
+        for sh in ["bash", "dash", "zsh", "sh"] {
+            let Ok(out) = std::process::Command::new(sh)
+                .arg("-c")
+                .arg(&grouped)
+                .output()
+            else {
+                continue;
+            };
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "here\nline\n", "{sh}");
+        }
+        assert_eq!(group_with_stdin("# nothing\n\n", &input), "# nothing\n\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -133,6 +133,10 @@ impl Dialect for Pwsh {
         ))
     }
 
+    fn with_stdin(&self, _code: &str, _input: &Path) -> Option<String> {
+        None
+    }
+
     fn command_file(&self, code: &str, _last_status: i32, _nonce: &SplitNonce) -> String {
         code.to_owned()
     }

@@ -183,6 +183,7 @@ impl TetherMcp {
                     .map(|d| d.display().to_string()),
                 env: Some(std::env::vars().collect()),
             },
+            stdin: None,
         };
         Ok(self.shell(request).await)
     }

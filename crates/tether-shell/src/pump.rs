@@ -50,6 +50,9 @@ pub enum Phase {
 pub struct PumpState {
     /// Marks of the current nonce.
     pub markers: MarkerScanner,
+    /// Output the marker scanner still holds (an unfinished sequence that
+    /// may be a mark): routed to the capture once it is known not to be.
+    unrouted: Vec<u8>,
     /// The screen.
     pub emulator: Emulator,
     /// Raw output, bounded.
@@ -134,7 +137,20 @@ impl PumpState {
         let mut replies = Vec::new();
         let mut marks = Vec::new();
         self.markers.feed(chunk, &mut marks);
+        // The capture gets the bytes between marks; the tail the scanner
+        // still holds waits, so a mark split across chunks never reaches it.
+        let mut routed = std::mem::take(&mut self.unrouted);
+        let rbase = base - routed.len() as u64;
+        routed.extend_from_slice(chunk);
+        let held = (base + chunk.len() as u64).saturating_sub(self.markers.offset());
+        let known = routed.len() - usize::try_from(held).unwrap_or(0).min(routed.len());
+        let within = |off: u64, len: usize| {
+            usize::try_from(off.saturating_sub(rbase))
+                .unwrap_or(len)
+                .min(len)
+        };
         let mut at = 0usize;
+        let mut rat = 0usize;
         for m in marks {
             let start = usize::try_from(m.start.saturating_sub(base))
                 .unwrap_or(0)
@@ -144,16 +160,24 @@ impl PumpState {
                 .clamp(start, chunk.len());
             if start > at {
                 self.show(&chunk[at..start], &mut replies, &mut display);
-                self.route(&chunk[at..start]);
             }
+            let rstart = within(m.start, routed.len()).max(rat);
+            if rstart > rat {
+                self.route(&routed[rat..rstart]);
+            }
+            rat = within(m.end, routed.len()).max(rstart);
             self.show(&chunk[start..end], &mut replies, &mut display);
             at = end;
             self.mark(m);
         }
         if at < chunk.len() {
             self.show(&chunk[at..], &mut replies, &mut display);
-            self.route(&chunk[at..]);
         }
+        if known > rat {
+            self.route(&routed[rat..known]);
+            rat = known;
+        }
+        self.unrouted = routed.split_off(rat);
         if let (Some(d), Some(w)) = (display, &self.watch)
             && !d.is_empty()
         {
@@ -197,6 +221,8 @@ impl PumpState {
     /// Ends the current command's output: what the renaming holds, then
     /// the capture's last partial line.
     pub fn finish_capture(&mut self) {
+        let held = std::mem::take(&mut self.unrouted);
+        self.route(&held);
         if let Some(c) = self.capture.as_mut() {
             if let Some(r) = self.rename.as_mut() {
                 r.flush(&mut |b| c.push(b));
@@ -290,6 +316,7 @@ pub fn initial_state(
         log: ByteLog::new(RAW_LOG_BYTES)?,
         capture: None,
         rename: None,
+        unrouted: Vec::new(),
         phase: Phase::Idle,
         ready: false,
         exit_cwd: None,

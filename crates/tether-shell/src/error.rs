@@ -50,6 +50,20 @@ pub enum ShellError {
         "the {0} dialect cannot give a command stdin; run it in a bash, zsh or sh session, or pass the input as a file"
     )]
     StdinUnsupported(&'static str),
+    /// The shell printed a command's end mark without running its file:
+    /// the typed line did not reach it as written (a disabled builtin, an
+    /// alias over one, a line discipline tether does not know). The command
+    /// did not run.
+    #[error(
+        "the command did not run: the {dialect} shell received the line that runs it but did not run it (a builtin disabled or aliased, or the terminal's line settings changed){}; reset the session (tether reset) to start a fresh shell with the same cwd and exports",
+        if output.is_empty() { String::new() } else { format!("; the shell said: {output:?}") }
+    )]
+    NotDelivered {
+        /// The dialect.
+        dialect: &'static str,
+        /// What the shell printed meanwhile (redacted, clipped).
+        output: String,
+    },
     /// A core component refused its settings.
     #[error(transparent)]
     Term(#[from] tether_term::TermError),

@@ -30,6 +30,10 @@ pub struct EndMark {
     pub pipe: Vec<i32>,
     /// The working directory after it.
     pub cwd: Option<PathBuf>,
+    /// Whether the command file started: `Some(false)` when the shell
+    /// printed the end mark without running it (the wrapper line was not
+    /// delivered whole); `None` from a dialect that does not say.
+    pub ran: Option<bool>,
 }
 
 /// Where the current command is.
@@ -275,7 +279,13 @@ fn parse_end(fields: &[(String, String)]) -> EndMark {
         use std::os::unix::ffi::OsStringExt;
         PathBuf::from(std::ffi::OsString::from_vec(percent_decode(c)))
     });
-    EndMark { exit, pipe, cwd }
+    let ran = get("ran").map(|v| v == "1");
+    EndMark {
+        exit,
+        pipe,
+        cwd,
+        ran,
+    }
 }
 
 /// Undoes the `%XX` escaping the shell applies to the cwd in marks (the

@@ -223,7 +223,10 @@ impl Session {
                 Ok(self.running_result(Status::Running, t0))
             }
             Woke::Deadline => self.interrupt(t0).await,
-            woke => Ok(self.finish(woke, t0).await),
+            Woke::Ended(end) if end.ran == Some(false) && !self.syntax_error(code).await? => {
+                Err(self.not_delivered())
+            }
+            woke => self.finish(woke, t0).await,
         };
         // A command still running may not have opened its stdin yet: its
         // file goes with the session's directory.
@@ -290,7 +293,7 @@ impl Session {
         if !self.busy() && !self.ended() {
             let exited = *self.terminal.exit().borrow();
             if let Some(info) = exited {
-                return Ok(self.finish(Woke::ShellExited(info), t0).await);
+                return self.finish(Woke::ShellExited(info), t0).await;
             }
             return Ok(self.result(
                 Status::Exited,
@@ -302,7 +305,7 @@ impl Session {
         }
         match self.wait(t0 + wait).await {
             Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
-            woke => Ok(self.finish(woke, t0).await),
+            woke => self.finish(woke, t0).await,
         }
     }
 
@@ -416,8 +419,9 @@ impl Session {
         })
     }
 
-    async fn finish(&mut self, woke: Woke, t0: Instant) -> RunResult {
-        match woke {
+    /// The result of a wait that ended.
+    async fn finish(&mut self, woke: Woke, t0: Instant) -> Result<RunResult, ShellError> {
+        Ok(match woke {
             Woke::Ended(end) => {
                 self.learn_exports().await;
                 self.shared.lock().phase = Phase::Idle;
@@ -451,7 +455,7 @@ impl Session {
                 r
             }
             Woke::Deadline => self.running_result(Status::Running, t0),
-        }
+        })
     }
 
     /// After the shell exits, waits briefly for its last output to arrive.
@@ -578,6 +582,25 @@ impl Session {
         Ok(dialect.is_incomplete(code, &first, probe.as_deref()))
     }
 
+    /// True when the dialect's syntax checker refuses `code`: a command
+    /// whose first line does not parse ends without its file having set
+    /// the flag that it ran, yet the shell did read it.
+    async fn syntax_error(&mut self, code: &str) -> Result<bool, ShellError> {
+        Ok(!self.check_syntax(code).await?.trim().is_empty())
+    }
+
+    /// The error for an end mark that says the command file never started
+    /// (the shell got a line it did not run as typed): the command did not
+    /// run, whatever `$?` says.
+    fn not_delivered(&mut self) -> ShellError {
+        self.shared.lock().phase = Phase::Idle;
+        let (output, _) = self.take_output();
+        ShellError::NotDelivered {
+            dialect: self.opts.dialect.name(),
+            output: clip_chars(&output, 2000),
+        }
+    }
+
     /// The dialect's syntax checker's messages for `code` (empty if none).
     async fn check_syntax(&mut self, code: &str) -> Result<String, ShellError> {
         let dialect = std::sync::Arc::clone(&self.opts.dialect);
@@ -592,6 +615,14 @@ impl Session {
                 shell_file,
             })
             .await
+    }
+}
+
+/// At most `limit` characters of `s`, with `…` when cut.
+fn clip_chars(s: &str, limit: usize) -> String {
+    match s.char_indices().nth(limit) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
     }
 }
 

@@ -246,9 +246,13 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         let cancelled: Vec<&str> = results
             .iter()
             .filter(|r| {
-                r.error
-                    .as_deref()
-                    .is_some_and(|e| e.contains("cancelled (fail fast)"))
+                matches!(
+                    r.error,
+                    Some(exec::HostError::Cancelled {
+                        why: exec::StopReason::FailFast,
+                        ..
+                    })
+                )
             })
             .map(|r| r.host.as_str())
             .collect();

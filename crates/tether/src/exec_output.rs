@@ -25,7 +25,7 @@ pub fn stream(p: &Progress) {
         }
         Progress::Done(r) => {
             if let Some(e) = &r.error {
-                eprintln!("tether: {e}");
+                eprintln!("tether: {}: {e}", r.host);
             } else if let Some(sig) = &r.signal {
                 eprintln!("tether: {}: killed by signal {sig}", r.host);
             }
@@ -48,7 +48,7 @@ pub fn gather(results: &[HostResult]) -> Result<()> {
     for g in exec::gather(results) {
         let mut status = Vec::new();
         if let Some(e) = &g.error {
-            status.push(e.clone());
+            status.push(e.to_string());
         } else if let Some(s) = &g.signal {
             status.push(format!("signal {s}"));
         } else if let Some(c) = g.exit_code.filter(|c| *c != 0) {
@@ -79,7 +79,9 @@ pub fn json_lines(results: &[HostResult]) -> Result<()> {
     for r in results {
         let v = json!({
             "host": r.host, "exit_code": r.exit_code, "signal": r.signal,
-            "stdout": text(&r.stdout), "stderr": text(&r.stderr), "error": r.error,
+            "stdout": text(&r.stdout), "stderr": text(&r.stderr),
+            "error": r.error.as_ref().map(ToString::to_string),
+            "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
             "connect_ms": r.connect_ms, "total_ms": r.total_ms,
         });
         writeln!(out, "{v}")?;

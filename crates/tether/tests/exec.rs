@@ -254,7 +254,8 @@ fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
         rows[1..].iter().all(|r| r["error"]
             .as_str()
             .unwrap()
-            .contains("cancelled (fail fast)")),
+            .starts_with("cancelled (fail fast)")
+            && r["error_kind"] == "cancelled"),
         "{rows:?}"
     );
     assert!(

@@ -117,6 +117,8 @@ fn exec_hosts_groups_identical_results() {
             .contains("cannot connect"),
         "{groups:?}"
     );
+    assert_eq!(groups[2]["error_kind"], "ssh", "{groups:?}");
+    assert!(groups[0]["error_kind"].is_null(), "{groups:?}");
 
     let r = call(
         4,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::HostResult;
+use super::{HostError, HostResult};
 use crate::NodeSet;
 
 /// Hosts that gave the same result.
@@ -16,7 +16,7 @@ pub struct Group {
     /// Their signal.
     pub signal: Option<String>,
     /// Their error.
-    pub error: Option<String>,
+    pub error: Option<HostError>,
     /// Their stdout.
     pub stdout: Vec<u8>,
     /// Their stderr.
@@ -28,28 +28,22 @@ type Key = (
     Vec<u8>,
     Option<u32>,
     Option<String>,
-    Option<String>,
+    Option<HostError>,
 );
 
 /// The groups of `results`: identical stdout, stderr, exit code, signal and
 /// error share one; groups come in the order of their first host. An error
-/// names its host, so hosts that failed alike still group by the rest of
-/// the message.
+/// never names its host, so hosts that failed alike group.
 pub fn gather(results: &[HostResult]) -> Vec<Group> {
     let mut order: Vec<Key> = Vec::new();
     let mut groups: BTreeMap<Key, NodeSet> = BTreeMap::new();
     for r in results {
-        let error = r.error.as_ref().map(|e| {
-            e.strip_prefix(&format!("{}: ", r.host))
-                .unwrap_or(e)
-                .to_owned()
-        });
         let key = (
             r.stdout.clone(),
             r.stderr.clone(),
             r.exit_code,
             r.signal.clone(),
-            error,
+            r.error.clone(),
         );
         if !groups.contains_key(&key) {
             order.push(key.clone());

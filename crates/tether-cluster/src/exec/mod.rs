@@ -4,11 +4,13 @@
 //! never stops the others (unless asked to fail fast).
 
 mod gather;
+mod host_error;
 mod input;
 mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
+pub use host_error::{HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
@@ -74,8 +76,8 @@ pub struct HostResult {
     /// Everything on stderr.
     pub stderr: Vec<u8>,
     /// Why it did not run or finish (connection, host key, auth, timeout,
-    /// cancelled), as one line.
-    pub error: Option<String>,
+    /// cancelled).
+    pub error: Option<HostError>,
     /// Time to connect, in milliseconds.
     pub connect_ms: u64,
     /// Total time, in milliseconds.
@@ -189,7 +191,7 @@ async fn one(
     command: Arc<str>,
     opts: Arc<ExecOptions>,
     events: mpsc::Sender<Progress>,
-    mut cancel: watch::Receiver<Option<&'static str>>,
+    mut cancel: watch::Receiver<Option<StopReason>>,
 ) -> HostResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -198,21 +200,24 @@ async fn one(
         ..HostResult::default()
     };
     if let Some(why) = *cancel.borrow() {
-        result.error = Some(format!("{host}: cancelled ({why}): not started"));
+        result.error = Some(HostError::Cancelled {
+            why,
+            started: false,
+        });
         return result;
     }
     let _ = events.send(Progress::Started(host.clone())).await;
     let (target, connect) = match (opts.resolve)(&spec) {
         Ok(r) => r,
         Err(e) => {
-            result.error = Some(format!("{host}: {e}"));
+            result.error = Some(HostError::resolve(&host, e));
             return result;
         }
     };
     let conn = match tether_ssh::connect(&target, &connect).await {
         Ok(c) => c,
         Err(e) => {
-            result.error = Some(e.to_string());
+            result.error = Some(HostError::ssh(&host, e.to_string()));
             result.total_ms = t0.elapsed().as_millis() as u64;
             return result;
         }
@@ -255,22 +260,17 @@ async fn one(
     result.stderr = stderr;
     match ended {
         Ok(e) if e.cancelled => {
-            let why = cancel_reason.borrow().unwrap_or("stopped");
-            result.error = Some(format!(
-                "{host}: cancelled ({why}): sent TERM and its channel closed"
-            ));
+            let why = cancel_reason.borrow().unwrap_or(StopReason::Interrupted);
+            result.error = Some(HostError::Cancelled { why, started: true });
         }
         Ok(e) if e.timed_out => {
-            result.error = Some(format!(
-                "{host}: the command did not finish within {:.1} s (command timeout); it was sent TERM and its channel closed",
-                opts.command_timeout.unwrap_or_default().as_secs_f64()
-            ));
+            result.error = Some(HostError::timeout(opts.command_timeout.unwrap_or_default()));
         }
         Ok(e) => {
             result.exit_code = e.exit_code;
             result.signal = e.signal;
         }
-        Err(e) => result.error = Some(e.to_string()),
+        Err(e) => result.error = Some(HostError::ssh(&host, e.to_string())),
     }
     result.total_ms = t0.elapsed().as_millis() as u64;
     result
@@ -293,7 +293,7 @@ pub async fn run(
         let tx = Arc::clone(&cancel_tx);
         tokio::spawn(async move {
             if stop.wait_for(|s| *s).await.is_ok() {
-                tx.send_replace(Some("interrupted"));
+                tx.send_replace(Some(StopReason::Interrupted));
             }
         });
     }
@@ -326,7 +326,7 @@ pub async fn run(
             && !r.succeeded()
             && opts.fail_fast
         {
-            cancel_tx.send_if_modified(|c| c.replace("fail fast").is_none());
+            cancel_tx.send_if_modified(|c| c.replace(StopReason::FailFast).is_none());
         }
         progress(&p);
         if let Progress::Done(r) = p {

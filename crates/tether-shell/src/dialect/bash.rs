@@ -42,7 +42,7 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
   return 0
 }
 __tether_prompt() {
@@ -118,7 +118,7 @@ impl Dialect for Bash {
         // line records `$?` and PIPESTATUS of the user's last pipeline
         // before anything changes them.
         format!(
-            "__tether_st= __tether_ps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
+            "__tether_ran=1 __tether_st= __tether_ps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
         )
     }
 

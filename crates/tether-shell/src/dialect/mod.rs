@@ -192,7 +192,7 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
 /// functions under `set -a`).
 pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce, unexport: &str) -> String {
     format!(
-        "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; {unexport}__tether_pending=1; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+        "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; {unexport}__tether_pending=1 __tether_ran=; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
         a = n.a,
         b = n.b,
         path = sh_quote(&path.display().to_string()),

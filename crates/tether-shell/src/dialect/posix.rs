@@ -71,7 +71,7 @@ __tether_end() {
   [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
   __tether_done=
   command export -p >| "$__tether_dir/env" 2>/dev/null
-  command printf '\033]6973;%s%s;%s;exit=%s;cwd=' "$1" "$2" "${4:-end}" "$__tether_e"
+  command printf '\033]6973;%s%s;%s;exit=%s;ran=%s;cwd=' "$1" "$2" "${4:-end}" "$__tether_e" "${__tether_ran-}"
   __tether_enc "$PWD"
   command printf '\007'
   return 0
@@ -146,7 +146,9 @@ impl Dialect for Posix {
     fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
         // The prefix shares the code's first line, so the shell's messages
         // give the user's own line numbers.
-        format!("__tether_st=; __tether_rc {last_status} && :; {code}\n__tether_st=$?\n")
+        format!(
+            "__tether_ran=1 __tether_st=; __tether_rc {last_status} && :; {code}\n__tether_st=$?\n"
+        )
     }
 
     fn inline_file(&self, path: &Path, bytes: &[u8]) -> Option<String> {
@@ -159,7 +161,7 @@ impl Dialect for Posix {
         // abandoned (`__tether_done` still unset), in a subshell that only
         // that path pays for.
         format!(
-            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; unset __tether_done; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
+            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; unset __tether_done; __tether_ran=; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
             a = n.a,
             b = n.b,
             path = sh_quote(&path.display().to_string()),

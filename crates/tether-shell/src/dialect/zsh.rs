@@ -39,7 +39,7 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
   return 0
 }
 __tether_prompt() {
@@ -134,7 +134,7 @@ impl Dialect for Zsh {
         // `pipestatus`; it saves it first, and the last line takes the saved
         // one when the user's last pipeline failed.
         format!(
-            "__tether_st= __tether_ps= __tether_tps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n[[ $__tether_st != 0 && -n $__tether_tps ]] && __tether_ps=$__tether_tps\n"
+            "__tether_ran=1 __tether_st= __tether_ps= __tether_tps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{pipestatus[*]}}\" __tether_st=$?\n[[ $__tether_st != 0 && -n $__tether_tps ]] && __tether_ps=$__tether_tps\n"
         )
     }
 

@@ -48,10 +48,37 @@ pub struct HostGroup {
     pub signal: Option<String>,
     /// Why the command did not run or finish (connection, host key, auth, timeout).
     pub error: Option<String>,
+    /// The kind of that error (null when none).
+    pub error_kind: Option<ErrorKind>,
     /// stdout, then stderr.
     pub output: String,
     /// Null, or where the output was clipped.
     pub truncated: Option<Clipped>,
+}
+
+/// The kinds of per-host errors.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Cancelled before or while running.
+    Cancelled,
+    /// The command outlived its timeout.
+    Timeout,
+    /// The host could not be resolved (ssh_config, tether's config).
+    Resolve,
+    /// Connecting, the host key, authentication or the channel failed.
+    Ssh,
+}
+
+impl From<exec::HostErrorKind> for ErrorKind {
+    fn from(k: exec::HostErrorKind) -> Self {
+        match k {
+            exec::HostErrorKind::Cancelled => Self::Cancelled,
+            exec::HostErrorKind::Timeout => Self::Timeout,
+            exec::HostErrorKind::Resolve => Self::Resolve,
+            exec::HostErrorKind::Ssh => Self::Ssh,
+        }
+    }
 }
 
 /// The result of `exec_hosts`.
@@ -137,7 +164,8 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
                 hosts: g.hosts.fold(),
                 exit_code: g.exit_code,
                 signal: g.signal,
-                error: g.error,
+                error_kind: g.error.as_ref().map(|e| e.kind().into()),
+                error: g.error.map(|e| e.to_string()),
                 output,
                 truncated,
             }

@@ -1,0 +1,156 @@
+//! Why a host's command did not run or did not finish: a typed kind (for
+//! policies, folding and structured output) with the one line a person
+//! reads. The line never names the host; the front-end puts it in front.
+
+use std::time::Duration;
+
+/// What stopped the hosts that were cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StopReason {
+    /// Another host failed and the run was asked to fail fast.
+    FailFast,
+    /// The run was interrupted (Ctrl-C, or the caller's stop signal).
+    Interrupted,
+}
+
+impl StopReason {
+    /// How the reason reads in a message.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FailFast => "fail fast",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The kinds of per-host errors, as `--output json` and MCP name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostErrorKind {
+    /// Cancelled before or while running (fail fast, interrupt).
+    Cancelled,
+    /// The command outlived the command timeout.
+    Timeout,
+    /// The host could not be resolved into where and how to connect
+    /// (ssh_config, tether's config).
+    Resolve,
+    /// Connecting, the host key, authentication, or the channel failed.
+    Ssh,
+}
+
+impl HostErrorKind {
+    /// The kind's name in structured output (`snake_case`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::Timeout => "timeout",
+            Self::Resolve => "resolve",
+            Self::Ssh => "ssh",
+        }
+    }
+}
+
+/// Why one host's command did not run or finish.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostError {
+    /// Cancelled: `started` tells whether the command had been sent (then
+    /// it was sent TERM and its channel closed).
+    Cancelled {
+        /// What stopped the run.
+        why: StopReason,
+        /// True when the command was already running.
+        started: bool,
+    },
+    /// The command outlived the command timeout, in milliseconds.
+    Timeout {
+        /// The timeout.
+        after_ms: u64,
+    },
+    /// The host could not be resolved.
+    Resolve(String),
+    /// An SSH failure (connect, host key, auth, channel), as one line.
+    Ssh(String),
+}
+
+impl HostError {
+    /// An SSH failure's message, without the host name it may start with.
+    pub fn ssh(host: &str, message: String) -> Self {
+        Self::Ssh(strip_host(host, message))
+    }
+
+    /// A resolution failure's message, without the host name it may start
+    /// with.
+    pub fn resolve(host: &str, message: String) -> Self {
+        Self::Resolve(strip_host(host, message))
+    }
+
+    /// A timeout after `d`.
+    pub fn timeout(d: Duration) -> Self {
+        Self::Timeout {
+            after_ms: d.as_millis().min(u64::MAX as u128) as u64,
+        }
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> HostErrorKind {
+        match self {
+            Self::Cancelled { .. } => HostErrorKind::Cancelled,
+            Self::Timeout { .. } => HostErrorKind::Timeout,
+            Self::Resolve(_) => HostErrorKind::Resolve,
+            Self::Ssh(_) => HostErrorKind::Ssh,
+        }
+    }
+}
+
+fn strip_host(host: &str, message: String) -> String {
+    match message
+        .strip_prefix(host)
+        .and_then(|r| r.strip_prefix(": "))
+    {
+        Some(rest) => rest.to_owned(),
+        None => message,
+    }
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Cancelled {
+                why,
+                started: false,
+            } => write!(f, "cancelled ({}): not started", why.as_str()),
+            Self::Cancelled { why, started: true } => write!(
+                f,
+                "cancelled ({}): sent TERM and its channel closed",
+                why.as_str()
+            ),
+            Self::Timeout { after_ms } => write!(
+                f,
+                "the command did not finish within {:.1} s (command timeout); it was sent TERM and its channel closed",
+                *after_ms as f64 / 1000.0
+            ),
+            Self::Resolve(m) | Self::Ssh(m) => f.write_str(m),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_lose_the_host_and_keep_their_kind() {
+        let e = HostError::ssh("web1", "web1: cannot connect to 1.2.3.4:22: refused".into());
+        assert_eq!(e.to_string(), "cannot connect to 1.2.3.4:22: refused");
+        assert_eq!(e.kind(), HostErrorKind::Ssh);
+        let e = HostError::ssh("web1", "web10: no answer".into());
+        assert_eq!(e.to_string(), "web10: no answer");
+        let e = HostError::timeout(Duration::from_millis(500));
+        assert_eq!(e.kind().as_str(), "timeout");
+        assert!(e.to_string().contains("within 0.5 s"), "{e}");
+        let e = HostError::Cancelled {
+            why: StopReason::FailFast,
+            started: false,
+        };
+        assert_eq!(e.to_string(), "cancelled (fail fast): not started");
+    }
+}

@@ -138,10 +138,17 @@ impl Client {
         }
     }
 
-    /// Sends one request and returns its result as it came.
+    /// Sends one request and returns its result as it came. A connection
+    /// that fails while the request is written is a
+    /// [`DaemonError::Connection`] (the daemon never read it: safe to send
+    /// again on a new connection); one that fails after is a
+    /// [`DaemonError::Lost`] (it may have run: never send it again).
     pub fn call(&mut self, request: &Request) -> Result<Value, DaemonError> {
         self.send_line(request)?;
-        self.reply()
+        self.reply().map_err(|e| match e {
+            DaemonError::Connection(why) => DaemonError::Lost(why),
+            other => other,
+        })
     }
 
     /// Sends one request and reads its result as `T`, the reply that
@@ -149,8 +156,7 @@ impl Client {
     /// `read` and `signal`; a [`crate::protocol::ListReply`] for `list` …).
     pub fn request<T: DeserializeOwned>(&mut self, request: &Request) -> Result<T, DaemonError> {
         let value = self.call(request)?;
-        serde_json::from_value(value)
-            .map_err(|e| DaemonError::Connection(format!("unreadable result: {e}")))
+        serde_json::from_value(value).map_err(|e| DaemonError::BadReply(e.to_string()))
     }
 
     /// Sends `attach` and, once accepted, hands over the stream for frames,

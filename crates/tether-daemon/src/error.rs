@@ -26,6 +26,19 @@ pub enum DaemonError {
     /// The connection broke or carried something unreadable.
     #[error("the connection to the tether daemon failed: {0}; run the command again")]
     Connection(String),
+    /// The request reached the daemon, but the connection ended before its
+    /// answer: the daemon stopped (killed, crashed) during the call. The
+    /// request is never sent again: it may have run.
+    #[error(
+        "the tether daemon stopped during this request ({0}): the command may have run, partly or wholly, and the session's shell is gone; the next call on the session starts a new shell with its last cwd and exports (see the daemon log for why it stopped)"
+    )]
+    Lost(String),
+    /// The daemon answered a request with a reply of the wrong shape (a
+    /// daemon of another build); the request may have been carried out.
+    #[error(
+        "the tether daemon's reply could not be read ({0}); the request may have been carried out: check with `tether ls`, and restart the daemon (`tether daemon stop`) if it is of another version"
+    )]
+    BadReply(String),
     /// The daemon refused the request (the message says what to do).
     #[error("{}", .0.message)]
     Refused(Failure),

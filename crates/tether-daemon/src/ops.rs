@@ -293,7 +293,20 @@ pub async fn handle(
         }
         Request::Read { session, wait_s } => {
             let wait = seconds("wait_s", wait_s)?;
-            on_existing(registry, ns, &session, async move |s| s.read(wait).await).await
+            // While a call holds the session, a read looks at the command
+            // in flight without taking its output from that call.
+            let (address, s, control) = existing(registry, ns, &session)?;
+            match s.try_lock() {
+                Ok(mut s) => {
+                    let r = s.read(wait).await.map_err(engine)?;
+                    Ok(Response::Shell(shell_result(&session, s.host(), r)))
+                }
+                Err(_) => {
+                    let r = control.peek(wait).await;
+                    let host = registry.host_of(&address.owner, &address.name).flatten();
+                    Ok(Response::Shell(shell_result(&session, host.as_deref(), r)))
+                }
+            }
         }
         Request::Signal { session, signal } => {
             let Some(signal) = Signal::from_name(&signal) else {
@@ -302,11 +315,21 @@ pub async fn handle(
                     Signal::names_list()
                 )));
             };
-            on_existing(registry, ns, &session, async move |s| {
-                s.signal(signal)?;
-                s.read(Duration::from_millis(500)).await
-            })
-            .await
+            // The signal goes at once, whether or not a call holds the
+            // session; that call then returns the command's true status.
+            let (address, s, control) = existing(registry, ns, &session)?;
+            control.signal(signal).map_err(engine)?;
+            match s.try_lock() {
+                Ok(mut s) => {
+                    let r = s.read(SIGNAL_SETTLE).await.map_err(engine)?;
+                    Ok(Response::Shell(shell_result(&session, s.host(), r)))
+                }
+                Err(_) => {
+                    let r = control.peek(SIGNAL_SETTLE).await;
+                    let host = registry.host_of(&address.owner, &address.name).flatten();
+                    Ok(Response::Shell(shell_result(&session, host.as_deref(), r)))
+                }
+            }
         }
         Request::Screen { session } => {
             let address = resolve(ns, &session)?;
@@ -317,12 +340,12 @@ pub async fn handle(
             Ok(Response::Screen(ScreenReply { session, screen }))
         }
         Request::Reset { session } => {
-            let address = resolve(ns, &session)?;
-            let s = registry
-                .existing(&address.owner, &address.name)
-                .map_err(engine)?;
+            // The call in flight (if any) returns `reset` at once; the
+            // first holder of the call lock after it restarts the shell.
+            let (_, s, control) = existing(registry, ns, &session)?;
+            control.request(tether_shell::Pending::Reset);
             let mut s = s.lock().await;
-            s.restart().await.map_err(engine)?;
+            s.take_reset().await.map_err(engine)?;
             let cwd = s.cwd().map(|c| c.display().to_string());
             Ok(Response::Reset(ResetReply {
                 session,
@@ -355,6 +378,27 @@ pub async fn handle(
             Err(bad_request("attach and stop are handled by the connection"))
         }
     }
+}
+
+/// How long `signal` waits for the command to react before it answers.
+const SIGNAL_SETTLE: Duration = Duration::from_millis(500);
+
+type Existing = (
+    Address,
+    std::sync::Arc<tokio::sync::Mutex<tether_shell::Session>>,
+    tether_shell::Control,
+);
+
+/// An existing session of `ns`, its call lock and its control handle.
+fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Failure> {
+    let address = resolve(ns, session)?;
+    let s = registry
+        .existing(&address.owner, &address.name)
+        .map_err(engine)?;
+    let control = registry
+        .control(&address.owner, &address.name)
+        .map_err(engine)?;
+    Ok((address, s, control))
 }
 
 async fn on_existing(

@@ -313,6 +313,12 @@ pub enum Status {
     ShellExited,
     /// The command was unfinished (open quote, heredoc, block): not run.
     IncompleteInput,
+    /// The session was reset while the command was in flight (its process
+    /// tree ended; a fresh shell with cwd and exports restored).
+    Reset,
+    /// The session was closed, or the daemon stopped, while the command
+    /// was in flight (its process tree ended).
+    Closed,
 }
 
 impl From<tether_shell::Status> for Status {
@@ -324,6 +330,8 @@ impl From<tether_shell::Status> for Status {
             tether_shell::Status::TimedOut => Status::TimedOut,
             tether_shell::Status::ShellExited => Status::ShellExited,
             tether_shell::Status::IncompleteInput => Status::IncompleteInput,
+            tether_shell::Status::Reset => Status::Reset,
+            tether_shell::Status::Closed => Status::Closed,
         }
     }
 }

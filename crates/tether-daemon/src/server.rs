@@ -297,6 +297,15 @@ async fn hello(
     .then_some(hello)
 }
 
+/// Resolves when the client closes its end; never when it sends more
+/// (that waits, unread, for the next request).
+async fn client_gone(read: &mut BufReader<OwnedReadHalf>) {
+    match read.fill_buf().await {
+        Ok([]) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
+    }
+}
+
 async fn serve_requests(
     state: &Arc<State>,
     ns: &str,
@@ -342,14 +351,20 @@ async fn serve_requests(
                 return;
             }
             request => {
-                let result = ops::handle(
+                let handled = ops::handle(
                     &state.registry,
                     &state.base,
                     state.hosts.as_ref(),
                     ns,
                     request,
-                )
-                .await;
+                );
+                // A client that goes away mid-call (a second Ctrl-C) leaves
+                // its command running, as a kept command `read` picks up:
+                // the call's future is dropped where it waits.
+                let result = tokio::select! {
+                    r = handled => r,
+                    () = client_gone(&mut read) => return,
+                };
                 state.touch();
                 match result {
                     Ok(mut response) => {

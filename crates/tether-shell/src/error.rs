@@ -64,6 +64,10 @@ pub enum ShellError {
         /// What the shell printed meanwhile (redacted, clipped).
         output: String,
     },
+    /// The session was closed (or the daemon is stopping) while this call
+    /// waited for it.
+    #[error("the session was closed; run a command to start a new one")]
+    Closed,
     /// A core component refused its settings.
     #[error(transparent)]
     Term(#[from] tether_term::TermError),

@@ -22,6 +22,7 @@
 //! fresh shell.
 
 pub mod capture;
+mod control;
 pub mod defaults;
 pub mod dialect;
 mod emulator;
@@ -40,6 +41,7 @@ mod run;
 mod secrets;
 mod session;
 
+pub use control::{Control, Pending};
 pub use error::ShellError;
 pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{Registry, SessionInfo};

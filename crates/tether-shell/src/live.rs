@@ -20,12 +20,12 @@ pub type Watcher = broadcast::Receiver<Arc<Vec<u8>>>;
 /// A handle on the session's current terminal.
 #[derive(Clone)]
 pub struct Live {
-    terminal: Arc<dyn Terminal>,
-    shared: Arc<Shared>,
+    pub(crate) terminal: Arc<dyn Terminal>,
+    pub(crate) shared: Arc<Shared>,
     /// For a remote shell: how its echo is changed (on the host).
     remote: Option<Arc<crate::remote::RemoteEcho>>,
     /// The session's secrets, redacted from the screen view.
-    secrets: crate::secrets::Secrets,
+    pub(crate) secrets: crate::secrets::Secrets,
 }
 
 impl std::fmt::Debug for Live {

@@ -68,6 +68,10 @@ pub struct PumpState {
     pub rename: Option<Rename>,
     /// Where the current command is.
     pub phase: Phase,
+    /// The output offset where the current command's wrapper was typed.
+    pub command_start: u64,
+    /// The last end mark seen (for a look at a command without its call).
+    pub last_end: Option<EndMark>,
     /// The session's setup reported ready.
     pub ready: bool,
     /// The working directory the shell reported as it exited during the
@@ -259,7 +263,9 @@ impl PumpState {
             }
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
                 self.finish_capture();
-                self.phase = Phase::Ended(parse_end(&fields));
+                let end = parse_end(&fields);
+                self.last_end = Some(end.clone());
+                self.phase = Phase::Ended(end);
             }
             "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
                 self.exit_cwd = parse_end(&fields).cwd;
@@ -328,6 +334,8 @@ pub fn initial_state(
         rename: None,
         unrouted: Vec::new(),
         phase: Phase::Idle,
+        command_start: 0,
+        last_end: None,
         ready: false,
         exit_cwd: None,
         last_output: Instant::now(),

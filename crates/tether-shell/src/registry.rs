@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use tokio::sync::Mutex;
 
+use crate::control::{Control, Pending};
 use crate::error::ShellError;
 use crate::live::LiveWatch;
 use crate::result::ForegroundProgram;
@@ -38,6 +39,7 @@ pub struct SessionInfo {
 
 struct Entry {
     session: Arc<Mutex<Session>>,
+    control: Control,
     live: LiveWatch,
     created: SystemTime,
     last_used: SystemTime,
@@ -98,10 +100,12 @@ impl Registry {
         let dialect = session.dialect();
         let host = session.host().map(str::to_owned);
         let live = session.live_watch();
+        let control = session.control();
         let mut entries = self.entries();
         // Another call may have started it meanwhile: keep the first.
         let entry = entries.entry(key).or_insert_with(|| Entry {
             live,
+            control,
             session: Arc::new(Mutex::new(session)),
             created: SystemTime::now(),
             last_used: SystemTime::now(),
@@ -125,6 +129,15 @@ impl Registry {
         self.entries()
             .get(&(owner.to_owned(), name.to_owned()))
             .map(|e| Arc::clone(&e.session))
+            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+    }
+
+    /// The control handle of `owner`'s session `name` (signal, reset,
+    /// close and a look at the command in flight, without the call lock).
+    pub fn control(&self, owner: &str, name: &str) -> Result<Control, ShellError> {
+        self.entries()
+            .get(&(owner.to_owned(), name.to_owned()))
+            .map(|e| e.control.clone())
             .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
     }
 
@@ -204,31 +217,50 @@ impl Registry {
         self.entries().is_empty()
     }
 
-    /// Ends every session of `owner`.
+    /// Ends every session of `owner`, all at once.
     pub async fn close_owner(&self, owner: &str) {
-        for info in self.list(owner) {
-            let _ = self.close(owner, &info.name).await;
-        }
+        let closing = self
+            .list(owner)
+            .into_iter()
+            .map(|info| async move { self.close(owner, &info.name).await });
+        futures_join_all(closing).await;
     }
 
-    /// Ends every session.
+    /// Ends every session, all at once.
     pub async fn close_all(&self) {
-        for info in self.list_all() {
-            let _ = self.close(&info.owner, &info.name).await;
-        }
+        let closing = self
+            .list_all()
+            .into_iter()
+            .map(|info| async move { self.close(&info.owner, &info.name).await });
+        futures_join_all(closing).await;
     }
 
     /// Ends `owner`'s session `name`: kills its process tree and removes
-    /// its files, after the call in progress (if any).
+    /// its files. A call in flight returns at once (`closed`), and calls
+    /// queued behind it are refused.
     pub async fn close(&self, owner: &str, name: &str) -> Result<(), ShellError> {
         let key = (owner.to_owned(), name.to_owned());
         let entry = self
             .entries()
             .remove(&key)
             .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))?;
-        // Wait for a running call to let go; then end it.
+        entry.control.request(Pending::Close);
         entry.session.lock().await.shut_down().await;
         drop(entry);
         Ok(())
     }
+}
+
+/// Runs every future to its end, concurrently on this task.
+async fn futures_join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) {
+    let mut set: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    std::future::poll_fn(|cx| {
+        set.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+        if set.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }

@@ -19,6 +19,12 @@ pub enum Status {
     /// The command was unfinished (open quote, heredoc, block) and was not
     /// run.
     IncompleteInput,
+    /// The session was reset while the command was in flight: its process
+    /// tree is ended and a fresh shell started (cwd and exports restored).
+    Reset,
+    /// The session was closed (or the daemon stopped) while the command
+    /// was in flight: its process tree is ended.
+    Closed,
 }
 
 impl Status {
@@ -31,6 +37,8 @@ impl Status {
             Status::TimedOut => "timed_out",
             Status::ShellExited => "shell_exited",
             Status::IncompleteInput => "incomplete_input",
+            Status::Reset => "reset",
+            Status::Closed => "closed",
         }
     }
 }

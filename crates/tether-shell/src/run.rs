@@ -8,6 +8,7 @@ use tether_term::TextProjector;
 use tether_transport::{ExitInfo, Signal, TransportError};
 
 use crate::capture::Capture;
+use crate::control::Pending;
 use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
@@ -145,6 +146,8 @@ impl ProbeWatch<'_> {
 /// What ended a wait.
 enum Woke {
     Ended(EndMark),
+    /// A reset or close was requested while the call waited.
+    Aborted(Pending),
     ShellExited(ExitInfo),
     Waiting(Option<ForegroundProgram>),
     Deadline,
@@ -154,6 +157,7 @@ impl Session {
     /// Runs `code` (any length, any quoting, many lines) and waits for it.
     pub async fn run(&mut self, code: &str, opts: &RunOptions) -> Result<RunResult, ShellError> {
         let t0 = Instant::now();
+        self.settle_pending().await?;
         if self.shell_gone() {
             self.restart().await?;
         }
@@ -199,6 +203,7 @@ impl Session {
                 .file_in_messages(&file)
                 .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
+            st.command_start = st.processed;
             if st.echo_on && st.watched() {
                 st.tell_watchers(command_note(code));
             }
@@ -223,6 +228,7 @@ impl Session {
                 Ok(self.running_result(Status::Running, t0))
             }
             Woke::Deadline => self.interrupt(t0).await,
+            Woke::Aborted(p) => Ok(self.aborted(p, t0)),
             Woke::Ended(end) if end.ran == Some(false) && !self.syntax_error(code).await? => {
                 Err(self.not_delivered())
             }
@@ -273,6 +279,7 @@ impl Session {
         wait: Duration,
     ) -> Result<RunResult, ShellError> {
         let t0 = Instant::now();
+        self.settle_pending().await?;
         let mut bytes = input.map(|s| s.as_bytes().to_vec()).unwrap_or_default();
         for k in keys {
             bytes.extend_from_slice(key_bytes(k)?);
@@ -290,6 +297,7 @@ impl Session {
     /// for the command in flight to finish or block for input.
     pub async fn read(&mut self, wait: Duration) -> Result<RunResult, ShellError> {
         let t0 = Instant::now();
+        self.settle_pending().await?;
         if !self.busy() && !self.ended() {
             let exited = *self.terminal.exit().borrow();
             if let Some(info) = exited {
@@ -305,6 +313,7 @@ impl Session {
         }
         match self.wait(t0 + wait).await {
             Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
+            Woke::Aborted(p) => Ok(self.aborted(p, t0)),
             woke => self.finish(woke, t0).await,
         }
     }
@@ -333,8 +342,12 @@ impl Session {
             pending: None,
             last: None,
         });
+        let mut pending = self.pending.subscribe();
         loop {
             let changed = self.shared.changed.notified();
+            if let Some(p) = *pending.borrow_and_update() {
+                return Woke::Aborted(p);
+            }
             let (started, idle, processed) = {
                 let st = self.shared.lock();
                 if let Phase::Ended(end) = &st.phase {
@@ -386,6 +399,7 @@ impl Session {
             };
             tokio::select! {
                 _ = changed => {}
+                _ = pending.changed() => {}
                 _ = exit.changed() => {}
                 _ = tokio::time::sleep(tick) => {}
                 evidence = probed => {
@@ -455,7 +469,47 @@ impl Session {
                 r
             }
             Woke::Deadline => self.running_result(Status::Running, t0),
+            Woke::Aborted(p) => self.aborted(p, t0),
         })
+    }
+
+    /// The result of a call whose wait a reset or close ended: the output
+    /// so far; the request stays for the next holder of the call lock.
+    fn aborted(&mut self, p: Pending, t0: Instant) -> RunResult {
+        self.shared.lock().finish_capture();
+        let (output, truncated) = self.take_output();
+        self.shared.lock().phase = Phase::Idle;
+        let status = match p {
+            Pending::Reset => Status::Reset,
+            Pending::Close => Status::Closed,
+        };
+        self.result(status, t0, output, truncated, None)
+    }
+
+    /// Carries out a reset or close requested through the session's
+    /// [`crate::Control`] before this call: a close refuses the call, a
+    /// reset restarts the shell first.
+    pub(crate) async fn settle_pending(&mut self) -> Result<(), ShellError> {
+        let p = *self.pending.borrow();
+        match p {
+            Some(Pending::Close) => Err(ShellError::Closed),
+            Some(Pending::Reset) => {
+                self.restart().await?;
+                self.pending.send_replace(None);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Carries out a requested reset (if no other call has yet); true
+    /// when this call restarted the shell.
+    pub async fn take_reset(&mut self) -> Result<bool, ShellError> {
+        if *self.pending.borrow() == Some(Pending::Reset) {
+            self.settle_pending().await?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// After the shell exits, waits briefly for its last output to arrive.
@@ -483,6 +537,10 @@ impl Session {
                     break;
                 }
             }
+        }
+        let pending = *self.pending.borrow();
+        if let Some(p) = pending {
+            return Ok(self.aborted(p, t0));
         }
         if recovered {
             self.learn_exports().await;

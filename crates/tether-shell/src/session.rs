@@ -100,6 +100,8 @@ pub struct Session {
     pub(crate) notice: Option<String>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
+    /// A reset or close requested without the call lock.
+    pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -143,6 +145,7 @@ impl Session {
         ));
         Ok(Session {
             live,
+            pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             place,
             tree_ended: false,
             shell_dir,
@@ -245,6 +248,15 @@ impl Session {
         self.last_status = 0;
         self.restarted = true;
         Ok(())
+    }
+
+    /// The control handle: signal, reset, close and a look at the command
+    /// in flight, without the call lock.
+    pub fn control(&self) -> crate::control::Control {
+        crate::control::Control {
+            pending: Arc::clone(&self.pending),
+            live: self.live.subscribe(),
+        }
     }
 
     /// Keeps the spill files (`out-*.txt`) when the session ends, for a

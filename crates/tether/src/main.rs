@@ -15,6 +15,7 @@ mod mcp;
 mod remote_hosts;
 mod result_out;
 mod run_cmd;
+mod run_interrupt;
 mod session_cmd;
 mod term_cmd;
 mod tty_prompt;

@@ -17,6 +17,8 @@ pub const RUNNING: i32 = 123;
 pub const TIMED_OUT: i32 = 124;
 /// Exit code: the foreground program waits for input.
 pub const WAITING: i32 = 125;
+/// Exit code: the session was reset or closed while the command ran.
+pub const ENDED: i32 = 126;
 /// Exit code: tether itself failed (daemon, unknown session, bad input).
 pub const TETHER_FAILED: i32 = 255;
 
@@ -29,6 +31,7 @@ pub fn exit_code(r: &ShellResult) -> i32 {
         Status::Running => RUNNING,
         Status::TimedOut => TIMED_OUT,
         Status::WaitingForInput => WAITING,
+        Status::Reset | Status::Closed => ENDED,
     }
 }
 
@@ -86,6 +89,12 @@ pub fn note(r: &ShellResult) -> Option<String> {
         Status::TimedOut => format!("timed out after {seconds:.1} s; the command was interrupted"),
         Status::WaitingForInput => format!(
             "{program} is waiting for input; answer with `tether send -s {s} TEXT -k Enter`, or `tether attach {s}`"
+        ),
+        Status::Reset => format!(
+            "session {s} was reset after {seconds:.1} s, while the command ran: its processes were ended (it may have run partly); a fresh shell has the same cwd and exports"
+        ),
+        Status::Closed => format!(
+            "session {s} was closed after {seconds:.1} s, while the command ran (by `tether close`, or the daemon stopping): its processes were ended (it may have run partly)"
         ),
     })
 }

@@ -106,6 +106,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         },
         stdin,
     };
+    if let Request::Run { session, .. } = &request {
+        crate::run_interrupt::watch(session.clone());
+    }
     print_result(&request, args.json)
 }
 

@@ -18,7 +18,8 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tether_daemon::protocol::{
@@ -66,26 +67,42 @@ impl Link {
         self.connect(false)
     }
 
-    /// Sends `request`; when the connection turns out broken (the daemon
-    /// was restarted), takes a new lease and connection and tries once more.
+    /// Sends `request`. When a pooled connection turns out broken before
+    /// the request was written (the daemon was restarted while it was
+    /// idle), takes a new lease and connection and sends it there; once
+    /// written, it is never sent again (it may have run): a connection
+    /// lost then is the caller's error.
     fn call<T: DeserializeOwned>(&self, request: &Request) -> Result<T, DaemonError> {
         let mut client = self.take()?;
         let result = match client.request(request) {
             Err(DaemonError::Connection(_)) => {
-                self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
-                *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                self.forget_connections();
                 client = self.take()?;
                 client.request(request)
             }
             other => other,
         };
-        if !matches!(result, Err(DaemonError::Connection(_))) {
+        if matches!(result, Err(DaemonError::Lost(_))) {
+            self.forget_connections();
+        }
+        if !matches!(
+            result,
+            Err(DaemonError::Connection(_) | DaemonError::Lost(_))
+        ) {
             self.pool
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(client);
         }
         result
+    }
+}
+
+impl Link {
+    /// Drops the lease and the idle connections (their daemon is gone).
+    fn forget_connections(&self) {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 
@@ -133,6 +150,30 @@ impl TetherMcp {
             Err(e) => e,
         }
     }
+
+    /// [`TetherMcp::shell`] for a call that runs something in `session`:
+    /// when the client cancels it (`notifications/cancelled`), the
+    /// session's foreground gets SIGINT at once (as Ctrl-C), and the call
+    /// still ends with the command's true status.
+    async fn cancellable(
+        &self,
+        session: String,
+        request: Request,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let call = self.shell(request);
+        tokio::pin!(call);
+        tokio::select! {
+            r = &mut call => return r,
+            () = ctx.ct.cancelled() => {}
+        }
+        let interrupt = Request::Signal {
+            session,
+            signal: "INT".into(),
+        };
+        let _ = self.call::<ShellResult>(interrupt).await;
+        call.await
+    }
 }
 
 #[tool_router(router = tool_router)]
@@ -162,13 +203,14 @@ impl TetherMcp {
     async fn shell_run(
         &self,
         Parameters(p): Parameters<RunParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let session = p
             .session
             .or_else(|| p.host.clone())
             .unwrap_or_else(|| "main".to_owned());
         let request = Request::Run {
-            session,
+            session: session.clone(),
             command: p.command,
             host: p.host,
             timeout_s: p.timeout_s,
@@ -185,7 +227,7 @@ impl TetherMcp {
             },
             stdin: None,
         };
-        Ok(self.shell(request).await)
+        Ok(self.cancellable(session, request, ctx).await)
     }
 
     #[tool(
@@ -196,15 +238,15 @@ impl TetherMcp {
     async fn shell_send(
         &self,
         Parameters(p): Parameters<SendParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .shell(Request::Send {
-                session: p.session,
-                input: p.input,
-                keys: p.keys,
-                wait_s: p.wait_s,
-            })
-            .await)
+        let request = Request::Send {
+            session: p.session.clone(),
+            input: p.input,
+            keys: p.keys,
+            wait_s: p.wait_s,
+        };
+        Ok(self.cancellable(p.session, request, ctx).await)
     }
 
     #[tool(

@@ -146,6 +146,8 @@ pub fn render(r: &ShellResult) -> String {
         Status::IncompleteInput => {
             "incomplete input (open quote, heredoc or block): nothing was run".to_owned()
         }
+        Status::Reset => "reset while running: its processes were ended (it may have run partly); a fresh shell has the same cwd and exports".to_owned(),
+        Status::Closed => "closed while running: its processes were ended (it may have run partly)".to_owned(),
     }];
     if let Some(stages) = r.pipe_status.as_ref().filter(|p| p.len() > 1) {
         let stages: Vec<String> = stages.iter().map(i32::to_string).collect();

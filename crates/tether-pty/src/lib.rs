@@ -18,3 +18,4 @@ mod signals;
 mod tree;
 
 pub use local::{LocalPty, SpawnSpec, check_cwd};
+pub use tree::kill_marked;

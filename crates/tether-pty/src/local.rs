@@ -43,6 +43,13 @@ pub struct SpawnSpec {
     /// Output post-processing (OPOST/ONLCR: LF becomes CRLF). Off is ~10x
     /// faster for floods of short lines.
     pub output_processing: bool,
+    /// A variable (name, value) put in the program's environment that every
+    /// process of its tree inherits: ending the tree also ends processes of
+    /// this user whose environment holds it, which finds those that left
+    /// the session, the PTY and the parentage (`setsid`, double forks,
+    /// daemons). A process started with a cleared environment (`env -i`)
+    /// escapes it.
+    pub tree_marker: Option<(String, String)>,
 }
 
 impl SpawnSpec {
@@ -57,6 +64,7 @@ impl SpawnSpec {
             size: TermSize::default(),
             echo: true,
             output_processing: true,
+            tree_marker: None,
         }
     }
 }
@@ -66,6 +74,8 @@ impl SpawnSpec {
 pub struct LocalPty {
     pty: Arc<pty_process::blocking::Pty>,
     id: PtyIdentity,
+    /// `NAME=VALUE` of the tree marker.
+    marker: Option<String>,
     writer: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
     output: Mutex<Option<OutputStream>>,
     delivered: Arc<AtomicU64>,
@@ -131,6 +141,9 @@ impl LocalPty {
             .args(&spec.args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if let Some((k, v)) = &spec.tree_marker {
+            cmd = cmd.env(k, v);
+        }
         if let Some(cwd) = &spec.cwd {
             cmd = cmd.current_dir(cwd);
         }
@@ -152,6 +165,7 @@ impl LocalPty {
         let writer = start_writer(Arc::clone(&pty), Arc::clone(&written))?;
         Ok(LocalPty {
             pty,
+            marker: spec.tree_marker.as_ref().map(|(k, v)| format!("{k}={v}")),
             id: PtyIdentity {
                 pts: pts_path,
                 session: pid,
@@ -292,7 +306,7 @@ impl Terminal for LocalPty {
     }
 
     fn kill(&self, grace: Duration) -> Result<(), TransportError> {
-        tree::kill_tree(self.id.session, &self.id.pts, grace);
+        tree::kill_tree(self.id.session, &self.id.pts, self.marker.as_deref(), grace);
         Ok(())
     }
 
@@ -383,7 +397,12 @@ impl Drop for LocalPty {
             w.take();
         }
         if self.exit.borrow().is_none() {
-            tree::kill_tree(self.id.session, &self.id.pts, Duration::from_millis(500));
+            tree::kill_tree(
+                self.id.session,
+                &self.id.pts,
+                self.marker.as_deref(),
+                Duration::from_millis(500),
+            );
         }
     }
 }

@@ -1,7 +1,10 @@
 //! Ending a whole process tree: everything in the shell's session, every
 //! descendant of the shell, and every process still holding the PTY open
-//! (which catches `setsid prog &` whose parent has exited), each verified by
-//! start time before it is signalled so a reused pid is never hit.
+//! (which catches `setsid prog &` whose parent has exited), every process
+//! of ours whose start environment holds the tree's marker (which catches
+//! `setsid` with redirected descriptors and double-forked daemons), each
+//! verified by start time before it is signalled so a reused pid is never
+//! hit.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -19,17 +22,32 @@ struct Target {
     start_time: u64,
 }
 
-/// The processes of the tree rooted at `root` (a session leader): members of
-/// its session, holders of the PTY `pts`, and their descendants by
-/// parentage.
-fn members(root: i32, pts: &Path) -> Vec<Target> {
+/// The processes of the tree rooted at `root` (a session leader, 0 for
+/// none): members of its session, holders of the PTY `pts`, processes of
+/// ours carrying `marker` (`NAME=VALUE` in their environment), and their
+/// descendants by parentage.
+fn members(root: i32, pts: Option<&Path>, marker: Option<&str>) -> Vec<Target> {
     let all = procfs::all_processes();
-    let mut tree: HashSet<i32> = HashSet::from([root]);
-    tree.extend(all.iter().filter(|s| holds(s.pid, pts)).map(|s| s.pid));
+    let mut tree: HashSet<i32> = HashSet::new();
+    if root > 0 {
+        tree.insert(root);
+    }
+    if let Some(pts) = pts {
+        tree.extend(all.iter().filter(|s| holds(s.pid, pts)).map(|s| s.pid));
+    }
+    if let Some(marker) = marker {
+        use std::os::unix::fs::MetadataExt;
+        let me = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+        tree.extend(
+            all.iter()
+                .filter(|s| s.pid != std::process::id() as i32 && carries(s.pid, me, marker))
+                .map(|s| s.pid),
+        );
+    }
     loop {
         let before = tree.len();
         for s in &all {
-            if tree.contains(&s.ppid) || s.session == root {
+            if tree.contains(&s.ppid) || (root > 0 && s.session == root) {
                 tree.insert(s.pid);
             }
         }
@@ -55,6 +73,14 @@ fn holds(pid: i32, pts: &Path) -> bool {
         .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == pts))
 }
 
+/// True when `pid` is ours and its start environment holds `marker`.
+fn carries(pid: i32, uid: u32, marker: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ours = std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid);
+    ours && std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == marker.as_bytes()))
+}
+
 fn still_alive(t: &Target) -> bool {
     procfs::stat(t.pid).is_some_and(|s| s.start_time == t.start_time && s.state != 'Z')
 }
@@ -70,8 +96,19 @@ fn send(t: &Target, signal: Signal) {
 /// stopped jobs can act on them), then SIGKILL for anything still alive
 /// after `grace`. Returns once every member is gone or `grace` has passed
 /// twice.
-pub fn kill_tree(root: i32, pts: &Path, grace: Duration) {
-    let targets = members(root, pts);
+pub fn kill_tree(root: i32, pts: &Path, marker: Option<&str>, grace: Duration) {
+    end(root, Some(pts), marker, grace);
+}
+
+/// Ends every process of ours whose start environment holds `marker`
+/// (`NAME=VALUE`), and their descendants: what a tree left behind when the
+/// program that would have ended it was killed.
+pub fn kill_marked(marker: &str, grace: Duration) {
+    end(0, None, Some(marker), grace);
+}
+
+fn end(root: i32, pts: Option<&Path>, marker: Option<&str>, grace: Duration) {
+    let targets = members(root, pts, marker);
     for t in &targets {
         send(t, Signal::SIGHUP);
         send(t, Signal::SIGTERM);
@@ -82,7 +119,7 @@ pub fn kill_tree(root: i32, pts: &Path, grace: Duration) {
     }
     // New members may have appeared (a trap that forks); take them too.
     let mut all: HashSet<Target> = targets.into_iter().collect();
-    all.extend(members(root, pts));
+    all.extend(members(root, pts, marker));
     for t in &all {
         send(t, Signal::SIGKILL);
     }

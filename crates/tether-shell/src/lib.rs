@@ -47,4 +47,4 @@ pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{Registry, SessionInfo};
 pub use result::{ForegroundProgram, RunResult, Status, Truncation};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
-pub use session::{Session, SessionOptions};
+pub use session::{Session, SessionOptions, TREE_MARKER, end_leftovers};

@@ -164,6 +164,11 @@ impl Place for Local {
             spec.size = start.size;
             spec.echo = false;
             spec.output_processing = start.output_processing;
+            spec.tree_marker = start
+                .dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(|id| (crate::session::TREE_MARKER.to_owned(), id.to_owned()));
             let pty: Arc<dyn Terminal> = Arc::new(LocalPty::spawn(&spec)?);
             Ok(pty)
         })

@@ -15,6 +15,7 @@ pub mod frame;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+mod recover;
 pub mod server;
 mod wire;
 

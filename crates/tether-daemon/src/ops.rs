@@ -216,7 +216,21 @@ pub async fn handle(
                     )));
                 }
                 Some(_) => {}
-                None => base.host = remote_host(hosts, host.as_deref())?,
+                None => {
+                    // A session lost with a killed daemon continues on its
+                    // own host.
+                    let lost_host = registry
+                        .lost(&address.owner, &address.name)
+                        .and_then(|l| l.host);
+                    if let (Some(lost), Some(asked)) = (&lost_host, &host)
+                        && lost != asked
+                    {
+                        return Err(bad_request(format!(
+                            "session {session:?} ran on {lost} before its daemon stopped, not {asked}; name another session (or close this one)"
+                        )));
+                    }
+                    base.host = remote_host(hosts, host.as_deref().or(lost_host.as_deref()))?;
+                }
             }
             if let Some(input) = &stdin
                 && input.len() > crate::protocol::MAX_STDIN
@@ -244,12 +258,14 @@ pub async fn handle(
                 stdin,
             };
             let create = session_options(&base, &create)?;
+            let (owner, name) = (address.owner.clone(), address.name.clone());
             let result = registry
                 .with_options(
                     &address.owner,
                     &address.name,
                     Some(create),
                     async move |s| {
+                        crate::recover::record_new(s, &owner, &name);
                         if let Some(dir) = workdir {
                             let cd = s
                                 .run(
@@ -261,7 +277,9 @@ pub async fn handle(
                                 return Ok(cd);
                             }
                         }
-                        s.run(&command, &opts).await
+                        let r = s.run(&command, &opts).await;
+                        crate::recover::record(s, &owner, &name);
+                        r
                     },
                 )
                 .await;

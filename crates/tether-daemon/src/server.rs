@@ -97,8 +97,12 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
     let listener = UnixListener::bind(&socket).map_err(serve_err)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(serve_err)?;
     let mut base = opts.sessions.clone();
+    let registry = Registry::new(base.clone());
     if base.runtime_dir.is_none() {
         // The lock is ours: a session directory here is a dead daemon's.
+        // What its sessions left running is ended; each is remembered as
+        // lost, for the next call on its name to continue.
+        crate::recover::gather(&opts.paths, &registry);
         let removed = opts.paths.remove_dead_sessions();
         if removed > 0 {
             let noun = if removed == 1 {
@@ -113,7 +117,7 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         base.runtime_dir = Some(opts.paths.session_root());
     }
     let state = Arc::new(State {
-        registry: Registry::new(base.clone()),
+        registry: registry.with_session_options(base.clone()),
         base,
         hosts: opts.hosts.clone(),
         attachments: Attachments::default(),

@@ -42,6 +42,12 @@ pub enum ShellError {
     /// No session of that name belongs to the caller.
     #[error("there is no session named {0:?}; list your sessions, or run a command to create it")]
     UnknownSession(String),
+    /// The session's shell was lost with the daemon that held it (killed
+    /// or crashed); nothing runs in it now.
+    #[error(
+        "session {0:?} was lost when the daemon that held it stopped (killed or crashed): its shell and what it ran were ended; run a command in it to continue it with its last cwd and exports, or close it"
+    )]
+    Lost(String),
     /// A key name was not recognised.
     #[error("unknown key {0:?}: use one of {list}", list = crate::keys::names_list())]
     UnknownKey(String),

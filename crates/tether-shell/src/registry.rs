@@ -50,9 +50,24 @@ struct Entry {
 
 type Key = (String, String);
 
+/// A session whose shell was lost with the daemon that held it (killed,
+/// crashed), kept so the next call on its name continues it.
+#[derive(Clone, Debug)]
+pub struct LostSession {
+    /// Its dialect's name.
+    pub dialect: String,
+    /// Whether it ran the user's start-up files.
+    pub run_rc_files: bool,
+    /// The host its shell ran on.
+    pub host: Option<String>,
+    /// What it left: exports, cwd, and the notice for the first result.
+    pub resume: crate::session::Resume,
+}
+
 /// The sessions of every owner.
 pub struct Registry {
     entries: StdMutex<HashMap<Key, Entry>>,
+    lost: StdMutex<HashMap<Key, LostSession>>,
     options: SessionOptions,
 }
 
@@ -67,12 +82,38 @@ impl Registry {
     pub fn new(options: SessionOptions) -> Self {
         Registry {
             entries: StdMutex::new(HashMap::new()),
+            lost: StdMutex::new(HashMap::new()),
             options,
         }
     }
 
+    /// The registry with `options` for the sessions it starts from now on.
+    pub fn with_session_options(mut self, options: SessionOptions) -> Self {
+        self.options = options;
+        self
+    }
+
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lost_map(&self) -> std::sync::MutexGuard<'_, HashMap<Key, LostSession>> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers `owner`'s session `name` as lost: the next call that
+    /// starts it continues it (same dialect, exports and cwd restored,
+    /// `shell_restarted` and a notice on its first result).
+    pub fn add_lost(&self, owner: &str, name: &str, lost: LostSession) {
+        self.lost_map()
+            .insert((owner.to_owned(), name.to_owned()), lost);
+    }
+
+    /// The lost session `owner`'s `name` would continue, if any.
+    pub fn lost(&self, owner: &str, name: &str) -> Option<LostSession> {
+        self.lost_map()
+            .get(&(owner.to_owned(), name.to_owned()))
+            .cloned()
     }
 
     /// `owner`'s session `name`, started on first use.
@@ -96,7 +137,16 @@ impl Registry {
         if let Some(e) = self.entries().get(&key) {
             return Ok(Arc::clone(&e.session));
         }
-        let session = Session::start(options.unwrap_or_else(|| self.options.clone())).await?;
+        let mut options = options.unwrap_or_else(|| self.options.clone());
+        let lost = self.lost_map().remove(&key);
+        if let Some(lost) = lost {
+            if let Some(d) = crate::dialect::by_name(&lost.dialect) {
+                options.dialect = d;
+            }
+            options.run_rc_files = lost.run_rc_files;
+            options.resume = Some(lost.resume);
+        }
+        let session = Session::start(options).await?;
         let dialect = session.dialect();
         let host = session.host().map(str::to_owned);
         let live = session.live_watch();
@@ -129,7 +179,17 @@ impl Registry {
         self.entries()
             .get(&(owner.to_owned(), name.to_owned()))
             .map(|e| Arc::clone(&e.session))
-            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+            .ok_or_else(|| self.missing(owner, name))
+    }
+
+    /// The error for a name with no running session: lost with its
+    /// daemon, or unknown.
+    fn missing(&self, owner: &str, name: &str) -> ShellError {
+        if self.lost(owner, name).is_some() {
+            ShellError::Lost(name.to_owned())
+        } else {
+            ShellError::UnknownSession(name.to_owned())
+        }
     }
 
     /// The control handle of `owner`'s session `name` (signal, reset,
@@ -138,7 +198,7 @@ impl Registry {
         self.entries()
             .get(&(owner.to_owned(), name.to_owned()))
             .map(|e| e.control.clone())
-            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+            .ok_or_else(|| self.missing(owner, name))
     }
 
     /// The live terminal of `owner`'s session `name`, usable while a call
@@ -147,7 +207,7 @@ impl Registry {
         self.entries()
             .get(&(owner.to_owned(), name.to_owned()))
             .map(|e| e.live.clone())
-            .ok_or_else(|| ShellError::UnknownSession(name.to_owned()))
+            .ok_or_else(|| self.missing(owner, name))
     }
 
     /// Runs `f` on `owner`'s session `name` (started on first use), after
@@ -212,13 +272,15 @@ impl Registry {
         list
     }
 
-    /// True when no owner has a session.
+    /// True when no owner has a session (running or lost).
     pub fn is_empty(&self) -> bool {
-        self.entries().is_empty()
+        self.entries().is_empty() && self.lost_map().is_empty()
     }
 
-    /// Ends every session of `owner`, all at once.
+    /// Ends every session of `owner`, all at once (and forgets its lost
+    /// ones).
     pub async fn close_owner(&self, owner: &str) {
+        self.lost_map().retain(|(o, _), _| o != owner);
         let closing = self
             .list(owner)
             .into_iter()
@@ -240,6 +302,9 @@ impl Registry {
     /// queued behind it are refused.
     pub async fn close(&self, owner: &str, name: &str) -> Result<(), ShellError> {
         let key = (owner.to_owned(), name.to_owned());
+        if self.lost_map().remove(&key).is_some() && !self.entries().contains_key(&key) {
+            return Ok(());
+        }
         let entry = self
             .entries()
             .remove(&key)

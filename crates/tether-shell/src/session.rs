@@ -67,6 +67,21 @@ pub struct SessionOptions {
     /// is then the remote login's, plus the defaults and `env_overrides`
     /// (`base_env` is local and not sent), and `cwd` is a remote path.
     pub host: Option<Arc<dyn RemoteHost>>,
+    /// Start as the continuation of a session whose shell was lost (its
+    /// daemon was killed): its exports snapshot and cwd are restored, the
+    /// first result says `shell_restarted` and carries the notice.
+    pub resume: Option<Resume>,
+}
+
+/// What a session whose shell was lost left to continue from.
+#[derive(Clone, Debug, Default)]
+pub struct Resume {
+    /// Its exported-variables snapshot (`export -p` output), if any.
+    pub env: Option<Vec<u8>>,
+    /// Its last working directory.
+    pub cwd: Option<PathBuf>,
+    /// What the first result tells the caller.
+    pub notice: String,
 }
 
 impl Default for SessionOptions {
@@ -85,6 +100,7 @@ impl Default for SessionOptions {
             silence_fallback: Duration::from_secs(3),
             output_processing: false,
             host: None,
+            resume: None,
         }
     }
 }
@@ -129,7 +145,17 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// Starts a shell and waits until it is ready.
     pub async fn start(mut opts: SessionOptions) -> Result<Session, ShellError> {
-        let notice = crate::launch::enterable_cwd(&mut opts);
+        let resume = opts.resume.take();
+        if let Some(cwd) = resume.as_ref().and_then(|r| r.cwd.clone()) {
+            opts.cwd = Some(cwd);
+        }
+        let mut notice = crate::launch::enterable_cwd(&mut opts);
+        if let Some(r) = &resume {
+            notice = Some(match notice {
+                Some(n) => format!("{}\n{n}", r.notice),
+                None => r.notice.clone(),
+            });
+        }
         let dir = private_dir(opts.runtime_dir.as_deref())?;
         let place = crate::place::of(opts.host.as_ref());
         let env = shell_env(&opts, place.as_ref());
@@ -142,14 +168,28 @@ impl Session {
                 return Err(e);
             }
         };
-        let (terminal, shared) = match launch(&opts, place.as_ref(), &shell_dir, &env, None).await {
-            Ok(t) => t,
-            Err(e) => {
-                place.end_tree_later(shell_dir);
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
+        let restore = match resume.as_ref().and_then(|r| r.env.as_deref()) {
+            Some(snapshot) => {
+                let path = shell_dir.join("env");
+                place
+                    .write_files(vec![(path.clone(), without_marker(snapshot))])
+                    .await?;
+                Some(Restore {
+                    env: path,
+                    cwd: None,
+                })
             }
+            None => None,
         };
+        let (terminal, shared) =
+            match launch(&opts, place.as_ref(), &shell_dir, &env, restore.as_ref()).await {
+                Ok(t) => t,
+                Err(e) => {
+                    place.end_tree_later(shell_dir);
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(e);
+                }
+            };
         let echo = place.remote_echo(&shell_dir);
         let live = tokio::sync::watch::Sender::new(crate::live::Live::new(
             &terminal,
@@ -171,7 +211,7 @@ impl Session {
             redactor,
             last_status: 0,
             seq: 0,
-            restarted: false,
+            restarted: resume.is_some(),
             keep_spills: false,
             notice,
         })
@@ -186,6 +226,11 @@ impl Session {
     /// too when the shell is local).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// True when the shell ran the user's start-up files.
+    pub fn runs_rc_files(&self) -> bool {
+        self.opts.run_rc_files
     }
 
     /// The host the shell runs on, `None` when local.
@@ -389,6 +434,18 @@ pub(crate) struct Restore {
     pub(crate) env: PathBuf,
     /// The directory to return to.
     pub(crate) cwd: Option<PathBuf>,
+}
+
+/// An exports snapshot without the line that sets [`TREE_MARKER`] (a
+/// continued session has its own).
+fn without_marker(snapshot: &[u8]) -> Vec<u8> {
+    let marker = format!("{TREE_MARKER}=");
+    snapshot
+        .split_inclusive(|b| *b == b'\n')
+        .filter(|line| !line.windows(marker.len()).any(|w| w == marker.as_bytes()))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// Fresh random hex: 16 digits per half.

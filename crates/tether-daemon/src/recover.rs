@@ -1,0 +1,171 @@
+//! Sessions that outlive a crash of their daemon: each session directory
+//! holds a small record (owner, name, dialect, host, cwd) rewritten after
+//! every call, beside the shell's own exports snapshot. A daemon that takes
+//! the lock after one that was killed ends the processes those sessions
+//! left (by their marker) and remembers each as lost, so the next call on
+//! its name continues it: a new shell with its cwd and exports, and a
+//! result that says so. Nothing is run again.
+
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tether_shell::{LostSession, Registry, Resume, Session};
+
+use crate::paths::Paths;
+
+/// The record's file name in a session directory.
+const RECORD: &str = "session.json";
+
+/// What a session directory says of its session.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    owner: String,
+    name: String,
+    dialect: String,
+    run_rc_files: bool,
+    host: Option<String>,
+    /// The last cwd's bytes, hex (any name, UTF-8 or not).
+    cwd_hex: Option<String>,
+    /// The daemon that wrote it.
+    daemon_pid: u32,
+}
+
+/// Writes `s`'s record when it has none yet (a session's first call may be
+/// the one in flight when the daemon dies).
+pub fn record_new(s: &Session, owner: &str, name: &str) {
+    if std::fs::symlink_metadata(s.dir().join(RECORD)).is_err() {
+        record(s, owner, name);
+    }
+}
+
+/// Writes (or rewrites) `s`'s record, private to the user. A failure is
+/// ignored: the session works on, it only cannot be continued after a
+/// crash.
+pub fn record(s: &Session, owner: &str, name: &str) {
+    let r = Record {
+        owner: owner.to_owned(),
+        name: name.to_owned(),
+        dialect: s.dialect().to_owned(),
+        run_rc_files: s.runs_rc_files(),
+        host: s.host().map(str::to_owned),
+        cwd_hex: s
+            .cwd()
+            .map(|c| data_encoding::HEXLOWER.encode(&c.as_os_str().to_owned().into_vec())),
+        daemon_pid: std::process::id(),
+    };
+    let Ok(bytes) = serde_json::to_vec(&r) else {
+        return;
+    };
+    let tmp = s.dir().join(format!("{RECORD}.tmp"));
+    let _ = std::fs::remove_file(&tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
+    if written.is_ok() {
+        let _ = std::fs::rename(&tmp, s.dir().join(RECORD));
+    }
+}
+
+/// For the daemon that just took the lock: ends what the dead daemon's
+/// sessions left running and registers each as lost in `registry` (those
+/// of an MCP server that is gone too are dropped). Returns how many were
+/// found. The directories themselves are removed afterwards by
+/// [`Paths::remove_dead_sessions`].
+pub fn gather(paths: &Paths, registry: &Registry) -> usize {
+    let uid = nix::unistd::getuid().as_raw();
+    let sessions = paths.session_root().join("sessions");
+    let Ok(entries) = std::fs::read_dir(&sessions) else {
+        return 0;
+    };
+    let mut found = 0;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let Some(id) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let private = std::fs::symlink_metadata(&dir)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
+        if !private || !is_session_id(&id) {
+            continue;
+        }
+        tether_shell::end_leftovers(&id);
+        found += 1;
+        if let Some((r, lost)) = read(&dir).filter(|(r, _)| owner_alive(&r.owner)) {
+            registry.add_lost(&r.owner, &r.name, lost);
+        }
+    }
+    found
+}
+
+fn is_session_id(id: &str) -> bool {
+    id.len() == 16
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A namespace's owner is alive: the CLI's shared one always; an MCP
+/// server's (`mcp-PID`) while that process runs.
+fn owner_alive(owner: &str) -> bool {
+    match owner.strip_prefix("mcp-").map(str::parse::<u32>) {
+        Some(Ok(pid)) => Path::new(&format!("/proc/{pid}")).exists(),
+        _ => true,
+    }
+}
+
+/// The record and exports of the session directory `dir`, read without
+/// following symlinks.
+fn read(dir: &Path) -> Option<(Record, LostSession)> {
+    let r: Record = serde_json::from_slice(&read_private(&dir.join(RECORD))?).ok()?;
+    let cwd = r
+        .cwd_hex
+        .as_ref()
+        .and_then(|h| data_encoding::HEXLOWER.decode(h.as_bytes()).ok())
+        .map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)));
+    let env = r
+        .host
+        .is_none()
+        .then(|| read_private(&dir.join("env")))
+        .flatten();
+    let notice = format!(
+        "tether: the daemon that held this session (pid {}) stopped without closing it (killed or crashed): its shell and everything it ran were ended, and a command in flight then may have run partly; this is a new shell in the last directory{}",
+        r.daemon_pid,
+        if env.is_some() {
+            " with the exported variables of the last command"
+        } else if r.host.is_some() {
+            " (the host's exports snapshot is not read back: exported variables start afresh)"
+        } else {
+            ""
+        }
+    );
+    let lost = LostSession {
+        dialect: r.dialect.clone(),
+        run_rc_files: r.run_rc_files,
+        host: r.host.clone(),
+        resume: Resume { env, cwd, notice },
+    };
+    Some((r, lost))
+}
+
+/// A regular file of ours, not a symlink, at most 16 MiB.
+fn read_private(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.uid() != nix::unistd::getuid().as_raw() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(16 << 20).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}

@@ -76,6 +76,10 @@ fn dispatch(command: cli::Command) -> Result<i32> {
                 .build()?;
             let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc);
             runtime.block_on(mcp::serve(server))?;
+            // Calls still waiting on the daemon (blocking socket reads) are
+            // not waited for: the client is gone, and the daemon ends this
+            // server's sessions when its lease closes with the process.
+            runtime.shutdown_background();
             Ok(0)
         }
     }

@@ -73,14 +73,24 @@ impl Link {
     /// written, it is never sent again (it may have run): a connection
     /// lost then is the caller's error.
     fn call<T: DeserializeOwned>(&self, request: &Request) -> Result<T, DaemonError> {
-        let mut client = self.take()?;
-        let result = match client.request(request) {
-            Err(DaemonError::Connection(_)) => {
-                self.forget_connections();
-                client = self.take()?;
-                client.request(request)
+        let mut attempts = 0;
+        let (client, result) = loop {
+            attempts += 1;
+            let outcome = self.take().and_then(|mut c| {
+                let r = c.request(request);
+                Ok((c, r))
+            });
+            match outcome {
+                // Not written (a connection or daemon that went away before
+                // it was read): safe to send on a fresh connection.
+                Err(DaemonError::Connection(_)) | Ok((_, Err(DaemonError::Connection(_))))
+                    if attempts < CONNECT_ATTEMPTS =>
+                {
+                    self.forget_connections();
+                }
+                Err(e) => return Err(e),
+                Ok(done) => break done,
             }
-            other => other,
         };
         if matches!(result, Err(DaemonError::Lost(_))) {
             self.forget_connections();
@@ -97,6 +107,9 @@ impl Link {
         result
     }
 }
+
+/// Fresh connections tried for a request that could not be written.
+const CONNECT_ATTEMPTS: usize = 3;
 
 impl Link {
     /// Drops the lease and the idle connections (their daemon is gone).

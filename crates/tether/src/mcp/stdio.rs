@@ -5,6 +5,9 @@ use rmcp::ServiceExt;
 
 use super::TetherMcp;
 
+/// How long answers may still be written after stdin ends.
+const STDIN_CLOSED_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Serves MCP on stdin/stdout until the client goes away.
 ///
 /// Lines from stdin pass through a check first: one that is not JSON, or
@@ -62,8 +65,24 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
             }
         }
     });
+    let mut inbound = inbound;
     let service = server.serve((sdk_in, sdk_out)).await?;
-    service.waiting().await?;
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        done = &mut waiting => {
+            done?;
+        }
+        _ = &mut inbound => {
+            // The end of stdin is the client's end. Answers already on
+            // their way get a moment; calls still waiting on a command are
+            // not waited for: the process exits, and the daemon ends this
+            // server's sessions (and their commands) when its lease closes.
+            if tokio::time::timeout(STDIN_CLOSED_GRACE, &mut waiting).await.is_err() {
+                return Ok(());
+            }
+        }
+    }
     inbound.abort();
     let _ = outbound.await;
     let _ = writer.await;

@@ -76,9 +76,9 @@ impl Link {
         let mut attempts = 0;
         let (client, result) = loop {
             attempts += 1;
-            let outcome = self.take().and_then(|mut c| {
+            let outcome = self.take().map(|mut c| {
                 let r = c.request(request);
-                Ok((c, r))
+                (c, r)
             });
             match outcome {
                 // Not written (a connection or daemon that went away before

@@ -344,6 +344,9 @@ pub enum SessionState {
     Idle,
     /// A call holds it (or a command was kept past its deadline).
     Busy,
+    /// Its shell was lost with a daemon that was killed; the next `run` on
+    /// it continues it (cwd and exports restored).
+    Lost,
 }
 
 /// Where output was clipped.

@@ -52,7 +52,9 @@ pub(crate) fn entry(i: SessionInfo) -> SessionEntry {
         host: i.host,
         dialect: i.dialect.to_owned(),
         cwd: i.cwd.map(|c| c.display().to_string()),
-        state: if i.busy {
+        state: if i.lost {
+            SessionState::Lost
+        } else if i.busy {
             SessionState::Busy
         } else {
             SessionState::Idle

@@ -35,6 +35,9 @@ pub struct SessionInfo {
     pub last_used: SystemTime,
     /// The program in the foreground, when it is not the shell.
     pub foreground: Option<ForegroundProgram>,
+    /// Its shell was lost with a killed daemon (nothing runs; the next
+    /// call continues it).
+    pub lost: bool,
 }
 
 struct Entry {
@@ -266,8 +269,24 @@ impl Registry {
                 created: e.created,
                 last_used: e.last_used,
                 foreground: e.live.borrow().foreground(),
+                lost: false,
             })
             .collect();
+        let now = SystemTime::now();
+        list.extend(self.lost_map().iter().filter(|((o, _), _)| keep(o)).map(
+            |((owner, name), l)| SessionInfo {
+                owner: owner.clone(),
+                name: name.clone(),
+                host: l.host.clone(),
+                dialect: crate::dialect::by_name(&l.dialect).map_or("sh", |d| d.name()),
+                cwd: l.resume.cwd.clone(),
+                busy: false,
+                created: now,
+                last_used: now,
+                foreground: None,
+                lost: true,
+            },
+        ));
         list.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));
         list
     }

@@ -217,6 +217,7 @@ pub fn ls(args: LsArgs) -> Result<i32> {
             match s.state {
                 SessionState::Idle => "idle",
                 SessionState::Busy => "busy",
+                SessionState::Lost => "lost",
             },
             fg,
             s.attached,

@@ -82,8 +82,17 @@ fn a_command_in_flight_when_the_daemon_dies_runs_once_and_the_session_continues(
     );
     assert!(!err.contains("exited"), "{err}");
 
-    // A read on the lost session says it was lost (and starts the new
-    // daemon, which ends what the dead one left).
+    // The next daemon (started by `ls`) lists the session as lost, with
+    // its last cwd; a read on it says it was lost.
+    let ls: serde_json::Value = serde_json::from_slice(&d.run(&["ls", "--json"]).stdout).unwrap();
+    assert_eq!(
+        (
+            ls["sessions"][0]["state"].as_str(),
+            ls["sessions"][0]["cwd"].as_str()
+        ),
+        (Some("lost"), Some(w.as_str())),
+        "{ls}"
+    );
     let out = d.run(&["read", "-s", "s"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{out:?}");

@@ -217,10 +217,14 @@ def main():
     threads += [threading.Thread(target=mcp_worker, args=(n, stop_at)) for n in range(MCP_SERVERS)]
     for t in threads:
         t.start()
-    # The daemon SIGKILLed in the middle (the next call starts another).
-    time.sleep(min(BOUND / 4, 3.0))
+    # The daemon SIGKILLed in the middle: once half the CLI commands have
+    # answered (the next call starts another daemon).
+    half = SESSIONS * COMMANDS // 2
+    while len(results) < half and any(t.is_alive() for t in threads):
+        time.sleep(0.005)
     os.kill(pid0, signal.SIGKILL)
     killed_at = time.monotonic() - t0
+    answered_at_kill = len(results)
     for t in threads:
         t.join()
     pid1 = daemon_pid()
@@ -234,7 +238,7 @@ def main():
         fail(f"processes left behind: {left}")
     kinds, ledger_ids = check()
     wall = time.monotonic() - t0
-    print(f"soak: {SESSIONS} CLI sessions x {COMMANDS} commands ({WORKERS} clients) + {MCP_SERVERS} MCP servers killed at random; daemon SIGKILLed at {killed_at:.1f} s")
+    print(f"soak: {SESSIONS} CLI sessions x {COMMANDS} commands ({WORKERS} clients) + {MCP_SERVERS} MCP servers killed at random; daemon SIGKILLed at {killed_at:.1f} s, after {answered_at_kill} results")
     print(f"soak: {len(results)} results {dict(sorted(kinds.items()))}; {ledger_ids} ledger lines; wall {wall:.1f} s")
     print(f"soak: daemon RSS {rss0} KiB (pid {pid0}, before) -> {rss1} KiB (pid {pid1}, after its restart and the run)")
     print(f"soak: processes left behind: {len(left)}")

@@ -258,13 +258,14 @@ impl Place for Remote {
                 .find(|(k, _)| k == "TERM")
                 .map_or("dumb".to_owned(), |(_, v)| v.clone());
             let pid_file = crate::remote::pid_file(start.dir);
-            let command = crate::remote::command_line(
-                start.program,
-                start.args,
-                start.env,
-                start.cwd,
-                &pid_file,
-            );
+            // The tree's marker, as locally: the tree kill on the host also
+            // looks for it (`remote::end_tree`).
+            let mut env = start.env.to_vec();
+            if let Some(id) = start.dir.file_name().and_then(|n| n.to_str()) {
+                env.push((crate::session::TREE_MARKER.to_owned(), id.to_owned()));
+            }
+            let command =
+                crate::remote::command_line(start.program, start.args, &env, start.cwd, &pid_file);
             let terminal = self
                 .0
                 .open_terminal(TerminalRequest {

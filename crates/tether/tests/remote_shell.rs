@@ -123,7 +123,8 @@ fn state_persists_and_a_hosts_sessions_share_one_connection() {
     let (_, v) = r.json(&["run", "-s", "second", "--", "echo $__tether_dir"]);
     let dir = v["output"].as_str().unwrap().trim().to_owned();
     assert!(dir.starts_with("/tmp/tether-"), "{v}");
-    let kept = "sleep 4242 & sleep 4243";
+    // (And one that left the session, its terminal and its parent.)
+    let kept = "(setsid sleep 4244 </dev/null >/dev/null 2>&1 &); sleep 4242 & sleep 4243";
     let (code, v) = r.json(&[
         "run",
         "-s",
@@ -135,13 +136,16 @@ fn state_persists_and_a_hosts_sessions_share_one_connection() {
         kept,
     ]);
     assert_eq!(code, 123, "{v}");
-    let alive = "pgrep -u $(id -u) -f 'sleep 424[23]' >/dev/null";
+    let alive = "pgrep -u $(id -u) -f 'sleep 424[234]' >/dev/null";
+    let escaped = "pgrep -u $(id -u) -f 'sleep 4244' >/dev/null";
     let out = r.tether(&[
         "run",
         "--host",
         "web01",
         "--",
-        &format!("{alive} && echo alive"),
+        &format!(
+            "for i in $(seq 200); do {escaped} && break; sleep 0.05; done; {escaped} && echo alive"
+        ),
     ]);
     assert_eq!(stdout(&out), "alive\n", "{out:?}");
     assert_eq!(r.tether(&["close", "-s", "second"]).status.code(), Some(0));

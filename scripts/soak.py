@@ -222,6 +222,7 @@ def main():
     half = SESSIONS * COMMANDS // 2
     while len(results) < half and any(t.is_alive() for t in threads):
         time.sleep(0.005)
+    rss_at_kill = rss_kib(pid0)
     os.kill(pid0, signal.SIGKILL)
     killed_at = time.monotonic() - t0
     answered_at_kill = len(results)
@@ -240,7 +241,7 @@ def main():
     wall = time.monotonic() - t0
     print(f"soak: {SESSIONS} CLI sessions x {COMMANDS} commands ({WORKERS} clients) + {MCP_SERVERS} MCP servers killed at random; daemon SIGKILLed at {killed_at:.1f} s, after {answered_at_kill} results")
     print(f"soak: {len(results)} results {dict(sorted(kinds.items()))}; {ledger_ids} ledger lines; wall {wall:.1f} s")
-    print(f"soak: daemon RSS {rss0} KiB (pid {pid0}, before) -> {rss1} KiB (pid {pid1}, after its restart and the run)")
+    print(f"soak: daemon RSS {rss0} KiB (pid {pid0}, one session) -> {rss_at_kill} KiB (the same daemon with every session, when killed); the next daemon {rss1} KiB (pid {pid1}) after the run")
     print(f"soak: processes left behind: {len(left)}")
     if failures:
         print(f"soak: {len(failures)} FAILURES")

@@ -69,7 +69,10 @@ impl Client {
         };
         match Client::connect(paths, hello) {
             Ok(c) => return Ok(c),
-            Err(DaemonError::Unreachable { .. }) => {}
+            // No daemon; or one that went away during the hello (a killed
+            // daemon resets the connections it had not accepted yet):
+            // nothing was sent, so start one and try again.
+            Err(DaemonError::Unreachable { .. } | DaemonError::Connection(_)) => {}
             Err(e) => return Err(e),
         }
         paths.ensure_private()?;
@@ -77,10 +80,12 @@ impl Client {
         let deadline = Instant::now() + START_DEADLINE;
         loop {
             match Client::connect(paths, hello) {
-                Err(DaemonError::Unreachable { .. }) if Instant::now() < deadline => {
+                Err(DaemonError::Unreachable { .. } | DaemonError::Connection(_))
+                    if Instant::now() < deadline =>
+                {
                     std::thread::sleep(Duration::from_millis(2));
                 }
-                Err(DaemonError::Unreachable { .. }) => {
+                Err(DaemonError::Unreachable { .. } | DaemonError::Connection(_)) => {
                     return Err(unreachable(format!(
                         "a daemon was started but did not answer within {} s; see {}",
                         START_DEADLINE.as_secs(),

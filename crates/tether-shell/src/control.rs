@@ -95,22 +95,25 @@ impl Live {
             let from = st
                 .command_start
                 .max(st.processed.saturating_sub(PEEK_BYTES));
-            (
-                st.phase.clone(),
-                st.last_end.clone(),
-                st.log.since(from).bytes,
-            )
+            // Only the end of the command typed last counts: between
+            // commands, the call holding the session is still at work.
+            let end = st
+                .last_end
+                .as_ref()
+                .filter(|(at, _)| *at == st.command_start)
+                .map(|(_, e)| e.exit);
+            (st.phase.clone(), end, st.log.since(from).bytes)
         };
-        let running = matches!(phase, Phase::Sent | Phase::Started);
-        let (status, exit_code, output) = match (running, last_end) {
-            (true, _) => (
+        let running = matches!(phase, Phase::Sent | Phase::Started) || last_end.is_none();
+        let (status, exit_code, output) = if running {
+            (
                 Status::Running,
                 None,
                 self.secrets
                     .redact(&crate::run::project_all(&raw, PEEK_CHARS)),
-            ),
-            (false, Some(end)) => (Status::Exited, Some(end.exit), String::new()),
-            (false, None) => (Status::Exited, None, String::new()),
+            )
+        } else {
+            (Status::Exited, last_end, String::new())
         };
         let foreground: Option<ForegroundProgram> = self.foreground();
         RunResult {

@@ -70,8 +70,9 @@ pub struct PumpState {
     pub phase: Phase,
     /// The output offset where the current command's wrapper was typed.
     pub command_start: u64,
-    /// The last end mark seen (for a look at a command without its call).
-    pub last_end: Option<EndMark>,
+    /// The last end mark seen, with the `command_start` of its command
+    /// (for a look at a command without its call).
+    pub last_end: Option<(u64, EndMark)>,
     /// The session's setup reported ready.
     pub ready: bool,
     /// The working directory the shell reported as it exited during the
@@ -264,7 +265,7 @@ impl PumpState {
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
                 self.finish_capture();
                 let end = parse_end(&fields);
-                self.last_end = Some(end.clone());
+                self.last_end = Some((self.command_start, end.clone()));
                 self.phase = Phase::Ended(end);
             }
             "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {

@@ -495,7 +495,14 @@ impl Session {
             Some(Pending::Close) => Err(ShellError::Closed),
             Some(Pending::Reset) => {
                 self.restart().await?;
-                self.pending.send_replace(None);
+                // A close requested meanwhile stays.
+                self.pending.send_if_modified(|p| {
+                    let was_reset = *p == Some(Pending::Reset);
+                    if was_reset {
+                        *p = None;
+                    }
+                    was_reset
+                });
                 Ok(())
             }
             None => Ok(()),

@@ -313,18 +313,8 @@ pub async fn handle(
             let wait = seconds("wait_s", wait_s)?;
             // While a call holds the session, a read looks at the command
             // in flight without taking its output from that call.
-            let (address, s, control) = existing(registry, ns, &session)?;
-            match s.try_lock() {
-                Ok(mut s) => {
-                    let r = s.read(wait).await.map_err(engine)?;
-                    Ok(Response::Shell(shell_result(&session, s.host(), r)))
-                }
-                Err(_) => {
-                    let r = control.peek(wait).await;
-                    let host = registry.host_of(&address.owner, &address.name).flatten();
-                    Ok(Response::Shell(shell_result(&session, host.as_deref(), r)))
-                }
-            }
+            let found = existing(registry, ns, &session)?;
+            read_now(registry, &session, found, wait).await
         }
         Request::Signal { session, signal } => {
             let Some(signal) = Signal::from_name(&signal) else {
@@ -335,19 +325,9 @@ pub async fn handle(
             };
             // The signal goes at once, whether or not a call holds the
             // session; that call then returns the command's true status.
-            let (address, s, control) = existing(registry, ns, &session)?;
-            control.signal(signal).map_err(engine)?;
-            match s.try_lock() {
-                Ok(mut s) => {
-                    let r = s.read(SIGNAL_SETTLE).await.map_err(engine)?;
-                    Ok(Response::Shell(shell_result(&session, s.host(), r)))
-                }
-                Err(_) => {
-                    let r = control.peek(SIGNAL_SETTLE).await;
-                    let host = registry.host_of(&address.owner, &address.name).flatten();
-                    Ok(Response::Shell(shell_result(&session, host.as_deref(), r)))
-                }
-            }
+            let found = existing(registry, ns, &session)?;
+            found.2.signal(signal).map_err(engine)?;
+            read_now(registry, &session, found, SIGNAL_SETTLE).await
         }
         Request::Screen { session } => {
             let address = resolve(ns, &session)?;
@@ -417,6 +397,28 @@ fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Fa
         .control(&address.owner, &address.name)
         .map_err(engine)?;
     Ok((address, s, control))
+}
+
+/// A read that never queues: the session's output and status when no call
+/// holds it, else a look at the command in flight (its output stays with
+/// the call that waits for it).
+async fn read_now(
+    registry: &Registry,
+    session: &str,
+    (address, s, control): Existing,
+    wait: Duration,
+) -> Result<Response, Failure> {
+    match s.try_lock() {
+        Ok(mut s) => {
+            let r = s.read(wait).await.map_err(engine)?;
+            Ok(Response::Shell(shell_result(session, s.host(), r)))
+        }
+        Err(_) => {
+            let r = control.peek(wait).await;
+            let host = registry.host_of(&address.owner, &address.name).flatten();
+            Ok(Response::Shell(shell_result(session, host.as_deref(), r)))
+        }
+    }
 }
 
 async fn on_existing(

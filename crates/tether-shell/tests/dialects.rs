@@ -7,25 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
+use tether_shell::dialect::{Bash, Posix, Zsh};
 use tether_shell::{OnTimeout, RunOptions, RunResult, Session, SessionOptions, ShellError, Status};
 
-/// A session of `dialect`, or `None` (with a printed reason) when its
-/// program is not installed.
-async fn session(dialect: Arc<dyn Dialect>, program: &str) -> Option<Session> {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
-        return None;
-    }
-    let opts = SessionOptions {
-        dialect,
-        run_rc_files: false,
-        ..SessionOptions::default()
-    };
-    Some(Session::start(opts).await.unwrap())
-}
+mod common;
+use common::session;
 
 fn within(ms: u64) -> RunOptions {
     RunOptions {

@@ -8,23 +8,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
-use tether_shell::{RunOptions, RunResult, Session, SessionOptions, Status};
+use tether_shell::dialect::{Bash, Posix, Zsh};
+use tether_shell::{RunOptions, RunResult, Session, Status};
 
-async fn session(dialect: Arc<dyn Dialect>, program: &str) -> Option<Session> {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
-        return None;
-    }
-    let opts = SessionOptions {
-        dialect,
-        run_rc_files: false,
-        ..SessionOptions::default()
-    };
-    Some(Session::start(opts).await.unwrap())
-}
+mod common;
+use common::session;
 
 async fn run(s: &mut Session, code: &str) -> RunResult {
     s.run(code, &RunOptions::default()).await.unwrap()

@@ -23,22 +23,20 @@ fn busy(d: &Daemon, s: &str, pidfile: &Path) -> Child {
         "export KEPT=yes; echo tick; sh -c 'echo $$ > {}; exec sleep 60'; echo after=$?",
         pidfile.display()
     );
-    d.cmd(&[
-        "run",
-        "-s",
-        s,
-        "--norc",
-        "--json",
-        "--timeout",
-        "120",
-        "--",
-        &code,
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap()
+    running(d, &["-s", s, "--norc", "--json"], &code)
+}
+
+/// `tether run ARGS -- CODE` in the background, its output piped.
+fn running(d: &Daemon, args: &[&str], code: &str) -> Child {
+    let mut all = vec!["run", "--timeout", "120"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--", code]);
+    d.cmd(&all)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// The sleep's pid, once it runs.
@@ -208,13 +206,7 @@ fn ctrl_c_on_a_waiting_run_interrupts_then_detaches() {
         "echo tick; sh -c 'trap \"\" INT; echo $$ > {}; exec sleep 60'",
         pidfile.display()
     );
-    let mut run = d
-        .cmd(&["run", "-s", "s", "--timeout", "120", "--", &code])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = running(&d, &["-s", "s"], &code);
     let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let mut pipe = run.stderr.take().unwrap();
     let sink = std::sync::Arc::clone(&stderr);

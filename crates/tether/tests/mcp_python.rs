@@ -1,9 +1,11 @@
-//! `tether mcp` driven by the official MCP Python SDK (`tests/mcp/client.py`):
-//! every tool, every status, bad input, and malformed JSON-RPC.
+//! `tether mcp` driven by the official MCP Python SDK (`tests/mcp/*.py`):
+//! every tool, every status, bad input, malformed JSON-RPC, secrets in the
+//! server's environment, and faults (a cancelled call, the daemon or the
+//! server killed mid-call).
 //!
 //! `scripts/test` creates the virtualenv with the `mcp` package
-//! (`target/mcp-venv`, or `$TETHER_MCP_PYTHON`); without it this test says
-//! so and skips.
+//! (`target/mcp-venv`, or `$TETHER_MCP_PYTHON`); without it these tests say
+//! so and skip.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,8 +14,9 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn the_python_mcp_client_passes_every_check() {
+/// Runs `tests/mcp/SCRIPT tether EXTRA…` against a daemon of its own and
+/// returns its stdout once it succeeded; `None` (printed) without the SDK.
+fn python_client(script: &str, name: &str, extra: &[&std::path::Path]) -> Option<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = std::env::var_os("TETHER_MCP_PYTHON")
         .map(PathBuf::from)
@@ -23,20 +26,31 @@ fn the_python_mcp_client_passes_every_check() {
             "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
             python.display()
         );
-        return;
+        return None;
     }
-    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let daemon = common::Daemon::new("mcp-python");
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(script);
+    let daemon = common::Daemon::new(name);
     let out = Command::new(&python)
         .env("TETHER_DIR", &daemon.dir)
         .env_remove("XDG_RUNTIME_DIR")
         .arg(&client)
         .arg(env!("CARGO_BIN_EXE_tether"))
+        .args(extra)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    Some(stdout)
+}
+
+#[test]
+fn the_python_mcp_client_passes_every_check() {
+    let Some(stdout) = python_client("client.py", "mcp-python", &[]) else {
+        return;
+    };
     assert!(stdout.contains("mcp client: all checks passed"), "{stdout}");
     assert!(
         stdout.contains("mcp raw: malformed input answered with an error"),
@@ -46,29 +60,9 @@ fn the_python_mcp_client_passes_every_check() {
 
 #[test]
 fn with_a_secret_in_the_servers_environment_nothing_is_withheld_or_shown() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = std::env::var_os("TETHER_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
-    if !python.exists() {
-        eprintln!(
-            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
-            python.display()
-        );
+    let Some(stdout) = python_client("redaction_client.py", "mcp-secrets", &[]) else {
         return;
-    }
-    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/redaction_client.py");
-    let daemon = common::Daemon::new("mcp-secrets");
-    let out = Command::new(&python)
-        .env("TETHER_DIR", &daemon.dir)
-        .env_remove("XDG_RUNTIME_DIR")
-        .arg(&client)
-        .arg(env!("CARGO_BIN_EXE_tether"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    };
     assert!(
         stdout.contains("mcp secrets: all checks passed"),
         "{stdout}"
@@ -80,33 +74,13 @@ fn with_a_secret_in_the_servers_environment_nothing_is_withheld_or_shown() {
 /// flight (`tests/mcp/faults_client.py`).
 #[test]
 fn cancels_and_crashes_lose_nothing_and_run_nothing_twice() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = std::env::var_os("TETHER_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
-    if !python.exists() {
-        eprintln!(
-            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
-            python.display()
-        );
-        return;
-    }
-    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/faults_client.py");
-    let daemon = common::Daemon::new("mcp-faults");
-    let work = daemon.dir.with_extension("work");
+    let work = std::env::temp_dir().join(format!("tether-mcp-faults-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
-    let out = Command::new(&python)
-        .env("TETHER_DIR", &daemon.dir)
-        .env_remove("XDG_RUNTIME_DIR")
-        .arg(&client)
-        .arg(env!("CARGO_BIN_EXE_tether"))
-        .arg(&work)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("mcp faults: all checks passed"), "{stdout}");
+    let out = python_client("faults_client.py", "mcp-faults", &[&work]);
     let _ = std::fs::remove_dir_all(&work);
+    let Some(stdout) = out else {
+        return;
+    };
+    assert!(stdout.contains("mcp faults: all checks passed"), "{stdout}");
 }

@@ -51,6 +51,18 @@ fn alive(pid: i32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
+/// Waits for a background run whose command SIGINT ended, and checks it
+/// says so.
+fn interrupted(run: Child) {
+    let r = json(&run.wait_with_output().unwrap());
+    let got = (
+        r["status"].as_str(),
+        r["exit_code"].as_i64(),
+        r["signal"].as_str(),
+    );
+    assert_eq!(got, (Some("exited"), Some(130), Some("SIGINT")), "{r}");
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -88,17 +100,7 @@ fn signal_read_screen_and_ls_act_while_a_call_waits() {
     // SIGINT, as at a prompt: the line's status is 130.)
     let out = d.run(&["signal", "-s", "s", "INT"]);
     assert!(matches!(out.status.code(), Some(130 | 123)), "{out:?}");
-    let out = run.wait_with_output().unwrap();
-    let r = json(&out);
-    assert_eq!(
-        (
-            r["status"].as_str(),
-            r["exit_code"].as_i64(),
-            r["signal"].as_str()
-        ),
-        (Some("exited"), Some(130), Some("SIGINT")),
-        "{r}"
-    );
+    interrupted(run);
     assert!(!alive(pid));
 }
 
@@ -187,17 +189,7 @@ fn ctrl_c_on_a_waiting_run_interrupts_then_detaches() {
     let run = busy(&d, "s", &dir.join("one"));
     let pid = sleeper(&dir.join("one"));
     kill(Pid::from_raw(run.id() as i32), Signal::SIGINT).unwrap();
-    let out = run.wait_with_output().unwrap();
-    let r = json(&out);
-    assert_eq!(
-        (
-            r["status"].as_str(),
-            r["exit_code"].as_i64(),
-            r["signal"].as_str()
-        ),
-        (Some("exited"), Some(130), Some("SIGINT")),
-        "{r}"
-    );
+    interrupted(run);
     assert!(!alive(pid));
     // Twice: tether detaches, the command runs on, `read` sees it. This
     // command ignores SIGINT, so the first Ctrl-C leaves it running.

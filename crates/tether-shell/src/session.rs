@@ -199,8 +199,10 @@ impl Session {
         self.shared.lock().log.since(offset)
     }
 
-    /// Changes the terminal size (the program gets SIGWINCH).
+    /// Changes the terminal size (the program gets SIGWINCH). A size out
+    /// of range is brought into it ([`TermSize::clamped`]).
     pub fn resize(&mut self, size: TermSize) -> Result<(), ShellError> {
+        let size = size.clamped();
         self.terminal.resize(size)?;
         self.shared.lock().emulator.resize(size.rows, size.cols);
         self.opts.size = size;

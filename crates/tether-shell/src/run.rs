@@ -192,6 +192,7 @@ impl Session {
                 opts.output_limit,
                 self.redactor.fresh(),
                 spill,
+                std::sync::Arc::clone(&self.spills),
             ));
             st.rename = self
                 .opts
@@ -545,9 +546,16 @@ impl Session {
         truncated: Option<crate::result::Truncation>,
         exit_code: Option<i32>,
     ) -> RunResult {
-        let output = match self.notice.take() {
-            Some(notice) => format!("{notice}\n{output}"),
-            None => output,
+        let notes: Vec<String> = self
+            .notice
+            .take()
+            .into_iter()
+            .chain(self.spills.take_note())
+            .collect();
+        let output = if notes.is_empty() {
+            output
+        } else {
+            format!("{}\n{output}", notes.join("\n"))
         };
         RunResult {
             status,

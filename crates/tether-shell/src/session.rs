@@ -53,6 +53,11 @@ pub struct SessionOptions {
     /// is then the remote login's, plus the defaults and `env_overrides`
     /// (`base_env` is local and not sent), and `cwd` is a remote path.
     pub host: Option<Arc<dyn RemoteHost>>,
+    /// The most bytes the session's spill files (each clipped result's
+    /// whole output) may use together; the oldest go first
+    /// ([`crate::spill::Spills`]). Default
+    /// [`crate::spill::DEFAULT_SPILL_CAP`] (64 MiB).
+    pub spill_cap: u64,
 }
 
 impl Default for SessionOptions {
@@ -71,6 +76,7 @@ impl Default for SessionOptions {
             silence_fallback: Duration::from_secs(3),
             output_processing: false,
             host: None,
+            spill_cap: crate::spill::DEFAULT_SPILL_CAP,
         }
     }
 }
@@ -98,6 +104,9 @@ pub struct Session {
     /// What tether must tell the caller, at the head of the next result's
     /// output (a start directory that could not be entered).
     pub(crate) notice: Option<String>,
+    /// The spill files and their cap (spills removed to make room are told
+    /// at the head of the next result's output, like `notice`).
+    pub(crate) spills: Arc<crate::spill::Spills>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
 }
@@ -142,6 +151,7 @@ impl Session {
             redactor.clone(),
         ));
         Ok(Session {
+            spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
             live,
             place,
             tree_ended: false,

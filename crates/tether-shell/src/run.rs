@@ -160,6 +160,7 @@ impl Session {
         if self.busy() {
             return Err(ShellError::Busy);
         }
+        self.remove_last_command_file();
         if self.incomplete(code).await? {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
@@ -184,6 +185,7 @@ impl Session {
             self.write_shell_file(file.clone(), text.into_bytes())
                 .await?;
         }
+        self.note_command_file(&file);
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();

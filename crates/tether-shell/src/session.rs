@@ -107,6 +107,8 @@ pub struct Session {
     /// The spill files and their cap (spills removed to make room are told
     /// at the head of the next result's output, like `notice`).
     pub(crate) spills: Arc<crate::spill::Spills>,
+    /// The last command's file, while the shell may still read it.
+    pub(crate) last_command_file: Option<PathBuf>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
 }
@@ -152,6 +154,7 @@ impl Session {
         ));
         Ok(Session {
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
+            last_command_file: None,
             live,
             place,
             tree_ended: false,
@@ -303,6 +306,24 @@ impl Session {
         bytes: Vec<u8>,
     ) -> Result<(), ShellError> {
         self.place.write_files(vec![(path, bytes)]).await
+    }
+
+    /// Keeps `file` (a command's file just delivered) to remove once the
+    /// command is over. Only a local shell's: a host's files go with its
+    /// directory when the session ends (removing each would cost a
+    /// process on the host per command).
+    pub(crate) fn note_command_file(&mut self, file: &Path) {
+        if self.place.host_name().is_none() {
+            self.last_command_file = Some(file.to_path_buf());
+        }
+    }
+
+    /// Removes the last command's file: call when no command is in flight
+    /// (so the shell has read it), so a session holds one at most.
+    pub(crate) fn remove_last_command_file(&mut self) {
+        if let Some(file) = self.last_command_file.take() {
+            let _ = std::fs::remove_file(file);
+        }
     }
 
     /// Takes the working directory a shell that exited reported from its

@@ -64,12 +64,17 @@ fn run(d: &Daemon, env: &[(&str, &str)], command: &str) -> Value {
 
 /// Every spill file under `dir`.
 fn spills(dir: &Path) -> Vec<PathBuf> {
+    files(dir, "out-")
+}
+
+/// Every file under `dir` whose name starts with `prefix`.
+fn files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = e.path();
         if path.is_dir() {
-            found.extend(spills(&path));
-        } else if e.file_name().to_string_lossy().starts_with("out-") {
+            found.extend(files(&path, prefix));
+        } else if e.file_name().to_string_lossy().starts_with(prefix) {
             found.push(path);
         }
     }
@@ -117,11 +122,13 @@ fn a_full_disk_is_reported_unsaved_and_the_session_goes_on() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("not saved whole"), "{stderr}");
 
-    // With the disk full from elsewhere, a command is refused with the
-    // reason; once there is room, the session goes on.
+    // With the disk full from elsewhere, a command (longer than the page
+    // its predecessor's file gives back) is refused with the reason; once
+    // there is room, the session goes on.
     let filler = disk.dir.join("filler");
     assert!(std::fs::write(&filler, vec![0u8; 4 << 20]).is_err());
-    let out = d.run(&["run", "-s", "s", "--", "echo full"]);
+    let long = format!("echo full # {}", "x".repeat(16 << 10));
+    let out = d.run(&["run", "-s", "s", "--", &long]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "ran on a full disk: {out:?}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
@@ -172,4 +179,15 @@ fn past_the_cap_the_oldest_saved_outputs_go_first_and_the_result_says_so() {
     let fine = run(&d, &cap, "echo fine");
     assert_eq!(output(&fine), "fine\n", "{fine}");
     assert_eq!(fine["truncated"], Value::Null);
+}
+
+#[test]
+fn command_files_do_not_pile_up_in_a_session() {
+    let d = Daemon::new("cmd-files");
+    for n in 0..5 {
+        let r = run(&d, &[], &format!("echo {n}"));
+        assert_eq!(output(&r), format!("{n}\n"), "{r}");
+    }
+    let left = files(&d.dir, "cmd-");
+    assert!(left.len() <= 1, "{left:?}");
 }

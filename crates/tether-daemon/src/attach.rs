@@ -121,6 +121,11 @@ pub(crate) async fn serve(
     read: BufReader<OwnedReadHalf>,
     mut write: OwnedWriteHalf,
 ) {
+    if let Err(why) = check_size(rows, cols) {
+        let f = ops::failure(FailureKind::BadRequest, why);
+        write_line(&mut write, &Reply::Error(f)).await;
+        return;
+    }
     let found = ops::resolve_loose(&state.registry, ns, session).and_then(|a| {
         let lives = state
             .registry
@@ -143,11 +148,19 @@ pub(crate) async fn serve(
     if !write_line(&mut write, &Reply::Ok(ok)).await {
         return;
     }
-    let (tx, mut from_client) = mpsc::channel::<Frame>(64);
+    let (tx, mut from_client) = mpsc::channel::<Result<Frame, String>>(64);
     tokio::spawn(async move {
         let mut read = read;
-        while let Ok(Some(f)) = read_frame_async(&mut read).await {
-            if tx.send(f).await.is_err() {
+        loop {
+            let f = match read_frame_async(&mut read).await {
+                Ok(Some(f)) => Ok(f),
+                Ok(None) => break,
+                Err(e) => Err(format!(
+                    "tether: the attach connection sent a bad frame: {e}"
+                )),
+            };
+            let last = f.is_err();
+            if tx.send(f).await.is_err() || last {
                 break;
             }
         }
@@ -169,10 +182,10 @@ pub(crate) async fn serve(
                     state.attachments.ensure_echo(&key, &live, true);
                     continue;
                 }
-                f = from_client.recv() => match f {
-                    Some(Frame::Detach) | None => break End::Left,
-                    Some(Frame::Resize { rows, cols }) => size = TermSize { rows, cols },
-                    Some(_) => {}
+                f = from_client.recv() => match from(f) {
+                    Step::Resize(s) => size = s,
+                    Step::End(end) => break end,
+                    Step::Input(_) | Step::Nothing => {}
                 },
                 _ = stopping.changed() => break End::Ended(stop_reason(&stopping)),
             }
@@ -195,16 +208,16 @@ pub(crate) async fn serve(
                         break Some(End::Left);
                     }
                 }
-                f = from_client.recv() => match f {
-                    Some(Frame::Input(bytes)) => {
+                f = from_client.recv() => match from(f) {
+                    Step::Input(bytes) => {
                         let _ = live.write(bytes);
                     }
-                    Some(Frame::Resize { rows, cols }) => {
-                        size = TermSize { rows, cols };
+                    Step::Resize(s) => {
+                        size = s;
                         let _ = live.resize(size);
                     }
-                    Some(Frame::Detach) | None => break Some(End::Left),
-                    Some(_) => {}
+                    Step::End(end) => break Some(end),
+                    Step::Nothing => {}
                 },
                 _ = stopping.changed() => break Some(End::Ended(stop_reason(&stopping))),
             }
@@ -218,6 +231,47 @@ pub(crate) async fn serve(
         let _ = send(&mut write, Frame::Ended(why)).await;
     }
     let _ = write.shutdown().await;
+}
+
+/// What a frame from the person's side asks for.
+enum Step {
+    /// Bytes typed.
+    Input(Vec<u8>),
+    /// Nothing (a frame only the daemon sends).
+    Nothing,
+    /// A new size, in range.
+    Resize(TermSize),
+    /// The attachment ends.
+    End(End),
+}
+
+/// What the frame (or the connection's end, or its error) from the
+/// person's side asks for: a size out of range or a broken frame ends the
+/// attachment with the reason.
+fn from(f: Option<Result<Frame, String>>) -> Step {
+    match f {
+        Some(Ok(Frame::Input(bytes))) => Step::Input(bytes),
+        Some(Ok(Frame::Resize { rows, cols })) => match check_size(rows, cols) {
+            Ok(size) => Step::Resize(size),
+            Err(why) => Step::End(End::Ended(format!("tether: {why}; detached"))),
+        },
+        Some(Ok(Frame::Detach)) | None => Step::End(End::Left),
+        Some(Err(why)) => Step::End(End::Ended(why)),
+        Some(Ok(Frame::Output(_) | Frame::Ended(_))) => Step::Nothing,
+    }
+}
+
+/// The size, when a session's terminal may have it; else why not.
+fn check_size(rows: u16, cols: u16) -> Result<TermSize, String> {
+    let size = TermSize { rows, cols };
+    if size.in_range() {
+        return Ok(size);
+    }
+    Err(format!(
+        "the terminal size {rows} rows x {cols} columns is out of range: a session's terminal has 1 to {} rows and 1 to {} columns; make the terminal smaller (tether attach sends at most that)",
+        TermSize::MAX_ROWS,
+        TermSize::MAX_COLS
+    ))
 }
 
 fn stop_reason(stopping: &watch::Receiver<Option<String>>) -> String {

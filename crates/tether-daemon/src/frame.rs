@@ -74,9 +74,21 @@ fn bad(what: String) -> std::io::Error {
 fn length(header: [u8; 5]) -> std::io::Result<usize> {
     let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
     if len > MAX_FRAME {
-        return Err(bad(format!("a frame of {len} bytes is too large")));
+        return Err(bad(format!(
+            "a frame of {len} bytes came, over the limit of {} per frame",
+            crate::lines::human_size(MAX_FRAME as u64)
+        )));
     }
     Ok(len)
+}
+
+/// The error for a stream that ended inside a frame. (A payload is read
+/// as its bytes come, so a header alone never costs its length.)
+fn short(len: usize, got: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        format!("the stream ended {got} bytes into a frame of {len}"),
+    )
 }
 
 /// Reads one frame; `None` at a clean end of stream.
@@ -87,8 +99,12 @@ pub fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Frame>> {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let mut payload = vec![0u8; length(header)?];
-    r.read_exact(&mut payload)?;
+    let len = length(header)?;
+    let mut payload = Vec::new();
+    r.take(len as u64).read_to_end(&mut payload)?;
+    if payload.len() < len {
+        return Err(short(len, payload.len()));
+    }
     Frame::decode(header[0], payload).map(Some)
 }
 
@@ -100,8 +116,12 @@ pub async fn read_frame_async(r: &mut (impl AsyncRead + Unpin)) -> std::io::Resu
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let mut payload = vec![0u8; length(header)?];
-    r.read_exact(&mut payload).await?;
+    let len = length(header)?;
+    let mut payload = Vec::new();
+    (&mut *r).take(len as u64).read_to_end(&mut payload).await?;
+    if payload.len() < len {
+        return Err(short(len, payload.len()));
+    }
     Frame::decode(header[0], payload).map(Some)
 }
 

@@ -11,8 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any change a peer of another version would misread (2: the
-/// result's `pipe_status`).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
+/// with `truncated.note` saying why).
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The client's first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -241,6 +242,7 @@ pub enum Reply {
 /// object (no tag).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // one per request, serialised at once: boxing the shell result buys nothing
 pub enum Response {
     /// `run`, `send`, `read` and `signal`.
     Shell(ShellResult),
@@ -356,8 +358,13 @@ pub struct Truncated {
     pub omitted_chars: u64,
     /// Characters of output in all.
     pub total_chars: u64,
-    /// File holding the complete output.
-    pub full_output_path: String,
+    /// File holding the complete output; null when it could not be kept
+    /// whole (the session's cap on saved output, a full disk): `note`
+    /// says why.
+    pub full_output_path: Option<String>,
+    /// Null, or why the output was not saved whole and what to do.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// The program still in the foreground.

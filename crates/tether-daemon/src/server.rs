@@ -18,6 +18,7 @@ use tokio::sync::Notify;
 
 use crate::attach::{self, Attachments};
 use crate::error::DaemonError;
+use crate::lines::{self, LineRead};
 use crate::ops::{self, failure};
 use crate::paths::Paths;
 use crate::protocol::{FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, Welcome};
@@ -192,6 +193,15 @@ async fn shutdown_signals() {
     }
 }
 
+/// The message for a line over its bound (the connection then closes).
+fn too_long(what: &str, max: usize) -> String {
+    format!(
+        "a {what} line may be at most {} and this one grew past that without a newline; \
+         the connection is closed (send one JSON object per line)",
+        lines::human_size(max as u64)
+    )
+}
+
 pub(crate) async fn write_line(w: &mut OwnedWriteHalf, value: &impl serde::Serialize) -> bool {
     let mut line = serde_json::to_vec(value).unwrap_or_default();
     line.push(b'\n');
@@ -245,14 +255,26 @@ async fn hello(
     read: &mut BufReader<OwnedReadHalf>,
     write: &mut OwnedWriteHalf,
 ) -> Option<Hello> {
-    let mut line = String::new();
-    let read_hello = read.read_line(&mut line);
+    let mut line = Vec::new();
+    let read_hello = lines::read_line(read, &mut line, lines::MAX_HELLO_LINE);
     let got = tokio::time::timeout(Duration::from_secs(10), read_hello).await;
-    if !matches!(got, Ok(Ok(n)) if n > 0) {
-        return None;
-    }
     let refuse = |kind: FailureKind, message: String| Reply::Error(failure(kind, message));
-    let hello: Hello = match serde_json::from_str(&line) {
+    match got {
+        Ok(Ok(LineRead::Line)) => {}
+        Ok(Ok(LineRead::TooLong)) => {
+            write_line(
+                write,
+                &refuse(
+                    FailureKind::BadRequest,
+                    too_long("hello", lines::MAX_HELLO_LINE),
+                ),
+            )
+            .await;
+            return None;
+        }
+        _ => return None,
+    }
+    let hello: Hello = match serde_json::from_slice(&line) {
         Ok(h) => h,
         Err(e) => {
             let r = refuse(
@@ -316,14 +338,24 @@ async fn serve_requests(
     mut read: BufReader<OwnedReadHalf>,
     mut write: OwnedWriteHalf,
 ) {
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
+        // A large request's buffer is not kept for the connection's life.
         line.clear();
-        match read.read_line(&mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
+        line.shrink_to(64 << 10);
+        match lines::read_line(&mut read, &mut line, lines::MAX_REQUEST_LINE).await {
+            Ok(LineRead::Eof) | Err(_) => return,
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong) => {
+                let f = failure(
+                    FailureKind::BadRequest,
+                    too_long("request", lines::MAX_REQUEST_LINE),
+                );
+                write_line(&mut write, &Reply::Error(f)).await;
+                return;
+            }
         }
-        let request: Request = match serde_json::from_str(&line) {
+        let request: Request = match serde_json::from_slice(&line) {
             Ok(r) => r,
             Err(e) => {
                 let f = failure(

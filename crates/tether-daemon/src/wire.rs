@@ -22,7 +22,8 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
         truncated: r.truncated.map(|t| Truncated {
             omitted_chars: t.omitted_chars,
             total_chars: t.total_chars,
-            full_output_path: t.full_output_path.display().to_string(),
+            full_output_path: t.full_output_path.map(|p| p.display().to_string()),
+            note: t.note,
         }),
         cwd: r.cwd.map(|c| c.display().to_string()),
         foreground: r.foreground.map(|f| Foreground {

@@ -3,6 +3,11 @@
 //! (created only once the output outgrows the clip, so small results cost
 //! no file).
 //!
+//! A spill that cannot be kept whole (the session's cap on saved output,
+//! [`crate::spill::Spills`], or a write error such as a full disk) is
+//! removed at once, and its result says so and why: the output is never
+//! claimed whole when it is not, and the command itself is not failed.
+//!
 //! The spill file holds the exact bytes the program wrote between the
 //! marks (binary, invalid UTF-8, control sequences), except secret values,
 //! which are replaced by `[redacted]` at byte level. Every result boundary
@@ -12,11 +17,13 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tether_term::utf8::Utf8Decoder;
 use tether_term::{HeadTailClip, Redactor, TextProjector};
 
 use crate::result::Truncation;
+use crate::spill::{Spills, size_text};
 
 /// The streaming pipeline for one call's output.
 #[derive(Debug)]
@@ -30,6 +37,10 @@ pub struct Capture {
     spill: Spill,
     spill_redactor: Redactor,
     spill_path: PathBuf,
+    /// The session's spills, for the cap.
+    spills: Arc<Spills>,
+    /// Bytes written to the spill file.
+    spill_len: u64,
     /// Secrets learned after the output was redacted (the command itself
     /// exported them): applied once more to what is returned.
     late: Option<Redactor>,
@@ -44,13 +55,19 @@ pub struct Capture {
 #[derive(Debug)]
 enum Spill {
     Memory(Vec<u8>),
-    File(Option<File>),
+    /// Being written.
+    File(File),
+    /// Complete and closed.
+    Saved,
+    /// Not saved whole (the file was removed); the note says why.
+    Lost(String),
 }
 
 impl Capture {
     /// A capture keeping at most `limit` bytes of text, redacting with
-    /// `redactor` (a fresh clone of the session's), spilling to `spill_path`.
-    pub fn new(limit: usize, redactor: Redactor, spill_path: PathBuf) -> Self {
+    /// `redactor` (a fresh clone of the session's), spilling to
+    /// `spill_path` within the session's `spills` cap.
+    pub fn new(limit: usize, redactor: Redactor, spill_path: PathBuf, spills: Arc<Spills>) -> Self {
         Capture {
             projector: TextProjector::new(),
             spill_redactor: redactor.fresh(),
@@ -61,6 +78,8 @@ impl Capture {
             chars: 0,
             spill: Spill::Memory(Vec::new()),
             spill_path,
+            spills,
+            spill_len: 0,
             late: None,
             text: String::new(),
             scratch: String::new(),
@@ -118,12 +137,8 @@ impl Capture {
                     self.spill_to_file();
                 }
             }
-            Spill::File(Some(f)) => {
-                if f.write_all(bytes).is_err() {
-                    self.spill = Spill::File(None);
-                }
-            }
-            Spill::File(None) => {}
+            Spill::File(_) => self.write_spill(bytes),
+            Spill::Saved | Spill::Lost(_) => {}
         }
     }
 
@@ -133,13 +148,48 @@ impl Capture {
             return;
         };
         let buf = std::mem::take(buf);
-        let mut file = create_private(&self.spill_path).ok();
-        if let Some(f) = file.as_mut()
-            && f.write_all(&buf).is_err()
-        {
-            file = None;
+        match create_private(&self.spill_path) {
+            Ok(f) => {
+                self.spill = Spill::File(f);
+                self.write_spill(&buf);
+            }
+            Err(e) => self.lose(format!(
+                "{} could not be created ({e}); make room in its directory, or redirect the command's output to a file elsewhere",
+                self.spill_path.display()
+            )),
         }
-        self.spill = Spill::File(file);
+    }
+
+    /// Appends to the spill file, within the session's cap.
+    fn write_spill(&mut self, bytes: &[u8]) {
+        if let Err(over) = self.spills.grow(&self.spill_path, bytes.len() as u64) {
+            self.lose(format!(
+                "it passed this session's cap of {} for saved output (TETHER_SPILL_CAP); redirect the command's output to a file to keep all of it",
+                size_text(over.cap)
+            ));
+            return;
+        }
+        let Spill::File(f) = &mut self.spill else {
+            return;
+        };
+        match f.write_all(bytes) {
+            Ok(()) => self.spill_len += bytes.len() as u64,
+            Err(e) => self.lose(format!(
+                "writing {} failed after {} ({e}); free space there, or redirect the command's output to a file elsewhere",
+                self.spill_path.display(),
+                size_text(self.spill_len)
+            )),
+        }
+    }
+
+    /// Gives up the spill file: removes what there is of it (so a full
+    /// disk gets its space back at once) and keeps why, for the result.
+    fn lose(&mut self, why: String) {
+        self.spill = Spill::Lost(format!(
+            "the output was not saved whole and its file was removed: {why}"
+        ));
+        let _ = std::fs::remove_file(&self.spill_path);
+        self.spills.forget(&self.spill_path);
     }
 
     /// Releases what the text redactor holds (a result boundary). The
@@ -150,7 +200,7 @@ impl Capture {
         let mut rest = Vec::new();
         self.redactor.flush(&mut rest);
         self.decoded(&rest);
-        if let Spill::File(Some(f)) = &mut self.spill {
+        if let Spill::File(f) = &mut self.spill {
             let _ = f.flush();
         }
     }
@@ -182,13 +232,18 @@ impl Capture {
                 r.finish(&mut out);
                 *buf = out;
             }
-            Spill::File(file) => {
-                *file = None;
-                if redact_file(&self.spill_path, redactor).is_err() {
+            Spill::File(_) | Spill::Saved => {
+                // Closed first: the rewrite replaces the file.
+                self.spill = Spill::Saved;
+                match redact_file(&self.spill_path, redactor) {
+                    Ok(len) => self.spills.resized(&self.spill_path, len),
                     // Never leave a spill file that may hold a secret.
-                    let _ = std::fs::remove_file(&self.spill_path);
+                    Err(e) => self.lose(format!(
+                        "it could not be rewritten with the secrets the command set redacted ({e})"
+                    )),
                 }
             }
+            Spill::Lost(_) => {}
         }
         self.late = Some(redactor.fresh());
     }
@@ -205,10 +260,15 @@ impl Capture {
         if !clipped.is_complete() {
             self.spill_to_file();
         }
+        let (full_output_path, note) = match &self.spill {
+            Spill::Lost(why) => (None, Some(why.clone())),
+            _ => (Some(self.spill_path.clone()), None),
+        };
         let truncation = (!clipped.is_complete()).then(|| Truncation {
             omitted_chars: total_chars - kept,
             total_chars,
-            full_output_path: self.spill_path.clone(),
+            full_output_path,
+            note,
         });
         let omitted = truncation.as_ref().map_or(0, |t| t.omitted_chars);
         let mut output = clipped.render(|_| format!("\n[… {omitted} characters omitted …]\n"));
@@ -241,13 +301,22 @@ fn create_private(path: &Path) -> std::io::Result<File> {
 }
 
 /// Rewrites the file at `path` with `redactor` applied (streamed through a
-/// private temporary file renamed over it).
-fn redact_file(path: &Path, redactor: &Redactor) -> std::io::Result<()> {
+/// private temporary file renamed over it); returns its new length. The
+/// temporary file does not outlive a failure.
+fn redact_file(path: &Path, redactor: &Redactor) -> std::io::Result<u64> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".redact");
     let tmp = PathBuf::from(tmp);
+    let done = rewrite(path, &tmp, redactor);
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+fn rewrite(path: &Path, tmp: &Path, redactor: &Redactor) -> std::io::Result<u64> {
     let mut input = File::open(path)?;
-    let mut output = create_private(&tmp)?;
+    let mut output = create_private(tmp)?;
     let mut r = redactor.fresh();
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::new();
@@ -263,7 +332,9 @@ fn redact_file(path: &Path, redactor: &Redactor) -> std::io::Result<()> {
     r.finish(&mut out);
     output.write_all(&out)?;
     output.flush()?;
-    std::fs::rename(&tmp, path)
+    let len = output.metadata()?.len();
+    std::fs::rename(tmp, path)?;
+    Ok(len)
 }
 
 /// Redacts one short string on its own, with a fresh copy of `redactor`.

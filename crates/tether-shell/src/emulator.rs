@@ -30,6 +30,7 @@ impl Emulator {
     /// LF on the main screen also returns the cursor to the left edge (as
     /// the line output of ordinary programs means).
     pub fn new(rows: u16, cols: u16, lf_is_newline: bool) -> Self {
+        let (rows, cols) = in_range(rows, cols);
         Emulator {
             screen: vt100::Parser::new(nonzero(rows), nonzero(cols), 0),
             scanner: Scanner::escapes_only(),
@@ -109,6 +110,7 @@ impl Emulator {
 
     /// Changes the screen size.
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        let (rows, cols) = in_range(rows, cols);
         self.rows = rows;
         self.screen
             .screen_mut()
@@ -148,6 +150,14 @@ fn visible_tail(text: &[u8], rows: usize) -> &[u8] {
         return text;
     }
     &text[cut + 1..]
+}
+
+/// A size the screen can hold: every cell is allocated, so a size past
+/// `TermSize::MAX_ROWS` x `MAX_COLS` (the daemon refuses those) is cut to
+/// it rather than exhausting memory.
+fn in_range(rows: u16, cols: u16) -> (u16, u16) {
+    let size = tether_transport::TermSize { rows, cols }.clamped();
+    (size.rows, size.cols)
 }
 
 fn nonzero(n: u16) -> std::num::NonZeroU16 {

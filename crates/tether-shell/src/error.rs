@@ -24,7 +24,9 @@ pub enum ShellError {
     },
     /// The session's private directory or a command file could not be
     /// written.
-    #[error("could not {what} {path}: {source}; check that the runtime directory is writable")]
+    #[error(
+        "could not {what} {path}: {source}; check that the runtime directory is writable and has free space"
+    )]
     Files {
         /// What was being done.
         what: &'static str,

@@ -5,7 +5,8 @@
 //! private file and a short wrapper line, detects completion by nonce marks
 //! (not by prompts or silence), and returns one [`RunResult`]: exact exit
 //! code and pipeline statuses, projected, redacted and clipped output (the
-//! whole output goes to a spill file), cwd, and a [`Status`]:
+//! whole output goes to a spill file, within a per-session cap:
+//! [`spill`]), cwd, and a [`Status`]:
 //! `exited`, `waiting_for_input` (from kernel evidence that the foreground
 //! program is blocked reading the terminal), `running`, `timed_out`
 //! (interrupted and recovered, or kept), `shell_exited` (the next call gets
@@ -40,6 +41,7 @@ pub mod result;
 mod run;
 mod secrets;
 mod session;
+pub mod spill;
 
 pub use control::{Control, Pending};
 pub use error::ShellError;

@@ -102,8 +102,10 @@ impl Live {
     }
 
     /// Changes the terminal size (the program gets SIGWINCH); later restarts
-    /// keep it.
+    /// keep it. A size out of range is brought into it
+    /// ([`TermSize::clamped`]).
     pub fn resize(&self, size: TermSize) -> Result<(), ShellError> {
+        let size = size.clamped();
         self.terminal.resize(size)?;
         self.shared.lock().emulator.resize(size.rows, size.cols);
         Ok(())

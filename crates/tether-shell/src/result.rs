@@ -50,8 +50,12 @@ pub struct Truncation {
     pub omitted_chars: u64,
     /// Characters of output in all.
     pub total_chars: u64,
-    /// The spill file holding the complete output.
-    pub full_output_path: PathBuf,
+    /// The spill file holding the complete output; `None` when it could
+    /// not be kept whole (then `note` says why).
+    pub full_output_path: Option<PathBuf>,
+    /// Why the output was not saved whole (the session's cap on saved
+    /// output, a full disk), and what to do.
+    pub note: Option<String>,
 }
 
 /// The program still in the foreground.

@@ -164,6 +164,7 @@ impl Session {
         if self.busy() {
             return Err(ShellError::Busy);
         }
+        self.remove_last_command_file();
         if self.incomplete(code).await? {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
@@ -188,6 +189,7 @@ impl Session {
             self.write_shell_file(file.clone(), text.into_bytes())
                 .await?;
         }
+        self.note_command_file(&file);
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
@@ -196,6 +198,7 @@ impl Session {
                 opts.output_limit,
                 self.redactor.fresh(),
                 spill,
+                std::sync::Arc::clone(&self.spills),
             ));
             st.rename = self
                 .opts
@@ -610,9 +613,16 @@ impl Session {
         truncated: Option<crate::result::Truncation>,
         exit_code: Option<i32>,
     ) -> RunResult {
-        let output = match self.notice.take() {
-            Some(notice) => format!("{notice}\n{output}"),
-            None => output,
+        let notes: Vec<String> = self
+            .notice
+            .take()
+            .into_iter()
+            .chain(self.spills.take_note())
+            .collect();
+        let output = if notes.is_empty() {
+            output
+        } else {
+            format!("{}\n{output}", notes.join("\n"))
         };
         RunResult {
             status,

@@ -71,6 +71,11 @@ pub struct SessionOptions {
     /// daemon was killed): its exports snapshot and cwd are restored, the
     /// first result says `shell_restarted` and carries the notice.
     pub resume: Option<Resume>,
+    /// The most bytes the session's spill files (each clipped result's
+    /// whole output) may use together; the oldest go first
+    /// ([`crate::spill::Spills`]). Default
+    /// [`crate::spill::DEFAULT_SPILL_CAP`] (64 MiB).
+    pub spill_cap: u64,
 }
 
 /// What a session whose shell was lost left to continue from.
@@ -101,6 +106,7 @@ impl Default for SessionOptions {
             output_processing: false,
             host: None,
             resume: None,
+            spill_cap: crate::spill::DEFAULT_SPILL_CAP,
         }
     }
 }
@@ -128,6 +134,11 @@ pub struct Session {
     /// What tether must tell the caller, at the head of the next result's
     /// output (a start directory that could not be entered).
     pub(crate) notice: Option<String>,
+    /// The spill files and their cap (spills removed to make room are told
+    /// at the head of the next result's output, like `notice`).
+    pub(crate) spills: Arc<crate::spill::Spills>,
+    /// The last command's file, while the shell may still read it.
+    pub(crate) last_command_file: Option<PathBuf>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
@@ -198,6 +209,8 @@ impl Session {
             redactor.clone(),
         ));
         Ok(Session {
+            spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
+            last_command_file: None,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             place,
@@ -261,8 +274,10 @@ impl Session {
         self.shared.lock().log.since(offset)
     }
 
-    /// Changes the terminal size (the program gets SIGWINCH).
+    /// Changes the terminal size (the program gets SIGWINCH). A size out
+    /// of range is brought into it ([`TermSize::clamped`]).
     pub fn resize(&mut self, size: TermSize) -> Result<(), ShellError> {
+        let size = size.clamped();
         self.terminal.resize(size)?;
         self.shared.lock().emulator.resize(size.rows, size.cols);
         self.opts.size = size;
@@ -362,6 +377,24 @@ impl Session {
         bytes: Vec<u8>,
     ) -> Result<(), ShellError> {
         self.place.write_files(vec![(path, bytes)]).await
+    }
+
+    /// Keeps `file` (a command's file just delivered) to remove once the
+    /// command is over. Only a local shell's: a host's files go with its
+    /// directory when the session ends (removing each would cost a
+    /// process on the host per command).
+    pub(crate) fn note_command_file(&mut self, file: &Path) {
+        if self.place.host_name().is_none() {
+            self.last_command_file = Some(file.to_path_buf());
+        }
+    }
+
+    /// Removes the last command's file: call when no command is in flight
+    /// (so the shell has read it), so a session holds one at most.
+    pub(crate) fn remove_last_command_file(&mut self) {
+        if let Some(file) = self.last_command_file.take() {
+            let _ = std::fs::remove_file(file);
+        }
     }
 
     /// Takes the working directory a shell that exited reported from its

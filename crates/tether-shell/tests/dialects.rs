@@ -261,7 +261,9 @@ async fn clipping_markers_and_secrets(mut s: Session) {
     assert_eq!(t.total_chars, total);
     assert!(r.output.starts_with("1\n2\n3\n") && r.output.ends_with("9999\n10000\n"));
     assert_eq!(
-        std::fs::read_to_string(&t.full_output_path).unwrap().len() as u64,
+        std::fs::read_to_string(t.full_output_path.as_ref().unwrap())
+            .unwrap()
+            .len() as u64,
         total
     );
     let r = run(

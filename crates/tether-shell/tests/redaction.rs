@@ -180,7 +180,7 @@ async fn the_spill_file_holds_the_exact_bytes_with_secrets_redacted() {
     let r = s.run(code, &small).await.unwrap();
     assert_eq!(r.status, Status::Exited);
     let t = r.truncated.expect("clipped");
-    let bytes = std::fs::read(&t.full_output_path).unwrap();
+    let bytes = std::fs::read(t.full_output_path.as_ref().unwrap()).unwrap();
     let mut want = b"\xff\xfe\x00ok|[redacted]|\x1b[1mbold\x1b[0m\r\n".to_vec();
     want.extend_from_slice(&[b'a'; 40]);
     assert_eq!(
@@ -189,7 +189,7 @@ async fn the_spill_file_holds_the_exact_bytes_with_secrets_redacted() {
     );
     assert_eq!(bytes, want);
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&t.full_output_path)
+    let mode = std::fs::metadata(t.full_output_path.as_ref().unwrap())
         .unwrap()
         .permissions()
         .mode();
@@ -243,7 +243,7 @@ async fn exported_secrets(dialect: std::sync::Arc<dyn Dialect>) {
         .await
         .unwrap();
     let t = r.truncated.expect("clipped");
-    let bytes = std::fs::read(&t.full_output_path).unwrap();
+    let bytes = std::fs::read(t.full_output_path.as_ref().unwrap()).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&bytes),
         "[redacted]\npadding\npadding\npadding\npadding\n"
@@ -333,7 +333,7 @@ async fn a_secret_split_across_two_results_never_reaches_the_spill_file() {
     let path = loop {
         let r = s.read(Duration::from_secs(20)).await.unwrap();
         if r.status == Status::Exited {
-            break r.truncated.map(|t| t.full_output_path);
+            break r.truncated.and_then(|t| t.full_output_path);
         }
         assert!(Instant::now() < deadline, "{r:?}");
     };

@@ -157,6 +157,28 @@ impl Default for TermSize {
     }
 }
 
+impl TermSize {
+    /// The most rows a session's terminal may have: a headless screen
+    /// holds every cell (32 bytes each), so 500 x 1000 is 16 MiB per screen.
+    pub const MAX_ROWS: u16 = 500;
+    /// The most columns a session's terminal may have.
+    pub const MAX_COLS: u16 = 1000;
+
+    /// True when both dimensions are at least 1 and at most
+    /// [`TermSize::MAX_ROWS`] and [`TermSize::MAX_COLS`].
+    pub fn in_range(self) -> bool {
+        (1..=Self::MAX_ROWS).contains(&self.rows) && (1..=Self::MAX_COLS).contains(&self.cols)
+    }
+
+    /// This size brought into range (a dimension of 0 becomes 1).
+    pub fn clamped(self) -> TermSize {
+        TermSize {
+            rows: self.rows.clamp(1, Self::MAX_ROWS),
+            cols: self.cols.clamp(1, Self::MAX_COLS),
+        }
+    }
+}
+
 /// How the program at the top of the terminal (the shell) ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExitInfo {

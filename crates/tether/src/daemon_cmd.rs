@@ -21,6 +21,32 @@ pub fn me() -> String {
     format!("tether {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The cap on each session's saved output (spill files): the environment's
+/// `TETHER_SPILL_CAP` (bytes, or a number with K, M or G for KiB, MiB,
+/// GiB: `64M`), else [`tether_shell::spill::DEFAULT_SPILL_CAP`].
+pub fn spill_cap() -> Result<u64> {
+    let Some(text) = std::env::var_os("TETHER_SPILL_CAP") else {
+        return Ok(tether_shell::spill::DEFAULT_SPILL_CAP);
+    };
+    let text = text.to_string_lossy();
+    parse_size(text.trim()).with_context(|| {
+        format!(
+            "TETHER_SPILL_CAP={text:?} is not a size: give bytes, or a number with K, M or G (64M)"
+        )
+    })
+}
+
+fn parse_size(text: &str) -> Option<u64> {
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'k' | 'K') => (&text[..i], 10),
+        (i, 'm' | 'M') => (&text[..i], 20),
+        (i, 'g' | 'G') => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(1 << shift)
+}
+
 /// Starts the daemon in the background (via `tether daemon start`).
 pub fn launch() -> std::io::Result<()> {
     let status = Command::new(std::env::current_exe()?)
@@ -65,7 +91,10 @@ pub fn run(action: DaemonAction) -> Result<i32> {
             runtime.block_on(tether_daemon::serve(ServerOptions {
                 paths,
                 idle_exit,
-                sessions: tether_shell::SessionOptions::default(),
+                sessions: tether_shell::SessionOptions {
+                    spill_cap: spill_cap()?,
+                    ..tether_shell::SessionOptions::default()
+                },
                 server: me(),
                 hosts: Some(crate::remote_hosts::provider()),
             }))?;
@@ -125,6 +154,22 @@ pub fn run(action: DaemonAction) -> Result<i32> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn spill_caps_read_as_people_write_them() {
+        use super::parse_size;
+        assert_eq!(parse_size("1048576"), Some(1 << 20));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size("512k"), Some(512 << 10));
+        assert_eq!(parse_size("0"), Some(0));
+        for bad in ["", "M", "-1", "1.5M", "64MB", "99999999999G"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
         }
     }
 }

@@ -26,12 +26,19 @@ pub struct LocalTerminal {
     restored: bool,
 }
 
-/// The terminal's size, rows then columns (24x80 when unknown).
+/// The terminal's size, rows then columns (24x80 when unknown), at most
+/// what a session's terminal may have (`TermSize::MAX_ROWS` x `MAX_COLS`:
+/// a larger terminal shows the session in its top left part).
 pub fn size() -> (u16, u16) {
-    match tcgetwinsize(std::io::stdout()) {
-        Ok(w) if w.ws_row > 0 && w.ws_col > 0 => (w.ws_row, w.ws_col),
-        _ => (24, 80),
-    }
+    let size = match tcgetwinsize(std::io::stdout()) {
+        Ok(w) if w.ws_row > 0 && w.ws_col > 0 => tether_transport::TermSize {
+            rows: w.ws_row,
+            cols: w.ws_col,
+        },
+        _ => tether_transport::TermSize::default(),
+    };
+    let size = size.clamped();
+    (size.rows, size.cols)
 }
 
 impl LocalTerminal {

@@ -53,9 +53,14 @@ pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<
     out.write_all(r.output.as_bytes())?;
     out.flush()?;
     if let Some(t) = &r.truncated {
+        let whole = match (&t.full_output_path, &t.note) {
+            (Some(path), _) => format!("the whole output is in {path}"),
+            (None, Some(note)) => note.clone(),
+            (None, None) => "the output was not saved whole".to_owned(),
+        };
         eprintln!(
-            "tether: {} of {} characters omitted; the whole output is in {}",
-            t.omitted_chars, t.total_chars, t.full_output_path
+            "tether: {} of {} characters omitted; {whole}",
+            t.omitted_chars, t.total_chars
         );
     }
     if let Some(note) = note {

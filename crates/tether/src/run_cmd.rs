@@ -35,6 +35,7 @@ async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,
+        spill_cap: crate::daemon_cmd::spill_cap()?,
         ..SessionOptions::default()
     };
     let mut session = Session::start(opts)

@@ -78,7 +78,7 @@ pub struct RunParams {
     /// `interrupt` (default) or `keep`.
     #[serde(default)]
     pub on_timeout: OnTimeout,
-    /// Most characters of output returned (head and tail are kept; the whole output goes to a file).
+    /// Most characters of output returned (head and tail are kept; the whole output goes to a file named in `truncated`, or `truncated.note` says why it could not be saved).
     #[serde(default = "default_limit")]
     pub output_limit: usize,
     /// Directory to run in (the session stays there afterwards).
@@ -164,9 +164,14 @@ pub fn render(r: &ShellResult) -> String {
         parts.push(format!("cwd {cwd}"));
     }
     if let Some(t) = &r.truncated {
+        let whole = match (&t.full_output_path, &t.note) {
+            (Some(path), _) => format!("full output in {path}"),
+            (None, Some(note)) => note.clone(),
+            (None, None) => "the output was not saved whole".to_owned(),
+        };
         parts.push(format!(
-            "{} of {} chars omitted, full output in {}",
-            t.omitted_chars, t.total_chars, t.full_output_path
+            "{} of {} chars omitted, {whole}",
+            t.omitted_chars, t.total_chars
         ));
     }
     let mut text = r.output.clone();

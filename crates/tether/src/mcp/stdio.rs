@@ -1,20 +1,30 @@
 //! The stdio transport of `tether mcp`, with a guard in front of the SDK
-//! that answers malformed JSON-RPC lines itself.
+//! that answers malformed JSON-RPC lines itself and bounds what one line
+//! may cost.
 
 use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tether_daemon::lines::{self, LineRead};
 
 use super::TetherMcp;
 
 /// How long answers may still be written after stdin ends.
 const STDIN_CLOSED_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// The most bytes one JSON-RPC line on stdin may have: 64 MiB. A line
+/// over it is answered with an "invalid request" error (id null) once it
+/// passes the bound; the rest of it is read and dropped, never held.
+pub const MAX_REQUEST: usize = 64 << 20;
+
 /// Serves MCP on stdin/stdout until the client goes away.
 ///
-/// Lines from stdin pass through a check first: one that is not JSON, or
-/// not a JSON-RPC 2.0 object, is answered with a JSON-RPC error (parse
-/// error or invalid request) instead of reaching the SDK, which would drop
-/// it silently. Both the SDK's replies and those errors go to stdout
-/// through one writer, a whole line at a time.
+/// Lines from stdin pass through a check first: one that is not UTF-8,
+/// not JSON, or not a JSON-RPC 2.0 object, or that is longer than
+/// [`MAX_REQUEST`], is answered with a JSON-RPC error (parse error or
+/// invalid request) instead of reaching the SDK, which would drop it
+/// silently (or, for a line that is not UTF-8, end). Both the SDK's
+/// replies and those errors go to stdout through one writer, a whole line
+/// at a time.
 pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -25,18 +35,30 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     let errors = lines_tx.clone();
     let inbound = tokio::spawn(async move {
         let mut to_sdk = to_sdk;
-        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = stdin.next_line().await {
-            match reject(&line) {
+        let mut stdin = BufReader::with_capacity(1 << 16, tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            // A large request's buffer is not kept for the server's life.
+            line.clear();
+            line.shrink_to(1 << 16);
+            let rejected = match lines::read_line(&mut stdin, &mut line, MAX_REQUEST).await {
+                Err(_) | Ok(LineRead::Eof) => break,
+                Ok(LineRead::TooLong) => {
+                    let _ = errors.send(too_long()).await;
+                    if lines::skip_line(&mut stdin).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+                Ok(LineRead::Line) => reject(&line),
+            };
+            match rejected {
                 Some(error) => {
                     let _ = errors.send(error).await;
                 }
                 None => {
-                    if to_sdk
-                        .write_all(format!("{line}\n").as_bytes())
-                        .await
-                        .is_err()
-                    {
+                    line.push(b'\n');
+                    if to_sdk.write_all(&line).await.is_err() {
                         break;
                     }
                 }
@@ -66,7 +88,11 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
         }
     });
     let mut inbound = inbound;
-    let service = server.serve((sdk_in, sdk_out)).await?;
+    // The guard has bounded each line already; the SDK's own bound (16
+    // MiB, over which it drops a line without a word) must not be lower.
+    let transport =
+        AsyncRwTransport::new_server(sdk_in, sdk_out).with_max_line_length(MAX_REQUEST + 1);
+    let service = server.serve(transport).await?;
     let waiting = service.waiting();
     tokio::pin!(waiting);
     tokio::select! {
@@ -89,16 +115,42 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn error(id: serde_json::Value, code: i32, message: &str) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        .to_string()
+}
+
+/// The JSON-RPC error for a line over [`MAX_REQUEST`].
+fn too_long() -> String {
+    error(
+        serde_json::Value::Null,
+        -32600,
+        &format!(
+            "invalid request: the line is longer than {} ({MAX_REQUEST} bytes), the most one message may have; it was dropped. Pass large inputs as files",
+            lines::human_size(MAX_REQUEST as u64)
+        ),
+    )
+}
+
 /// The JSON-RPC error for a line that is not a JSON-RPC 2.0 message, or
 /// `None` when the line may go to the SDK.
-fn reject(line: &str) -> Option<String> {
+fn reject(line: &[u8]) -> Option<String> {
+    let line = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            return Some(error(
+                serde_json::Value::Null,
+                -32700,
+                &format!(
+                    "parse error: the line is not UTF-8 (an invalid byte at offset {}); send one JSON-RPC 2.0 message per line, as UTF-8 text",
+                    e.valid_up_to()
+                ),
+            ));
+        }
+    };
     if line.trim().is_empty() {
         return None;
     }
-    let error = |id: serde_json::Value, code: i32, message: &str| {
-        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-            .to_string()
-    };
     match serde_json::from_str::<serde_json::Value>(line) {
         Err(e) => Some(error(
             serde_json::Value::Null,

@@ -106,11 +106,12 @@ pub(crate) fn pid_file(dir: &Path) -> PathBuf {
 pub(crate) async fn end_tree(host: &dyn RemoteHost, dir: &Path, remove: bool) {
     // awk builds the closure of the session and its descendants from one
     // `ps` listing taken while the shell still runs; the marked processes
-    // are found in /proc.
+    // are found by one `grep -z` over /proc (GNU grep; a host whose grep
+    // lacks -z ends only the session and its descendants).
     const SCRIPT: &str = r#"s=$(cat "$d/shell.pid" 2>/dev/null)
 case $s in ''|*[!0-9]*) s=0 ;; esac
 m="TETHER_SESSION_ID=${d##*/}"
-t=$(for e in /proc/[0-9]*/environ; do [ -O "$e" ] && tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF "$m" && { p=${e#/proc/}; printf '%s\n' "${p%/environ}"; }; done; echo "$s")
+t=$( { grep -lzxF -- "$m" /proc/[0-9]*/environ 2>/dev/null || :; } | sed 's|^/proc/||; s|/environ$||'; echo "$s")
 t=$(ps -A -o pid= -o ppid= -o sid= 2>/dev/null | awk -v roots="$t" 'BEGIN {n = split(roots, a, "\n"); for (i = 1; i <= n; i++) if (a[i] > 0) k[a[i]] = 1} {p[NR]=$1; q[NR]=$2; r[NR]=$3} END {for (i = 1; i <= NR; i++) if (r[i] in k) k[p[i]] = 1; do { c = 0; for (i = 1; i <= NR; i++) if ((q[i] in k) && !(p[i] in k)) { k[p[i]] = 1; c = 1 } } while (c); for (x in k) printf "%s ", x}')
 [ -n "${t% }" ] && { kill -TERM $t 2>/dev/null && sleep 0.3; kill -KILL $t 2>/dev/null; }
 "#;

@@ -249,7 +249,7 @@ fn a_down_host_a_timeout_and_fail_fast_are_reported_per_host() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(rows[0]["exit_code"], 3);
+    assert_eq!(rows[0]["exit_code"], 3, "{rows:?}");
     assert!(
         rows[1..].iter().all(|r| r["error"]
             .as_str()

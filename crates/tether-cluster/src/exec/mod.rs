@@ -303,23 +303,28 @@ pub async fn run(
         .enumerate()
         .map(|(i, h)| (h.name.clone(), i))
         .collect();
-    for spec in hosts {
-        let (window, command, opts, tx, cancel) = (
-            Arc::clone(&window),
-            Arc::clone(&command),
-            Arc::clone(&opts),
-            tx.clone(),
-            cancel.clone(),
-        );
-        tokio::spawn(async move {
-            let Ok(_permit) = window.acquire_owned().await else {
+    // Hosts start in the order given: one feeder takes the window's permits
+    // in turn (tasks spawned all at once would race for them), while this
+    // task drains the events.
+    let feeder_opts = Arc::clone(&opts);
+    tokio::spawn(async move {
+        for spec in hosts {
+            let Ok(permit) = Arc::clone(&window).acquire_owned().await else {
                 return;
             };
-            let r = one(spec, command, opts, tx.clone(), cancel).await;
-            let _ = tx.send(Progress::Done(r)).await;
-        });
-    }
-    drop(tx);
+            let (command, opts, tx, cancel) = (
+                Arc::clone(&command),
+                Arc::clone(&feeder_opts),
+                tx.clone(),
+                cancel.clone(),
+            );
+            tokio::spawn(async move {
+                let _permit = permit;
+                let r = one(spec, command, opts, tx.clone(), cancel).await;
+                let _ = tx.send(Progress::Done(r)).await;
+            });
+        }
+    });
     let mut done = Vec::with_capacity(position.len());
     while let Some(p) = rx.recv().await {
         if let Progress::Done(r) = &p

@@ -32,9 +32,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
 async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
     let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
     let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
+    // The daemon's private directory, by the same rules (created 0700 or
+    // proven private); the session's own is `sessions/ID` in it, removed
+    // when the session drops (but for a spill file the result names).
+    let paths = tether_daemon::Paths::from_env();
+    paths.ensure_private()?;
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,
+        runtime_dir: Some(paths.dir),
         ..SessionOptions::default()
     };
     let mut session = Session::start(opts)

@@ -16,7 +16,7 @@ use tether_daemon::protocol::{
 
 use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
 use crate::daemon_cmd;
-use crate::result_out;
+use crate::result_out::{self, shown};
 
 fn call<T: DeserializeOwned>(request: &Request) -> Result<T> {
     let mut client = daemon_cmd::connect()?;
@@ -148,7 +148,7 @@ pub fn screen(args: SessionArg) -> Result<i32> {
 }
 
 pub fn reset(args: SessionArg) -> Result<i32> {
-    let note = format!("session {} restarted", args.session);
+    let note = format!("session {} restarted", shown(&args.session));
     acknowledged::<ResetReply>(
         Request::Reset {
             session: args.session,
@@ -159,7 +159,7 @@ pub fn reset(args: SessionArg) -> Result<i32> {
 }
 
 pub fn close(args: SessionArg) -> Result<i32> {
-    let note = format!("session {} closed", args.session);
+    let note = format!("session {} closed", shown(&args.session));
     acknowledged::<CloseReply>(
         Request::Close {
             session: args.session,
@@ -202,22 +202,30 @@ pub fn ls(args: LsArgs) -> Result<i32> {
         "{:<28} {:<8} {:<6} {:<16} {:<4} CWD",
         "SESSION", "SHELL", "STATE", "FOREGROUND", "ATT"
     )?;
+    // Everything from session data is escaped: a name, a cwd or a
+    // program's name cannot drive the terminal.
     for s in sessions {
-        let fg = s
-            .foreground
-            .map_or_else(|| "-".to_owned(), |f| format!("{}[{}]", f.command, f.pid));
+        let fg = s.foreground.map_or_else(
+            || "-".to_owned(),
+            |f| format!("{}[{}]", shown(&f.command), f.pid),
+        );
+        let cwd = s.cwd.unwrap_or_default();
+        let cwd = match &s.host {
+            Some(host) => format!("{}:{}", shown(host), shown(&cwd)),
+            None => shown(&cwd).into_owned(),
+        };
         writeln!(
             out,
             "{:<28} {:<8} {:<6} {:<16} {:<4} {}",
-            s.address,
-            s.dialect,
+            shown(&s.address),
+            shown(&s.dialect),
             match s.state {
                 SessionState::Idle => "idle",
                 SessionState::Busy => "busy",
             },
             fg,
             s.attached,
-            s.cwd.unwrap_or_default()
+            cwd
         )?;
     }
     Ok(0)

@@ -7,10 +7,11 @@ use crate::protocol::{Failure, FailureKind};
 /// Errors of the daemon and its client.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    /// The private directory is missing, unsafe or not ours.
-    #[error("the tether directory {path} {problem}")]
+    /// The private directory, or something tether keeps in it, is
+    /// missing, unsafe or not ours (or the directory's path is too long).
+    #[error("refusing to use {path}: {problem}")]
     Dir {
-        /// The directory.
+        /// The directory, or the thing in it.
         path: PathBuf,
         /// What is wrong, and what to do.
         problem: String,

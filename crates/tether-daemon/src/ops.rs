@@ -66,24 +66,54 @@ fn engine(e: ShellError) -> Failure {
 }
 
 /// Resolves `session` as written by a client of namespace `ns`. The shared
-/// namespace may write `namespace/name` to reach another one.
+/// namespace may write `namespace/name` to reach another one. A name (and
+/// a namespace written so) is 1 to 128 bytes, without `/`, control
+/// characters (ESC, C1 …) or invisible ones (bidi controls, zero widths),
+/// and neither `.` nor `..`; anything else is refused, saying so.
 pub fn resolve(ns: &str, session: &str) -> Result<Address, Failure> {
+    /// The longest name, and namespace, in bytes.
+    const MAX_NAME: usize = 128;
     if session.is_empty() {
         return Err(bad_request("the session name is empty"));
     }
-    match session.split_once('/') {
-        Some((owner, name)) if ns.is_empty() && !name.is_empty() => Ok(Address {
-            owner: owner.to_owned(),
-            name: name.to_owned(),
-        }),
-        Some(_) => Err(bad_request(format!(
-            "session names cannot contain '/' (got {session:?}); pick another name"
-        ))),
-        None => Ok(Address {
-            owner: ns.to_owned(),
-            name: session.to_owned(),
-        }),
+    let (owner, name) = match session.split_once('/') {
+        Some((owner, name)) if ns.is_empty() => (Some(owner), name),
+        Some(_) => {
+            return Err(bad_request(format!(
+                "session names cannot contain '/' (got {session:?}); pick another name"
+            )));
+        }
+        None => (None, session),
+    };
+    for part in owner.into_iter().chain([name]) {
+        let why = if part.is_empty() {
+            "has an empty part around its '/'"
+        } else if part.contains('/') {
+            "has more than one '/'"
+        } else if part == "." || part == ".." {
+            "is '.' or '..'"
+        } else if part.len() > MAX_NAME {
+            "is too long"
+        } else if part.chars().any(tether_term::printable::is_unsafe) {
+            "contains a control or invisible character"
+        } else {
+            continue;
+        };
+        // The name as Rust's Debug shows it (controls escaped), clipped.
+        let shown: String = session.chars().take(40).collect();
+        let more = if shown.len() < session.len() {
+            "…"
+        } else {
+            ""
+        };
+        return Err(bad_request(format!(
+            "the session name {shown:?}{more} {why}: a name is 1 to {MAX_NAME} bytes without '/', control or invisible characters, and not '.' or '..' (NAMESPACE/NAME reaches another namespace's session); pick another name"
+        )));
     }
+    Ok(Address {
+        owner: owner.unwrap_or(ns).to_owned(),
+        name: name.to_owned(),
+    })
 }
 
 /// Like [`resolve`], but a bare name missing from the namespace may name

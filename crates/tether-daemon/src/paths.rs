@@ -3,10 +3,17 @@
 //! sessions' directories (`daemon/sessions/ID`, apart from those of
 //! `tether run --once`, which may share the private directory).
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use tether_shell::ShellError;
+use tether_shell::private::{Kind, PrivateDir};
+
 use crate::error::DaemonError;
+
+/// The longest socket path a unix socket address holds: `sun_path` is 108
+/// bytes, the last a NUL.
+pub const MAX_SOCKET_PATH: usize = 107;
 
 /// The daemon's files.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,41 +99,70 @@ impl Paths {
         removed
     }
 
-    /// Creates the directory 0700 if needed and checks it is ours: a
-    /// symlink, another owner, or access for others is refused.
-    pub fn ensure_private(&self) -> Result<(), DaemonError> {
-        let io = |source| DaemonError::Dir {
-            path: self.dir.clone(),
-            problem: format!("cannot be created: {source}"),
-        };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(io)?;
-        self.check_private()
+    /// Creates the directory 0700 if needed (or proves it private) and
+    /// checks what tether keeps in it: see [`Paths::check_private`].
+    pub fn ensure_private(&self) -> Result<PrivateDir, DaemonError> {
+        self.socket_fits()?;
+        let dir = PrivateDir::root(&self.dir).map_err(|e| self.refused(e))?;
+        self.check_layout(&dir)?;
+        Ok(dir)
     }
 
-    /// Checks the directory is a real directory, owned by us, 0700.
-    pub fn check_private(&self) -> Result<(), DaemonError> {
-        let bad = |problem: String| DaemonError::Dir {
-            path: self.dir.clone(),
-            problem,
-        };
-        let meta = std::fs::symlink_metadata(&self.dir).map_err(|e| bad(e.to_string()))?;
-        let uid = nix::unistd::getuid().as_raw();
-        if meta.file_type().is_symlink() || !meta.is_dir() {
-            return Err(bad("is not a directory (a symlink?); remove it".into()));
+    /// Proves the existing directory private (`tether_shell::private`): a
+    /// real directory, ours, no access for others, under directories only
+    /// we or root can change; and each thing tether keeps in it that
+    /// exists (`daemon.lock`, `daemon.log`, `daemon.sock`, `daemon/`,
+    /// `daemon/sessions/`, `sessions/`) ours, of its kind, private (but for
+    /// the socket, whose peers the daemon checks), never a symlink.
+    /// Anything else is refused with what to remove; nothing is repaired.
+    pub fn check_private(&self) -> Result<PrivateDir, DaemonError> {
+        self.socket_fits()?;
+        let dir = PrivateDir::existing_root(&self.dir).map_err(|e| self.refused(e))?;
+        self.check_layout(&dir)?;
+        Ok(dir)
+    }
+
+    /// The error for `e`, which the private directory's checks returned.
+    pub fn refused(&self, e: ShellError) -> DaemonError {
+        match e {
+            ShellError::NotPrivate { path, problem } => DaemonError::Dir { path, problem },
+            other => DaemonError::Dir {
+                path: self.dir.clone(),
+                problem: other.to_string(),
+            },
         }
-        if meta.uid() != uid {
-            return Err(bad(format!(
-                "belongs to uid {}, not to you (uid {uid}); remove it or set TETHER_DIR",
-                meta.uid()
-            )));
+    }
+
+    fn check_layout(&self, dir: &PrivateDir) -> Result<(), DaemonError> {
+        let entries = [
+            ("daemon.lock", Kind::File),
+            ("daemon.log", Kind::File),
+            ("daemon.sock", Kind::Socket),
+            ("sessions", Kind::Dir),
+        ];
+        for (name, kind) in entries {
+            dir.check(name, kind).map_err(|e| self.refused(e))?;
         }
-        if meta.permissions().mode() & 0o077 != 0 {
-            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| bad(format!("cannot be made private: {e}")))?;
+        let daemon = dir.existing_dir("daemon").map_err(|e| self.refused(e))?;
+        if let Some(daemon) = daemon {
+            daemon
+                .check("sessions", Kind::Dir)
+                .map_err(|e| self.refused(e))?;
+        }
+        Ok(())
+    }
+
+    /// A socket's path must fit a unix socket address (`sun_path`).
+    fn socket_fits(&self) -> Result<(), DaemonError> {
+        let len = self.socket().as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(DaemonError::Dir {
+                path: self.dir.clone(),
+                problem: format!(
+                    "its socket {} would be a {len}-byte path, and a unix socket path holds at most {MAX_SOCKET_PATH} bytes (sun_path is 108 bytes with the final NUL): set TETHER_DIR to a shorter path",
+                    self.socket().display()
+                ),
+            });
         }
         Ok(())
     }

@@ -4,12 +4,13 @@
 //! sessions and no clients (or on SIGTERM/SIGINT/SIGHUP, or `stop`),
 //! ending every session's process tree.
 
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
+use tether_shell::private::Kind;
 use tether_shell::{Registry, SessionOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixListener;
@@ -70,19 +71,14 @@ impl State {
 /// Serves until idle, signalled or stopped. Returns at once, successfully,
 /// when another daemon already holds the lock.
 pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
-    opts.paths.ensure_private()?;
+    let dir = opts.paths.ensure_private()?;
     let socket = opts.paths.socket();
     let serve_err = |source| DaemonError::Serve {
         socket: socket.clone(),
         source,
     };
-    let lock_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(opts.paths.lock())
-        .map_err(serve_err)?;
+    // Ours and private (created so, or proven), never through a symlink.
+    let lock_file = dir.file("daemon.lock").map_err(|e| opts.paths.refused(e))?;
     let _lock = match Flock::lock(lock_file, FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err(_) => {
@@ -93,8 +89,14 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
             return Ok(());
         }
     };
-    // The lock is ours: a socket file left here is stale.
-    let _ = std::fs::remove_file(&socket);
+    // The lock is ours: a socket of ours left here is stale. One that is
+    // not ours (or not a socket) is refused, not removed.
+    if dir
+        .check("daemon.sock", Kind::Socket)
+        .map_err(|e| opts.paths.refused(e))?
+    {
+        let _ = std::fs::remove_file(&socket);
+    }
     let listener = UnixListener::bind(&socket).map_err(serve_err)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(serve_err)?;
     let mut base = opts.sessions.clone();

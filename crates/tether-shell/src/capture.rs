@@ -289,15 +289,10 @@ impl Capture {
     }
 }
 
-/// Creates (or truncates) `path`, readable only by the user.
+/// Creates `path`, which must not exist (`O_EXCL`, never through a
+/// symlink), readable only by the user (0600 whatever the umask).
 fn create_private(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
+    crate::private::create_file(path)
 }
 
 /// Rewrites the file at `path` with `redactor` applied (streamed through a

@@ -35,6 +35,16 @@ pub enum ShellError {
         /// What the OS said.
         source: std::io::Error,
     },
+    /// A file or directory tether would use is not provably private: a
+    /// symlink, another user's, open to others, or under a directory others
+    /// could change. Nothing was read or written through it.
+    #[error("refusing to use {path}: {problem}")]
+    NotPrivate {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What is wrong with it, and what to remove.
+        problem: String,
+    },
     /// A new command was sent while one is still in flight (kept past its
     /// deadline, or waiting for input).
     #[error(

@@ -2,7 +2,6 @@
 //! or on the host), the terminal (a local PTY or the host's), and the wait
 //! for the ready mark with one deadline.
 
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,48 +11,33 @@ use tether_transport::Terminal;
 use crate::dialect::SetupContext;
 use crate::error::ShellError;
 use crate::place::{Place, ShellStart};
+use crate::private::PrivateDir;
 use crate::pump::{self, Shared};
 use crate::session::{Restore, SessionOptions, shell_sets_modes, split_nonce};
 
-/// A 0700 directory for one session, under `$XDG_RUNTIME_DIR/tether`, else
-/// `/dev/shm/tether-UID` (memory: the per-command files cost nothing
-/// there), else `/tmp/tether-UID`. A base directory that is a symlink or
-/// belongs to someone else is refused.
+/// A new 0700 directory for one session, `sessions/ID` under `root`, else
+/// under `$XDG_RUNTIME_DIR/tether`, else `/dev/shm/tether-UID` (memory: the
+/// per-command files cost nothing there), else `/tmp/tether-UID`. The base
+/// and `sessions` are created private or proven so (`private.rs`): a
+/// symlink, someone else's or an open one is refused, never repaired.
 pub(crate) fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
-    let uid = nix_uid();
     let base = match root {
         Some(r) => r.to_path_buf(),
-        None => match std::env::var_os("XDG_RUNTIME_DIR") {
-            Some(d) => PathBuf::from(d).join("tether"),
-            None if Path::new("/dev/shm").is_dir() => {
-                PathBuf::from(format!("/dev/shm/tether-{uid}"))
+        None => {
+            let uid = crate::private::uid();
+            match std::env::var_os("XDG_RUNTIME_DIR") {
+                Some(d) => PathBuf::from(d).join("tether"),
+                None if Path::new("/dev/shm").is_dir() => {
+                    PathBuf::from(format!("/dev/shm/tether-{uid}"))
+                }
+                None => PathBuf::from(format!("/tmp/tether-{uid}")),
             }
-            None => PathBuf::from(format!("/tmp/tether-{uid}")),
-        },
+        }
     };
-    let dir = base.join("sessions").join(split_nonce().a);
-    let files = |what, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ShellError::Files { what, path, source }
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(files("create", &dir))?;
-    let meta = std::fs::symlink_metadata(&base).map_err(files("inspect", &base))?;
-    if meta.file_type().is_symlink() || std::os::unix::fs::MetadataExt::uid(&meta) != uid {
-        return Err(ShellError::Files {
-            what: "trust",
-            path: base,
-            source: std::io::Error::other("it is a symlink or belongs to another user; remove it"),
-        });
-    }
-    for d in [base.as_path(), dir.as_path()] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))
-            .map_err(files("make private", d))?;
-    }
-    Ok(dir)
+    let dir = PrivateDir::root(&base)?
+        .dir("sessions")?
+        .new_dir(&split_nonce().a)?;
+    Ok(dir.path().to_path_buf())
 }
 
 /// For a local shell whose start directory cannot be entered: moves it to
@@ -75,12 +59,6 @@ pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
     );
     opts.cwd = Some(home);
     Some(notice)
-}
-
-fn nix_uid() -> u32 {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .unwrap_or(0)
 }
 
 pub(crate) async fn launch(
@@ -200,20 +178,8 @@ pub(crate) async fn drain(shared: &Shared) {
     }
 }
 
-/// Writes `bytes` to a new file readable only by us.
+/// Writes `bytes` to a fresh file readable only by us (0600, never
+/// through a symlink; an old file of that name is replaced).
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let err = |what| {
-        let path = path.to_path_buf();
-        move |source| ShellError::Files { what, path, source }
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(err("create"))?;
-    f.write_all(bytes).map_err(err("write"))
+    crate::private::write_file(path, bytes)
 }

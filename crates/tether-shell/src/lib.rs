@@ -33,6 +33,7 @@ pub mod keys;
 mod launch;
 mod live;
 mod place;
+pub mod private;
 mod pump;
 pub mod registry;
 mod remote;

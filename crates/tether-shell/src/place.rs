@@ -139,12 +139,9 @@ impl Place for Local {
     fn write_files(&self, files: Vec<(PathBuf, Vec<u8>)>) -> BoxFuture<'_, Result<(), ShellError>> {
         Box::pin(async move {
             for (path, bytes) in &files {
+                // The session's directory, or one of its own (zsh's zdot).
                 if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|source| ShellError::Files {
-                        what: "create",
-                        path: parent.to_path_buf(),
-                        source,
-                    })?;
+                    crate::private::ensure_dir(parent)?;
                 }
                 crate::launch::write_private(path, bytes)?;
             }

@@ -14,7 +14,8 @@
 //! - [`MarkerScanner`]: find OSC 133 marks and the engine's nonce marks;
 //! - [`TextProjector`]: turn terminal output into the text a program reads;
 //! - [`ByteLog`] and [`HeadTailClip`]: bounded buffers;
-//! - [`Redactor`]: replace secrets in a stream.
+//! - [`Redactor`]: replace secrets in a stream;
+//! - [`printable`]: text from elsewhere escaped for printing on a terminal.
 //!
 //! Every component is incremental: input may arrive in any chunking, and the
 //! result equals that of the unsplit stream. Memory is bounded by the limits
@@ -30,6 +31,7 @@ mod error;
 pub mod escape;
 pub mod filter;
 pub mod markers;
+pub mod printable;
 pub mod project;
 pub mod redact;
 pub mod restore;

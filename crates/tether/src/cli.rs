@@ -113,9 +113,20 @@ pub struct RunArgs {
     /// Run in a fresh shell that ends with the command, without the daemon.
     #[arg(long, conflicts_with_all = ["session", "keep", "host"])]
     pub once: bool,
+    /// Read the command (shell code) from FILE, `-` for standard input,
+    /// instead of the command line, which every user of this machine can
+    /// see (`ps`): pass secrets this way. A pipe on stdin stays the
+    /// command's stdin, except with `-f -`.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// The command (shell code; several words are joined with spaces, as
     /// ssh does).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        required_unless_present = "file",
+        conflicts_with = "file",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub command: Vec<String>,
 }
 
@@ -157,6 +168,16 @@ pub struct SendArgs {
     /// Print the structured result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read the text to type from FILE, `-` for standard input, instead of
+    /// the command line, which every user of this machine can see (`ps`):
+    /// pass secrets this way. Typed as is (a final newline too).
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "input"
+    )]
+    pub file: Option<PathBuf>,
     /// Text to type, as is (`\n` is not interpreted; use `-k Enter`).
     pub input: Option<String>,
 }

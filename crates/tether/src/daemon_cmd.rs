@@ -3,7 +3,6 @@
 //! the background and returns at once, so the daemon is nobody's child
 //! (no zombie when it exits) and holds no terminal.
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -101,13 +100,11 @@ pub fn run(action: DaemonAction) -> Result<i32> {
             Ok(0)
         }
         DaemonAction::Start => {
-            paths.ensure_private()?;
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(paths.log())
-                .with_context(|| format!("cannot open the daemon log {}", paths.log().display()))?;
+            // Created 0600 or proven ours and private; never a symlink.
+            let log = paths
+                .ensure_private()?
+                .file("daemon.log")
+                .map_err(|e| paths.refused(e))?;
             Command::new(std::env::current_exe()?)
                 .args(["daemon", "serve", "--detach"])
                 .stdin(Stdio::null())

@@ -25,7 +25,12 @@ fn main() -> ExitCode {
     match dispatch(cli.command) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
         Err(e) => {
-            eprintln!("tether: {e:#}");
+            // Messages may quote session data: escaped for the terminal.
+            let message = format!("{e:#}");
+            eprintln!(
+                "tether: {}",
+                tether_term::printable::escaped(&message, true)
+            );
             ExitCode::from(u8::try_from(result_out::TETHER_FAILED).unwrap_or(u8::MAX))
         }
     }

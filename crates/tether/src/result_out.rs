@@ -1,11 +1,15 @@
 //! Printing a shell result the way a terminal user expects: the output on
 //! stdout, one note on stderr when the command did not simply exit, and an
 //! exit code that tells every status apart (see `EXIT_CODES` in cli.rs).
+//! What tether prints itself from session data (names, paths, program
+//! names) has its control characters escaped ([`shown`]); the command's
+//! output is printed as it came, as a terminal would show it.
 
 use std::io::Write;
 
 use anyhow::Result;
 use tether_daemon::protocol::{ShellResult, Status};
+use tether_term::printable::escaped;
 
 /// Exit code: the command did not parse as complete; nothing ran.
 pub const INCOMPLETE: i32 = 121;
@@ -54,7 +58,7 @@ pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<
     out.flush()?;
     if let Some(t) = &r.truncated {
         let whole = match (&t.full_output_path, &t.note) {
-            (Some(path), _) => format!("the whole output is in {path}"),
+            (Some(path), _) => format!("the whole output is in {}", shown(path)),
             (None, Some(note)) => note.clone(),
             (None, None) => "the output was not saved whole".to_owned(),
         };
@@ -64,18 +68,18 @@ pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<
         );
     }
     if let Some(note) = note {
-        eprintln!("tether: {note}");
+        eprintln!("tether: {}", escaped(&note, true));
     }
     Ok(exit_code(r))
 }
 
 /// The note on stderr for `r`'s status, `None` for a plain exit.
 pub fn note(r: &ShellResult) -> Option<String> {
-    let s = &r.session;
+    let s = shown(&r.session);
     let seconds = r.duration_ms as f64 / 1000.0;
     let program = r.foreground.as_ref().map_or_else(
         || "the command".to_owned(),
-        |f| format!("{} (pid {})", f.command, f.pid),
+        |f| format!("{} (pid {})", shown(&f.command), f.pid),
     );
     Some(match r.status {
         Status::Exited => return None,
@@ -102,4 +106,10 @@ pub fn note(r: &ShellResult) -> Option<String> {
             "session {s} was closed after {seconds:.1} s, while the command ran (by `tether close`, or the daemon stopping): its processes were ended (it may have run partly)"
         ),
     })
+}
+
+/// Session data (a name, a path, a program's name) as it may be printed on
+/// a terminal: control and invisible characters escaped.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, false)
 }

@@ -20,22 +20,29 @@ pub fn run(args: RunArgs) -> Result<i32> {
             args.timeout
         );
     }
+    let command = crate::session_cmd::command_text(&args)?;
     let stdin = crate::session_cmd::piped_stdin(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run_async(args, stdin))
+    runtime.block_on(run_async(args, &command, stdin))
 }
 
-async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
+async fn run_async(args: RunArgs, command: &str, stdin: Option<Vec<u8>>) -> Result<i32> {
     let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
     let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
+    // The daemon's private directory, by the same rules (created 0700 or
+    // proven private); the session's own is `sessions/ID` in it, removed
+    // when the session drops (but for a spill file the result names).
+    let paths = tether_daemon::Paths::from_env();
+    paths.ensure_private()?;
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,
         spill_cap: crate::daemon_cmd::spill_cap()?,
+        runtime_dir: Some(paths.dir),
         ..SessionOptions::default()
     };
     let mut session = Session::start(opts)
@@ -47,7 +54,7 @@ async fn run_async(args: RunArgs, stdin: Option<Vec<u8>>) -> Result<i32> {
         stdin,
         ..RunOptions::default()
     };
-    let mut result = session.run(&args.command.join(" "), &run).await?;
+    let mut result = session.run(command, &run).await?;
     // No command follows: the shell's exit is the command's exit.
     if result.status == Status::ShellExited {
         result.status = Status::Exited;

@@ -2,9 +2,9 @@
 //! `reset`, `close`, `ls`): one request each to the daemon, whose answer is
 //! printed. The checks and messages live in the daemon, shared with MCP.
 
-use std::io::Write;
-
 use std::io::IsTerminal;
+use std::io::Write;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -16,7 +16,7 @@ use tether_daemon::protocol::{
 
 use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
 use crate::daemon_cmd;
-use crate::result_out;
+use crate::result_out::{self, shown};
 
 fn call<T: DeserializeOwned>(request: &Request) -> Result<T> {
     let mut client = daemon_cmd::connect()?;
@@ -35,15 +35,67 @@ fn print_json(value: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
+/// The text of `-f FILE` (`-`: standard input): UTF-8, at most
+/// [`MAX_STDIN`] bytes. `what` names it in errors; the text never appears
+/// in one.
+pub fn text_from(file: &Path, what: &str) -> Result<String> {
+    use std::io::Read;
+    let stdin = file == Path::new("-");
+    let source = if stdin {
+        "standard input (-f -)".to_owned()
+    } else {
+        file.display().to_string()
+    };
+    let mut bytes = Vec::new();
+    let limit = MAX_STDIN as u64 + 1;
+    let read = if stdin {
+        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(file).and_then(|f| f.take(limit).read_to_end(&mut bytes))
+    };
+    read.with_context(|| {
+        format!("cannot read the {what} from {source}; nothing was run (give -f a readable file, or - for standard input)")
+    })?;
+    if bytes.len() > MAX_STDIN {
+        bail!(
+            "the {what} in {source} has more than {} MiB; nothing was run",
+            MAX_STDIN >> 20
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "the {what} in {source} is not UTF-8 text (byte {} is not); nothing was run",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The command `run` runs: from `-f FILE`, else the words after `--`.
+pub fn command_text(args: &RunArgs) -> Result<String> {
+    let Some(file) = &args.file else {
+        return Ok(args.command.join(" "));
+    };
+    let text = text_from(file, "command")?;
+    if text.trim().is_empty() {
+        bail!(
+            "the command in {} is empty; nothing was run",
+            file.display()
+        );
+    }
+    Ok(text)
+}
+
 /// The command's stdin: tether's own when it is a pipe, a file or a socket
 /// (read to its end, at most [`MAX_STDIN`] bytes, else an error and nothing
 /// runs); `None` when it is a terminal, a device such as /dev/null, closed,
-/// or `--no-stdin`: the command then reads the session's terminal.
+/// `--no-stdin`, or the command's text (`-f -`): the command then reads
+/// the session's terminal.
 pub fn piped_stdin(args: &RunArgs) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let stdin = std::io::stdin();
-    if args.no_stdin || stdin.is_terminal() {
+    let is_command = args.file.as_deref() == Some(Path::new("-"));
+    if args.no_stdin || is_command || stdin.is_terminal() {
         return Ok(None);
     }
     // fstat of fd 0 through /proc: no unsafe, and no path of our own.
@@ -78,6 +130,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             args.timeout
         );
     }
+    let command = command_text(&args)?;
     let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()
         .ok()
@@ -88,7 +141,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         .unwrap_or_else(|| "main".to_owned());
     let request = Request::Run {
         session,
-        command: args.command.join(" "),
+        command,
         host: args.host,
         timeout_s: args.timeout,
         on_timeout: if args.keep {
@@ -113,9 +166,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 pub fn send(args: SendArgs) -> Result<i32> {
+    let input = match &args.file {
+        Some(file) => Some(text_from(file, "input")?),
+        None => args.input,
+    };
     let request = Request::Send {
         session: args.session,
-        input: args.input,
+        input,
         keys: args.keys,
         wait_s: args.wait,
     };
@@ -151,7 +208,7 @@ pub fn screen(args: SessionArg) -> Result<i32> {
 }
 
 pub fn reset(args: SessionArg) -> Result<i32> {
-    let note = format!("session {} restarted", args.session);
+    let note = format!("session {} restarted", shown(&args.session));
     acknowledged::<ResetReply>(
         Request::Reset {
             session: args.session,
@@ -162,7 +219,7 @@ pub fn reset(args: SessionArg) -> Result<i32> {
 }
 
 pub fn close(args: SessionArg) -> Result<i32> {
-    let note = format!("session {} closed", args.session);
+    let note = format!("session {} closed", shown(&args.session));
     acknowledged::<CloseReply>(
         Request::Close {
             session: args.session,
@@ -205,15 +262,23 @@ pub fn ls(args: LsArgs) -> Result<i32> {
         "{:<28} {:<8} {:<6} {:<16} {:<4} CWD",
         "SESSION", "SHELL", "STATE", "FOREGROUND", "ATT"
     )?;
+    // Everything from session data is escaped: a name, a cwd or a
+    // program's name cannot drive the terminal.
     for s in sessions {
-        let fg = s
-            .foreground
-            .map_or_else(|| "-".to_owned(), |f| format!("{}[{}]", f.command, f.pid));
+        let fg = s.foreground.map_or_else(
+            || "-".to_owned(),
+            |f| format!("{}[{}]", shown(&f.command), f.pid),
+        );
+        let cwd = s.cwd.unwrap_or_default();
+        let cwd = match &s.host {
+            Some(host) => format!("{}:{}", shown(host), shown(&cwd)),
+            None => shown(&cwd).into_owned(),
+        };
         writeln!(
             out,
             "{:<28} {:<8} {:<6} {:<16} {:<4} {}",
-            s.address,
-            s.dialect,
+            shown(&s.address),
+            shown(&s.dialect),
             match s.state {
                 SessionState::Idle => "idle",
                 SessionState::Busy => "busy",
@@ -221,7 +286,7 @@ pub fn ls(args: LsArgs) -> Result<i32> {
             },
             fg,
             s.attached,
-            s.cwd.unwrap_or_default()
+            cwd
         )?;
     }
     Ok(0)

@@ -117,6 +117,9 @@ fn another_user_is_refused() {
     let theirs = public.join("theirs");
     std::fs::create_dir(&theirs).unwrap();
     std::os::unix::fs::chown(&theirs, Some(uid), None).unwrap();
+    // Private, as tether requires of a directory it finds (it never
+    // repairs one).
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
     let out = as_other(
         &bin,
         &["run", "--norc", "--", "id -u"],

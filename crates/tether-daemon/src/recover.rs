@@ -35,7 +35,8 @@ struct Record {
 /// Writes `s`'s record when it has none yet (a session's first call may be
 /// the one in flight when the daemon dies).
 pub fn record_new(s: &Session, owner: &str, name: &str) {
-    if std::fs::symlink_metadata(s.dir().join(RECORD)).is_err() {
+    let path = s.dir().join(RECORD);
+    if !written().contains_key(&path) && std::fs::symlink_metadata(&path).is_err() {
         record(s, owner, name);
     }
 }
@@ -58,18 +59,42 @@ pub fn record(s: &Session, owner: &str, name: &str) {
     let Ok(bytes) = serde_json::to_vec(&r) else {
         return;
     };
+    // Most calls change nothing in it (the cwd stays): then nothing is
+    // read or written (and no inode is made and freed: on a disk mounted
+    // with `discard` each freed one costs a synchronous discard).
+    let path = s.dir().join(RECORD);
+    if written().get(&path).is_some_and(|w| *w == bytes) {
+        return;
+    }
     let tmp = s.dir().join(format!("{RECORD}.tmp"));
     let _ = std::fs::remove_file(&tmp);
-    let written = std::fs::OpenOptions::new()
+    let saved = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(&tmp)
         .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
-    if written.is_ok() {
-        let _ = std::fs::rename(&tmp, s.dir().join(RECORD));
+    if saved.is_ok() && std::fs::rename(&tmp, &path).is_ok() {
+        let mut cache = written();
+        // A cache only: a daemon with very many sessions forgets and
+        // writes again.
+        if cache.len() >= 4096 {
+            cache.clear();
+        }
+        cache.insert(path, bytes);
     }
+}
+
+/// The records this daemon wrote last, by path.
+fn written() -> std::sync::MutexGuard<'static, std::collections::HashMap<PathBuf, Vec<u8>>> {
+    static WRITTEN: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<PathBuf, Vec<u8>>>,
+    > = std::sync::OnceLock::new();
+    WRITTEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 /// For the daemon that just took the lock: ends what the dead daemon's

@@ -46,6 +46,9 @@ struct Inner {
     redactor: Redactor,
     /// A remote snapshot should be read after the current command.
     read_remote: bool,
+    /// The exports snapshot learned last (an unchanged one is not parsed
+    /// again).
+    last_snapshot: Vec<u8>,
 }
 
 impl Secrets {
@@ -65,6 +68,7 @@ impl Secrets {
                 learned: 0,
                 redactor,
                 read_remote: true,
+                last_snapshot: Vec::new(),
             })),
         })
     }
@@ -91,6 +95,13 @@ impl Secrets {
     /// redactor with them when any was new.
     pub(crate) fn learn(&self, snapshot: &[u8]) -> Option<Redactor> {
         let mut inner = self.lock();
+        // Most commands export nothing new: the same snapshot is not
+        // parsed again.
+        if inner.last_snapshot == snapshot {
+            return None;
+        }
+        inner.last_snapshot.clear();
+        inner.last_snapshot.extend_from_slice(snapshot);
         let mut added = false;
         for (name, value) in parse_exports(snapshot) {
             if inner.learned >= MAX_LEARNED {

@@ -53,10 +53,73 @@ impl Transform for StandardFormats {
     }
 }
 
-/// `schema` with only standard formats.
+/// A `oneOf` whose every branch is one documented string constant (how
+/// schemars writes a documented unit enum such as `Status`) becomes one
+/// `enum`, the constants' meanings folded into its description. The same
+/// values validate, and a client that checks every result against the
+/// schema (the Python SDK does) tests one list instead of building an
+/// error for each branch that does not match.
+struct PlainEnums;
+
+impl Transform for PlainEnums {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(object) = schema.as_object_mut()
+            && let Some(Value::Array(branches)) = object.get("oneOf")
+        {
+            let constants: Option<Vec<(String, Option<String>)>> = branches
+                .iter()
+                .map(|b| {
+                    let b = b.as_object()?;
+                    let only_const = b
+                        .keys()
+                        .all(|k| matches!(k.as_str(), "const" | "type" | "description"));
+                    let is_string = b.get("type").is_none_or(|t| t == "string");
+                    let value = b.get("const")?.as_str()?.to_owned();
+                    let meaning = b
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "));
+                    (only_const && is_string).then_some((value, meaning))
+                })
+                .collect();
+            if let Some(constants) = constants.filter(|c| !c.is_empty()) {
+                let meanings: Vec<String> = constants
+                    .iter()
+                    .map(|(v, m)| match m {
+                        Some(m) => format!("`{v}`: {m}"),
+                        None => format!("`{v}`"),
+                    })
+                    .collect();
+                let lead = object
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(|d| format!("{d} "))
+                    .unwrap_or_default();
+                object.remove("oneOf");
+                object.insert("type".into(), "string".into());
+                object.insert(
+                    "enum".into(),
+                    constants
+                        .iter()
+                        .map(|(v, _)| Value::from(v.as_str()))
+                        .collect(),
+                );
+                object.insert(
+                    "description".into(),
+                    format!("{lead}{}", meanings.join("; ")).into(),
+                );
+            }
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
+/// `schema` with only standard formats, and documented string enums as
+/// plain `enum`s.
 pub fn standard(schema: &JsonObject) -> Arc<JsonObject> {
     let mut s = Schema::from(schema.clone());
     StandardFormats.transform(&mut s);
+    PlainEnums.transform(&mut s);
     match s.to_value() {
         Value::Object(o) => Arc::new(o),
         _ => Arc::new(schema.clone()),
@@ -128,6 +191,37 @@ mod tests {
         assert_eq!(
             serde_json::Value::Object((*out).clone()),
             serde_json::json!({"type":"object","properties":{"format":{"type":"string"}},"$defs":{"T":{"type":"number","format":"date"}}})
+        );
+    }
+
+    #[test]
+    fn documented_string_constants_become_one_enum_with_their_meanings() {
+        let schema: JsonObject = serde_json::from_str(
+            r#"{"$defs":{"S":{"description":"How it ended.","oneOf":[{"const":"exited","type":"string","description":"It\nexited."},{"const":"reset","type":"string"}]},"M":{"oneOf":[{"const":"a"},{"type":"integer"}]}}}"#,
+        )
+        .unwrap();
+        let out = Value::Object((*standard(&schema)).clone());
+        assert_eq!(
+            out["$defs"]["S"],
+            serde_json::json!({"description":"How it ended. `exited`: It exited.; `reset`","type":"string","enum":["exited","reset"]})
+        );
+        // A mixed oneOf stays as it is.
+        assert_eq!(out["$defs"]["M"], schema["$defs"]["M"]);
+        let mut router = crate::mcp::TetherMcp::tool_router();
+        standardize(&mut router);
+        let run = router
+            .list_all()
+            .into_iter()
+            .find(|t| t.name == "shell_run")
+            .unwrap();
+        let status = &serde_json::to_value(&run).unwrap()["outputSchema"]["$defs"]["Status"];
+        assert_eq!(status["enum"][0], "exited", "{status}");
+        assert!(
+            status["description"]
+                .as_str()
+                .unwrap()
+                .contains("`closed`: "),
+            "{status}"
         );
     }
 }

@@ -137,7 +137,7 @@ fn is_session_id(id: &str) -> bool {
 
 /// A namespace's owner is alive: the CLI's shared one always; an MCP
 /// server's (`mcp-PID`) while that process runs.
-fn owner_alive(owner: &str) -> bool {
+pub(crate) fn owner_alive(owner: &str) -> bool {
     match owner.strip_prefix("mcp-").map(str::parse::<u32>) {
         Some(Ok(pid)) => Path::new(&format!("/proc/{pid}")).exists(),
         _ => true,

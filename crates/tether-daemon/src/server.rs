@@ -150,6 +150,9 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
                 Err(e) => eprintln!("tether daemon: accept failed: {e}"),
             },
             _ = tick.tick() => {
+                // Lost sessions of an MCP server that has exited since are
+                // forgotten (nobody will continue them).
+                state.registry.retain_lost(crate::recover::owner_alive);
                 let idle = state.clients.load(Ordering::Acquire) == 0
                     && state.registry.is_empty();
                 if !idle {

@@ -112,6 +112,12 @@ impl Registry {
             .insert((owner.to_owned(), name.to_owned()), lost);
     }
 
+    /// Forgets the lost sessions of owners `keep` refuses (an MCP server
+    /// that is gone will not continue its sessions).
+    pub fn retain_lost(&self, keep: impl Fn(&str) -> bool) {
+        self.lost_map().retain(|(o, _), _| keep(o));
+    }
+
     /// The lost session `owner`'s `name` would continue, if any.
     pub fn lost(&self, owner: &str, name: &str) -> Option<LostSession> {
         self.lost_map()

@@ -108,6 +108,40 @@ enum End {
     Left,
     /// The session (or the daemon) ended; tell them why.
     Ended(String),
+    /// The session's shell ended and no new one took its place.
+    ShellEnded(i32, String),
+}
+
+/// How long a shell killed by a signal may take to be replaced (a reset or
+/// restart) before a person attached to it is told it ended.
+const REPLACEMENT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Why a terminal that ended ends the attachment: at once when its shell
+/// exited by itself (`exit`); after [`REPLACEMENT_GRACE`] when it was
+/// killed or its link lost (a restart replaces it within that time).
+async fn shell_end(live: &Live) -> (std::time::Duration, End) {
+    match live
+        .exit_within(std::time::Duration::from_millis(500))
+        .await
+    {
+        Some(tether_transport::ExitInfo::Code(c)) => (
+            std::time::Duration::ZERO,
+            End::ShellEnded(c, format!("the session's shell exited with status {c}")),
+        ),
+        Some(tether_transport::ExitInfo::Signal(s)) => (
+            REPLACEMENT_GRACE,
+            End::ShellEnded(
+                128 + s,
+                format!(
+                    "the session's shell ended by signal {s} (killed, or its terminal's connection lost)"
+                ),
+            ),
+        ),
+        None => (
+            REPLACEMENT_GRACE,
+            End::ShellEnded(255, "the session's terminal ended".into()),
+        ),
+    }
 }
 
 /// Serves one attached connection until the person detaches or the
@@ -172,8 +206,11 @@ pub(crate) async fn serve(
     let end = loop {
         let _ = live.resize(size);
         let Some((screen, mut rx)) = live.watch() else {
-            // This terminal ended: wait for the restarted one, or the end.
+            // This terminal ended: wait for the restarted one, the end, or
+            // (a shell that ended with nothing to replace it) say so.
+            let (grace, ended) = shell_end(&live).await;
             tokio::select! {
+                () = tokio::time::sleep(grace) => break ended,
                 changed = lives.changed() => {
                     if changed.is_err() {
                         break End::Ended("the session ended".into());
@@ -227,8 +264,14 @@ pub(crate) async fn serve(
         }
     };
     state.attachments.leave(&key, &live);
-    if let End::Ended(why) = end {
-        let _ = send(&mut write, Frame::Ended(why)).await;
+    match end {
+        End::Ended(why) => {
+            let _ = send(&mut write, Frame::Ended(why)).await;
+        }
+        End::ShellEnded(code, why) => {
+            let _ = send(&mut write, Frame::ShellEnded { code, why }).await;
+        }
+        End::Left => {}
     }
     let _ = write.shutdown().await;
 }
@@ -257,7 +300,7 @@ fn from(f: Option<Result<Frame, String>>) -> Step {
         },
         Some(Ok(Frame::Detach)) | None => Step::End(End::Left),
         Some(Err(why)) => Step::End(End::Ended(why)),
-        Some(Ok(Frame::Output(_) | Frame::Ended(_))) => Step::Nothing,
+        Some(Ok(Frame::Output(_) | Frame::Ended(_) | Frame::ShellEnded { .. })) => Step::Nothing,
     }
 }
 

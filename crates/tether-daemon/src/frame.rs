@@ -28,6 +28,15 @@ pub enum Frame {
     /// Daemon to client: the session ended (closed, or the daemon stops);
     /// the text says why.
     Ended(String),
+    /// Daemon to client: the session's shell ended (it exited, or its
+    /// terminal was lost) with this status (128+N for signal N), and no
+    /// new one took its place; the text says how.
+    ShellEnded {
+        /// The exit status.
+        code: i32,
+        /// How it ended.
+        why: String,
+    },
 }
 
 impl Frame {
@@ -44,6 +53,13 @@ impl Frame {
             }
             Frame::Detach => (3, &[]),
             Frame::Ended(why) => (4, why.as_bytes()),
+            Frame::ShellEnded { code, why } => {
+                let mut out = vec![5];
+                out.extend_from_slice(&((4 + why.len()) as u32).to_be_bytes());
+                out.extend_from_slice(&code.to_be_bytes());
+                out.extend_from_slice(why.as_bytes());
+                return out;
+            }
         };
         let mut out = Vec::with_capacity(5 + payload.len());
         out.push(kind);
@@ -62,6 +78,10 @@ impl Frame {
             },
             3 => Frame::Detach,
             4 => Frame::Ended(String::from_utf8_lossy(&payload).into_owned()),
+            5 if payload.len() >= 4 => Frame::ShellEnded {
+                code: i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]),
+                why: String::from_utf8_lossy(&payload[4..]).into_owned(),
+            },
             _ => return Err(bad(format!("unknown frame kind {kind}"))),
         })
     }
@@ -140,6 +160,10 @@ mod tests {
             },
             Frame::Detach,
             Frame::Ended("closed".into()),
+            Frame::ShellEnded {
+                code: -7,
+                why: "exited".into(),
+            },
         ];
         let wire: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
         let mut r = &wire[..];

@@ -144,6 +144,25 @@ impl Live {
         changed
     }
 
+    /// How this terminal's program ended, once it has.
+    pub fn exited(&self) -> Option<tether_transport::ExitInfo> {
+        *self.terminal.exit().borrow()
+    }
+
+    /// How this terminal's program ended, waiting up to `wait` for it (its
+    /// output can end a moment before its exit status is known).
+    pub async fn exit_within(
+        &self,
+        wait: std::time::Duration,
+    ) -> Option<tether_transport::ExitInfo> {
+        let mut exit = self.terminal.exit();
+        let known = tokio::time::timeout(wait, exit.wait_for(Option::is_some)).await;
+        match known {
+            Ok(Ok(info)) => *info,
+            _ => self.exited(),
+        }
+    }
+
     /// True once this terminal's output has ended.
     pub fn ended(&self) -> bool {
         self.shared.lock().eof

@@ -84,6 +84,7 @@ async fn attached(
             f = frames.recv() => match f {
                 Some(Frame::Output(bytes)) => term.write(&bytes)?,
                 Some(Frame::Ended(why)) => return Ok((SESSION_ENDED, why)),
+                Some(Frame::ShellEnded { code, why }) => return Ok((code, why)),
                 Some(_) => {}
                 None => return Ok((SESSION_ENDED, "the daemon went away".into())),
             },

@@ -217,3 +217,43 @@ fn attach_ends_cleanly_when_the_session_ends_or_on_a_signal() {
     assert_eq!(out.status.code(), Some(255));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session named \"nope\""));
 }
+
+/// The seed's manual step: the person types `exit` (after leaving a Kitty
+/// keyboard mode on) in the attached shell. Attach ends with the shell's
+/// status and restores the terminal; it does not wait for `~.`.
+#[test]
+fn attach_ends_with_the_shell_when_the_person_types_exit() {
+    let d = Daemon::new("attach-exit");
+    assert_eq!(
+        d.run(&["run", "-s", "s", "--norc", "--", "echo up"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let person = Person::attach(&d, "s");
+    person.sees("up");
+    wait_for(20, "the attachment", || {
+        (session_entry(&d, "s")["attached"] == json!(1)).then_some(())
+    });
+    person
+        .pty
+        .write(b"printf '\\033[>15u'; exit 7\r".to_vec())
+        .unwrap();
+    assert_eq!(person.exit(), ExitInfo::Code(7));
+    person.sees("exited with status 7");
+    let seen = person.text();
+    // The Kitty flags pushed by the shell are popped on the way out.
+    let pushed = seen.find("\x1b[>15u").expect("the push reached the person");
+    assert!(
+        seen[pushed..].contains("\x1b[<"),
+        "Kitty not popped: {seen:?}"
+    );
+    // The next command in that session gets a fresh shell, as after any exit.
+    let out = d.run(&["run", "-s", "s", "--json", "--", "echo back"]);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (r["output"].as_str(), r["shell_restarted"].as_bool()),
+        (Some("back\n"), Some(true)),
+        "{r}"
+    );
+}

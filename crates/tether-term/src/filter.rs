@@ -22,6 +22,9 @@ use crate::token::{Csi, DcsHeader, Event, StringKind, Token};
 pub struct ResponseFilter {
     scanner: Scanner,
     dropped: u64,
+    /// Keep what a key can also send: a cursor position report has the
+    /// shape of F1-F4 with modifiers (`CSI 1 ; 2 R` is Shift-F3).
+    keys: bool,
 }
 
 impl ResponseFilter {
@@ -30,14 +33,26 @@ impl ResponseFilter {
         ResponseFilter {
             scanner: Scanner::escapes_only(),
             dropped: 0,
+            keys: false,
+        }
+    }
+
+    /// A filter for what a person types into a terminal that asked no
+    /// cursor position of its own: replies are dropped, but nothing a key
+    /// can send (so `CSI r ; c R`, which is also F1-F4 with modifiers,
+    /// passes).
+    pub fn for_typed_input() -> Self {
+        ResponseFilter {
+            keys: true,
+            ..Self::new()
         }
     }
 
     /// Filters one chunk, appending the bytes to keep to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        let dropped = &mut self.dropped;
+        let (dropped, keys) = (&mut self.dropped, self.keys);
         self.scanner
-            .feed(input, |ev| keep_or_drop(ev, out, dropped));
+            .feed(input, |ev| keep_or_drop(ev, out, dropped, keys));
     }
 
     /// Releases any held partial sequence into `out`, unchanged.
@@ -56,8 +71,9 @@ impl ResponseFilter {
     }
 }
 
-fn keep_or_drop(ev: Event<'_>, out: &mut Vec<u8>, dropped: &mut u64) {
-    if is_reply(&ev.token) {
+fn keep_or_drop(ev: Event<'_>, out: &mut Vec<u8>, dropped: &mut u64, keys: bool) {
+    let key_shaped = keys && matches!(&ev.token, Token::Csi(c) if c.final_byte == b'R');
+    if is_reply(&ev.token) && !key_shaped {
         *dropped += 1;
     } else {
         out.extend_from_slice(ev.raw);

@@ -1,15 +1,17 @@
 //! `tether attach SESSION`: the person's terminal joins a session's live
-//! terminal through the daemon. Keys go to the session (terminal replies
-//! filtered out: the daemon's emulator already answers queries), output
-//! comes back, resizes are forwarded, `~.` at the start of a line
-//! detaches. The terminal is restored on every way out.
+//! terminal through the daemon. Output comes back without the session's
+//! queries (the daemon's emulator already answered them) or tether's
+//! marks; keys go to the session whole (only late replies to the capture's
+//! own queries are dropped, never a key); resizes are forwarded; `~.` at
+//! the start of a line detaches. The terminal is restored on every way
+//! out.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tether_daemon::frame::{Frame, read_frame_async};
 use tether_daemon::protocol::Request;
-use tether_term::{ESCAPE_HELP, EscapeScanner, Keyed, ResponseFilter};
+use tether_term::{ESCAPE_HELP, EscapeScanner, Keyed, QueryFilter, ResponseFilter};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::signal::unix::{SignalKind, signal};
@@ -75,14 +77,26 @@ async fn attached(
     let mut term_sig = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
-    let mut filter = ResponseFilter::new();
+    // The session's queries are answered by the daemon's emulator: they
+    // never reach this terminal (nor do tether's marks), so it sends no
+    // replies of its own but those to the capture, and what is typed
+    // passes whole (Shift-F3 is `CSI 1 ; 2 R`, shaped like a position
+    // report).
+    let mut queries = QueryFilter::new();
+    let mut shown = Vec::new();
+    let mut filter = ResponseFilter::for_typed_input();
     let mut escapes = EscapeScanner::new();
     let mut filtered = Vec::new();
     loop {
         let holding = filter.pending() > 0;
+        let showing = queries.pending() > 0;
         tokio::select! {
             f = frames.recv() => match f {
-                Some(Frame::Output(bytes)) => term.write(&bytes)?,
+                Some(Frame::Output(bytes)) => {
+                    shown.clear();
+                    queries.feed(&bytes, &mut shown);
+                    term.write(&shown)?;
+                }
                 Some(Frame::Ended(why)) => return Ok((SESSION_ENDED, why)),
                 Some(Frame::ShellEnded { code, why }) => return Ok((code, why)),
                 Some(_) => {}
@@ -98,6 +112,11 @@ async fn attached(
                 if let Some(end) = forward(&mut escapes, &filtered, &mut to_daemon, term).await? {
                     return Ok(end);
                 }
+            }
+            _ = tokio::time::sleep(PARTIAL_HOLD), if showing => {
+                shown.clear();
+                queries.flush(&mut shown);
+                term.write(&shown)?;
             }
             _ = tokio::time::sleep(PARTIAL_HOLD), if holding => {
                 filtered.clear();

@@ -257,3 +257,64 @@ fn attach_ends_with_the_shell_when_the_person_types_exit() {
         "{r}"
     );
 }
+
+/// What a person types reaches the program whole, even keys shaped like
+/// terminal replies (Shift-F3 `CSI 1;2R` and Ctrl-F3 `CSI 1;5R` look like
+/// cursor position reports), and the session's queries and tether's marks
+/// never reach the person's terminal (the daemon's emulator answers them).
+#[test]
+fn keys_shaped_like_replies_reach_the_program_and_queries_stay_away() {
+    let d = Daemon::new("attach-keys");
+    assert_eq!(
+        d.run(&["run", "-s", "s", "--norc", "--", "echo up"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let person = Person::attach(&d, "s");
+    person.sees("up");
+    wait_for(20, "the attachment", || {
+        (session_entry(&d, "s")["attached"] == json!(1)).then_some(())
+    });
+    // An agent command asks the terminal things while the person watches.
+    let out = d.run(&[
+        "run",
+        "-s",
+        "s",
+        "--",
+        "printf 'ask\\033[6n\\033[c\\033[?u\\033]11;?\\007asked\\n'",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    person.sees("askasked");
+    // (printf does not read the emulator's answers: they wait as typed-ahead
+    // input, which the engine's next line discards, as a shell would after
+    // the same printf in a terminal.)
+    assert_eq!(
+        d.run(&["run", "-s", "s", "--", "true"]).status.code(),
+        Some(0)
+    );
+    // Keys go to a program reading them.
+    person.pty.write(b"cat -v\r".to_vec()).unwrap();
+    person.sees("cat -v");
+    wait_for(20, "cat to read", || {
+        (session_entry(&d, "s")["foreground"]["command"] == json!("cat")).then_some(())
+    });
+    person
+        .pty
+        .write(b"\x1b[1;2R\x1b[1;5R-end\r".to_vec())
+        .unwrap();
+    person.sees("^[[1;2R^[[1;5R-end");
+    person.pty.write(b"\x04".to_vec()).unwrap();
+    // (After the capture's own queries, which tether asks when it starts.)
+    let text = person.text();
+    let seen = &text[text.find("up").unwrap()..];
+    for leaked in ["\x1b[6n", "\x1b[c", "\x1b[?u", "\x1b]11;?", "\x1b]6973"] {
+        assert!(
+            !seen.contains(leaked),
+            "{leaked:?} reached the person: {seen:?}"
+        );
+    }
+    person.pty.write(b"~.".to_vec()).unwrap();
+    let _ = person.pty.write(b"\r~.".to_vec());
+    assert_eq!(person.exit(), ExitInfo::Code(0));
+}

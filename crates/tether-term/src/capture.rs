@@ -20,11 +20,21 @@ pub const ACTIVE_SCREEN_QUERY: &[u8] = b"\x1b[?u\x1b[?1049$p\x1b[?1047$p\x1b[?47
 /// Queries for the hidden screen: switch with mode 47, read its Kitty flags,
 /// DA1, and switch back.
 pub fn hidden_screen_query(active: Screen) -> Vec<u8> {
-    let (go, back): (&[u8], &[u8]) = match active {
-        Screen::Main => (b"\x1b[?47h", b"\x1b[?47l"),
-        Screen::Alternate => (b"\x1b[?47l", b"\x1b[?47h"),
+    let go: &[u8] = match active {
+        Screen::Main => b"\x1b[?47h",
+        Screen::Alternate => b"\x1b[?47l",
     };
-    [go, b"\x1b[?u\x1b[c", back].concat()
+    [go, b"\x1b[?u\x1b[c", hidden_screen_return(active)].concat()
+}
+
+/// The mode-47 switch back to the `active` screen that ends
+/// [`hidden_screen_query`]: written again on its own when writing the query
+/// failed part way (harmless when the terminal never left).
+pub fn hidden_screen_return(active: Screen) -> &'static [u8] {
+    match active {
+        Screen::Main => b"\x1b[?47l",
+        Screen::Alternate => b"\x1b[?47h",
+    }
 }
 
 /// What one transaction's replies said.

@@ -10,13 +10,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
-use tether_term::capture::{ACTIVE_SCREEN_QUERY, baseline_from, hidden_screen_query};
+use tether_term::capture::{
+    ACTIVE_SCREEN_QUERY, baseline_from, hidden_screen_query, hidden_screen_return,
+};
 use tether_term::{
     Baseline, CaptureParser, CaptureReplies, ScreenTracker, plan_restore, plan_setup,
 };
 
-/// How long a terminal has to answer each capture transaction.
-const CAPTURE_DEADLINE: Duration = Duration::from_millis(400);
+/// How long a terminal has to answer each capture transaction (one per
+/// screen), as the seed specifies: at most 100 ms, then the fallback.
+const CAPTURE_DEADLINE: Duration = Duration::from_millis(100);
 
 /// The person's terminal, in raw mode until dropped.
 pub struct LocalTerminal {
@@ -65,9 +68,19 @@ impl LocalTerminal {
         };
         let (active, mut typed) = transaction(ACTIVE_SCREEN_QUERY)?;
         if let Some(screen) = active.active_screen() {
-            let (hidden, more) = transaction(&hidden_screen_query(screen))?;
-            typed.extend(more);
-            term.baseline = baseline_from(&active, &hidden);
+            match transaction(&hidden_screen_query(screen)) {
+                Ok((hidden, more)) => {
+                    typed.extend(more);
+                    term.baseline = baseline_from(&active, &hidden);
+                }
+                // The switch may have reached the terminal without the
+                // switch back: send that alone, and keep the fallback.
+                Err(_) => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(hidden_screen_return(screen));
+                    let _ = out.flush();
+                }
+            }
         }
         term.tracker = ScreenTracker::starting_on(term.baseline.screen());
         let setup = plan_setup(&term.baseline);
@@ -75,12 +88,37 @@ impl LocalTerminal {
         Ok((term, typed))
     }
 
-    /// Writes session output to the terminal, tracking the modes it sets.
+    /// Writes session output to the terminal, tracking the modes it sets:
+    /// only bytes the terminal took count (a transition commits once its
+    /// last byte is written), so a failed write leaves nothing to undo
+    /// that never happened.
     pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.tracker.written(bytes);
+        // Straight to the descriptor (std's stdout buffers lines, and a
+        // buffered byte is not a written one).
         let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        out.flush()
+        out.flush()?;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            match rustix::io::write(out.as_fd(), rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.tracker.written(&rest[..n]);
+                    rest = &rest[n..];
+                }
+                Err(rustix::io::Errno::INTR) => {}
+                // A terminal left non-blocking by someone: wait until it
+                // takes more.
+                Err(rustix::io::Errno::AGAIN) => {
+                    let mut fds = [rustix::event::PollFd::new(
+                        &out,
+                        rustix::event::PollFlags::OUT,
+                    )];
+                    let _ = rustix::event::poll(&mut fds, None);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// Returns the terminal to its captured state, then writes `farewell`.

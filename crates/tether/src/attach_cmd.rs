@@ -6,24 +6,17 @@
 //! the start of a line detaches. The terminal is restored on every way
 //! out.
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use tether_daemon::frame::{Frame, read_frame_async};
 use tether_daemon::protocol::Request;
-use tether_term::{ESCAPE_HELP, EscapeScanner, Keyed, QueryFilter, ResponseFilter};
+use tether_term::ESCAPE_HELP;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::unix::OwnedWriteHalf;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::cli::AttachArgs;
 use crate::daemon_cmd;
+use crate::interactive::{Bridge, FarEvent, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
-
-/// How long a lone ESC (or another partial sequence) is held to see
-/// whether it begins a terminal reply.
-const PARTIAL_HOLD: Duration = Duration::from_millis(20);
 
 /// Exit code: the session ended while attached.
 const SESSION_ENDED: i32 = 1;
@@ -47,10 +40,8 @@ pub fn run(args: AttachArgs) -> Result<i32> {
     Ok(code)
 }
 
-async fn send(w: &mut OwnedWriteHalf, frame: Frame) -> bool {
-    w.write_all(&frame.encode()).await.is_ok()
-}
-
+/// The daemon's attach connection as the bridge's far end: frames in,
+/// frames out.
 async fn attached(
     stream: std::os::unix::net::UnixStream,
     early: Vec<u8>,
@@ -60,102 +51,56 @@ async fn attached(
     stream.set_nonblocking(true)?;
     let (from_daemon, mut to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
     let mut from_daemon = std::io::Cursor::new(early).chain(from_daemon);
-    let (frames_tx, mut frames) = mpsc::channel::<Frame>(256);
+    let (far_tx, from_far) = mpsc::channel::<FarEvent>(256);
     tokio::spawn(async move {
-        while let Ok(Some(f)) = read_frame_async(&mut from_daemon).await {
-            if frames_tx.send(f).await.is_err() {
+        let gone = FarEvent::Ended {
+            code: SESSION_ENDED,
+            why: "the daemon went away".into(),
+        };
+        loop {
+            let ev = match read_frame_async(&mut from_daemon).await {
+                Ok(Some(Frame::Output(bytes))) => FarEvent::Output(bytes),
+                Ok(Some(Frame::Ended(why))) => FarEvent::Ended {
+                    code: SESSION_ENDED,
+                    why,
+                },
+                Ok(Some(Frame::ShellEnded { code, why })) => FarEvent::Ended { code, why },
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => {
+                    let _ = far_tx.send(gone).await;
+                    return;
+                }
+            };
+            let last = matches!(ev, FarEvent::Ended { .. });
+            if far_tx.send(ev).await.is_err() || last {
+                return;
+            }
+        }
+    });
+    let (to_far, mut to_daemon_rx) = mpsc::channel::<ToFar>(64);
+    tokio::spawn(async move {
+        while let Some(msg) = to_daemon_rx.recv().await {
+            let frame = match msg {
+                ToFar::Input(bytes) => Frame::Input(bytes),
+                ToFar::Resize { rows, cols } => Frame::Resize { rows, cols },
+                ToFar::Detach => Frame::Detach,
+            };
+            let detach = frame == Frame::Detach;
+            if to_daemon.write_all(&frame.encode()).await.is_err() || detach {
                 break;
             }
         }
     });
-    let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
-    if !typed.is_empty() {
-        let _ = keys_tx.send(typed).await;
-    }
-    local_term::spawn_stdin_reader(keys_tx);
-    let mut winch = signal(SignalKind::window_change())?;
-    let mut term_sig = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    // The session's queries are answered by the daemon's emulator: they
-    // never reach this terminal (nor do tether's marks), so it sends no
-    // replies of its own but those to the capture, and what is typed
-    // passes whole (Shift-F3 is `CSI 1 ; 2 R`, shaped like a position
-    // report).
-    let mut queries = QueryFilter::new();
-    let mut shown = Vec::new();
-    let mut filter = ResponseFilter::for_typed_input();
-    let mut escapes = EscapeScanner::new();
-    let mut filtered = Vec::new();
-    loop {
-        let holding = filter.pending() > 0;
-        let showing = queries.pending() > 0;
-        tokio::select! {
-            f = frames.recv() => match f {
-                Some(Frame::Output(bytes)) => {
-                    shown.clear();
-                    queries.feed(&bytes, &mut shown);
-                    term.write(&shown)?;
-                }
-                Some(Frame::Ended(why)) => return Ok((SESSION_ENDED, why)),
-                Some(Frame::ShellEnded { code, why }) => return Ok((code, why)),
-                Some(_) => {}
-                None => return Ok((SESSION_ENDED, "the daemon went away".into())),
-            },
-            k = keys.recv() => {
-                let Some(input) = k else {
-                    let _ = send(&mut to_daemon, Frame::Detach).await;
-                    return Ok((0, "input closed; detached".into()));
-                };
-                filtered.clear();
-                filter.feed(&input, &mut filtered);
-                if let Some(end) = forward(&mut escapes, &filtered, &mut to_daemon, term).await? {
-                    return Ok(end);
-                }
-            }
-            _ = tokio::time::sleep(PARTIAL_HOLD), if showing => {
-                shown.clear();
-                queries.flush(&mut shown);
-                term.write(&shown)?;
-            }
-            _ = tokio::time::sleep(PARTIAL_HOLD), if holding => {
-                filtered.clear();
-                filter.flush(&mut filtered);
-                if let Some(end) = forward(&mut escapes, &filtered, &mut to_daemon, term).await? {
-                    return Ok(end);
-                }
-            }
-            _ = winch.recv() => {
-                let (rows, cols) = local_term::size();
-                let _ = send(&mut to_daemon, Frame::Resize { rows, cols }).await;
-            }
-            _ = term_sig.recv() => return Ok((143, "terminated; detached".into())),
-            _ = hup.recv() => return Ok((129, "hung up; detached".into())),
-            _ = int.recv() => return Ok((130, "interrupted; detached".into())),
-        }
-    }
-}
-
-/// Sends the person's keys on, acting on escapes; `Some` when they detach.
-async fn forward(
-    escapes: &mut EscapeScanner,
-    input: &[u8],
-    to_daemon: &mut OwnedWriteHalf,
-    term: &mut LocalTerminal,
-) -> Result<Option<(i32, String)>> {
-    for keyed in escapes.feed(input) {
-        match keyed {
-            Keyed::Send(bytes) => {
-                if !send(to_daemon, Frame::Input(bytes)).await {
-                    return Ok(Some((SESSION_ENDED, "the daemon went away".into())));
-                }
-            }
-            Keyed::Help => term.write(ESCAPE_HELP.as_bytes())?,
-            Keyed::Detach => {
-                let _ = send(to_daemon, Frame::Detach).await;
-                return Ok(Some((0, "detached".into())));
-            }
-        }
-    }
-    Ok(None)
+    let bridge = Bridge {
+        term,
+        settings: Settings {
+            queries_answered_elsewhere: true,
+            escape_help: ESCAPE_HELP,
+            leaving: "detached",
+            left_code: 0,
+        },
+        from_far,
+        to_far,
+    };
+    bridge.run(typed).await
 }

@@ -10,6 +10,7 @@ mod cli;
 mod daemon_cmd;
 mod exec_cmd;
 mod exec_output;
+mod interactive;
 mod local_term;
 mod mcp;
 mod remote_hosts;

@@ -1,0 +1,188 @@
+//! The loop between the person's terminal and the far end, over two
+//! channels: what the far end says ([`FarEvent`]) and what the person
+//! sends it ([`ToFar`]).
+
+use std::time::Duration;
+
+use anyhow::Result;
+use tether_term::{EscapeScanner, Keyed, QueryFilter, ResponseFilter};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::local_term::{self, LocalTerminal};
+
+/// How long a lone ESC (or another partial sequence) is held to see
+/// whether it is part of a longer sequence.
+const PARTIAL_HOLD: Duration = Duration::from_millis(20);
+
+/// What the far end says.
+#[derive(Debug)]
+pub enum FarEvent {
+    /// Bytes for the person's terminal.
+    Output(Vec<u8>),
+    /// It ended: the bridge's exit code, and why (shown to the person).
+    Ended {
+        /// tether's exit code.
+        code: i32,
+        /// What happened.
+        why: String,
+    },
+}
+
+/// What the person sends the far end.
+#[derive(Debug)]
+pub enum ToFar {
+    /// Bytes typed.
+    Input(Vec<u8>),
+    /// The terminal's new size.
+    Resize {
+        /// Rows.
+        rows: u16,
+        /// Columns.
+        cols: u16,
+    },
+    /// The person leaves (`~.`, input closed, a signal).
+    Detach,
+}
+
+/// How the bridge behaves for its far end.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The far end's queries are answered elsewhere (the daemon's
+    /// emulator, for attach): they and tether's marks never reach the
+    /// person's terminal, so it sends no replies but those to the
+    /// capture. Off (ssh), the remote program asked: the terminal answers,
+    /// and its replies go to it like keys.
+    pub queries_answered_elsewhere: bool,
+    /// The `~?` help text.
+    pub escape_help: &'static str,
+    /// What `~.` is called in the farewell (`detached`, `disconnected`).
+    pub leaving: &'static str,
+    /// Exit code when the person leaves with `~.` or input closes.
+    pub left_code: i32,
+}
+
+/// The bridge: the person's terminal (raw, captured) and the far end's
+/// channels.
+pub struct Bridge<'a> {
+    /// The person's terminal.
+    pub term: &'a mut LocalTerminal,
+    /// How it behaves.
+    pub settings: Settings,
+    /// What the far end says.
+    pub from_far: mpsc::Receiver<FarEvent>,
+    /// What goes to the far end.
+    pub to_far: mpsc::Sender<ToFar>,
+}
+
+impl Bridge<'_> {
+    /// Runs until the far end ends or the person leaves; returns tether's
+    /// exit code and the farewell line. `typed`: keys read during the
+    /// capture, sent first.
+    pub async fn run(mut self, typed: Vec<u8>) -> Result<(i32, String)> {
+        let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
+        if !typed.is_empty() {
+            let _ = keys_tx.send(typed).await;
+        }
+        local_term::spawn_stdin_reader(keys_tx);
+        let mut winch = signal(SignalKind::window_change())?;
+        let mut term_sig = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let elsewhere = self.settings.queries_answered_elsewhere;
+        // The only replies this terminal sends unasked are late ones to the
+        // capture; nothing a key can send is dropped (Shift-F3 is
+        // `CSI 1;2R`, shaped like a cursor position report).
+        let mut replies = elsewhere.then(ResponseFilter::for_typed_input);
+        let mut queries = elsewhere.then(QueryFilter::new);
+        let mut escapes = EscapeScanner::new();
+        let (mut shown, mut typed_now) = (Vec::new(), Vec::new());
+        loop {
+            let holding_keys = replies.as_ref().is_some_and(|f| f.pending() > 0);
+            let holding_output = queries.as_ref().is_some_and(|f| f.pending() > 0);
+            tokio::select! {
+                ev = self.from_far.recv() => match ev {
+                    Some(FarEvent::Output(bytes)) => match queries.as_mut() {
+                        Some(q) => {
+                            shown.clear();
+                            q.feed(&bytes, &mut shown);
+                            self.term.write(&shown)?;
+                        }
+                        None => self.term.write(&bytes)?,
+                    },
+                    Some(FarEvent::Ended { code, why }) => return Ok((code, why)),
+                    None => return Ok((255, "the connection was lost".into())),
+                },
+                k = keys.recv() => {
+                    let Some(input) = k else {
+                        let _ = self.to_far.send(ToFar::Detach).await;
+                        return Ok((self.settings.left_code, format!("input closed; {}", self.settings.leaving)));
+                    };
+                    typed_now.clear();
+                    match replies.as_mut() {
+                        Some(f) => f.feed(&input, &mut typed_now),
+                        None => typed_now.extend_from_slice(&input),
+                    }
+                    if let Some(end) = self.forward(&mut escapes, &typed_now).await? {
+                        return Ok(end);
+                    }
+                }
+                _ = tokio::time::sleep(PARTIAL_HOLD), if holding_output => {
+                    if let Some(q) = queries.as_mut() {
+                        shown.clear();
+                        q.flush(&mut shown);
+                        self.term.write(&shown)?;
+                    }
+                }
+                _ = tokio::time::sleep(PARTIAL_HOLD), if holding_keys => {
+                    typed_now.clear();
+                    if let Some(f) = replies.as_mut() {
+                        f.flush(&mut typed_now);
+                    }
+                    if let Some(end) = self.forward(&mut escapes, &typed_now).await? {
+                        return Ok(end);
+                    }
+                }
+                _ = winch.recv() => {
+                    let (rows, cols) = local_term::size();
+                    let _ = self.to_far.send(ToFar::Resize { rows, cols }).await;
+                }
+                _ = term_sig.recv() => return Ok(self.signalled(143, "terminated").await),
+                _ = hup.recv() => return Ok(self.signalled(129, "hung up").await),
+                _ = int.recv() => return Ok(self.signalled(130, "interrupted").await),
+            }
+        }
+    }
+
+    async fn signalled(&mut self, code: i32, what: &str) -> (i32, String) {
+        let _ = self.to_far.send(ToFar::Detach).await;
+        (code, format!("{what}; {}", self.settings.leaving))
+    }
+
+    /// Sends the person's keys on, acting on escapes; `Some` when they
+    /// leave.
+    async fn forward(
+        &mut self,
+        escapes: &mut EscapeScanner,
+        input: &[u8],
+    ) -> Result<Option<(i32, String)>> {
+        for keyed in escapes.feed(input) {
+            match keyed {
+                Keyed::Send(bytes) => {
+                    if self.to_far.send(ToFar::Input(bytes)).await.is_err() {
+                        return Ok(Some((255, "the connection was lost".into())));
+                    }
+                }
+                Keyed::Help => self.term.write(self.settings.escape_help.as_bytes())?,
+                Keyed::Detach => {
+                    let _ = self.to_far.send(ToFar::Detach).await;
+                    return Ok(Some((
+                        self.settings.left_code,
+                        self.settings.leaving.to_owned(),
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+}

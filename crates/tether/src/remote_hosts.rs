@@ -1,7 +1,7 @@
 //! How the daemon reaches remote hosts for persistent shells: one pooled
 //! SSH connection per host, shared by that host's sessions, resolved as
-//! `tether exec -H HOST` resolves it (`~/.ssh/config`, then the defaults of
-//! tether's config), in batch mode: the daemon has no terminal to ask on,
+//! `tether exec -H HOST` with no SSH flags resolves it (`ssh_opts`: the
+//! defaults of tether's config, then `~/.ssh/config`), in batch mode: the daemon has no terminal to ask on,
 //! so keys come from the agent or unencrypted files.
 
 use std::sync::Arc;

@@ -191,3 +191,28 @@ fn flags_then_options_then_tether_config() {
     let got = overrides(&args(&["-o", "ConnectTimeout=3"]), base, &settings).unwrap();
     assert_eq!(got.connect_timeout, Some(Duration::from_secs(3)));
 }
+
+#[test]
+fn tether_config_is_above_ssh_config_and_flags_above_both() {
+    let dir = std::env::temp_dir().join(format!("tether-ssh-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ssh_config");
+    std::fs::write(&file, "Host *\n  User from-ssh-config\n  Port 2022\n").unwrap();
+    let settings = Settings {
+        user: Some("from-tether".into()),
+        ..Settings::default()
+    };
+    let f = file.to_str().unwrap();
+    let spec = tether_cluster::exec::HostSpec::parse("web1").unwrap();
+    let target = |argv: &[&str]| {
+        let ov = overrides(&args(argv), Overrides::default(), &settings).unwrap();
+        tether_cluster::exec::resolve(&spec, &ov, false).unwrap().0
+    };
+    let t = target(&["-F", f]);
+    assert_eq!((t.user.as_str(), t.port), ("from-tether", 2022));
+    let t = target(&["-F", f, "-l", "flag", "-p", "23"]);
+    assert_eq!((t.user.as_str(), t.port), ("flag", 23));
+    let t = target(&["-F", "none"]);
+    assert_eq!((t.user.as_str(), t.port), ("from-tether", 22));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

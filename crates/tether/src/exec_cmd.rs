@@ -62,9 +62,8 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         ..Overrides::default()
     };
     let ov = ssh_opts::overrides(&args.ssh, base, &settings)?;
-    // A config error is the user's to fix before anything runs.
-    if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
-        tether_ssh::config::resolve(file, &first.host)?;
+    if let Some(first) = hosts.first() {
+        ssh_opts::check_ssh_config(&ov, &first.host)?;
     }
     let resolver = exec::resolver(ov);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

@@ -112,6 +112,16 @@ pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Resu
     Ok(ov)
 }
 
+/// A mistake in the OpenSSH client config `ov` names is the user's to fix
+/// before anything runs: read it once for `host` (a command line's
+/// front-ends; the daemon and MCP report it per host instead).
+pub fn check_ssh_config(ov: &Overrides, host: &str) -> Result<()> {
+    if let Some(file) = &ov.config {
+        tether_ssh::config::resolve(file, host)?;
+    }
+    Ok(())
+}
+
 /// `~/` expanded in a path typed somewhere a shell did not expand it.
 fn tilde_path(p: &Path) -> PathBuf {
     p.to_str()

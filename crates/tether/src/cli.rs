@@ -314,35 +314,17 @@ pub struct ExecArgs {
     /// After the first failure, start no more hosts and cancel those running.
     #[arg(long)]
     pub fail_fast: bool,
-    /// The user, where a host names none (default: you).
-    #[arg(short = 'l', long)]
-    pub user: Option<String>,
-    /// The port, where a host names none (default: ssh_config's, else 22).
-    #[arg(short = 'p', long)]
-    pub port: Option<u16>,
-    /// Jump hosts, comma-separated (ProxyJump).
-    #[arg(short = 'J', long = "jump")]
-    pub jump: Option<String>,
-    /// The OpenSSH client config to read (default ~/.ssh/config; `none`:
-    /// none).
-    #[arg(short = 'F', long = "ssh-config")]
-    pub ssh_config: Option<PathBuf>,
-    /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
-    #[arg(short = 'i', long = "identity")]
-    pub identities: Vec<PathBuf>,
     /// Ask for a password once and use it for every host (default: once
     /// per host).
     #[arg(long)]
     pub same_password: bool,
-    /// OpenSSH options: StrictHostKeyChecking, UserKnownHostsFile,
-    /// IdentityFile, IdentitiesOnly, IdentityAgent, ConnectTimeout,
-    /// ServerAliveInterval, ServerAliveCountMax, User, Port, ProxyJump,
-    /// PasswordAuthentication, BatchMode, Ciphers, KexAlgorithms.
-    #[arg(short = 'o', value_name = "KEY=VALUE")]
-    pub options: Vec<String>,
     /// The command (several words are joined with spaces).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
+    /// The OpenSSH flags (`-l -p -J -F -i -o`), shared with the other
+    /// front-ends.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// `tether exec --output`.

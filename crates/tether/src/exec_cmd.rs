@@ -2,83 +2,17 @@
 //! with the exit code of the chosen policy.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use tether_cluster::NodeSet;
-use tether_cluster::config::Config;
 use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, Overrides, Progress};
-use tether_ssh::HostKeyPolicy;
 
 use crate::cli::{ExecArgs, ExitPolicy, OutputMode};
 use crate::exec_output;
-
-fn seconds(what: &str, v: f64) -> Result<Duration> {
-    Duration::try_from_secs_f64(v)
-        .with_context(|| format!("{what} must be a number of seconds, got {v}"))
-}
-
-fn policy(v: &str) -> Result<HostKeyPolicy> {
-    exec::policy_of(v)
-        .with_context(|| format!("StrictHostKeyChecking={v}: use yes, accept-new or no"))
-}
-
-/// Applies `-o Key=Value` (OpenSSH's names, case-insensitive).
-fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
-    let (key, value) = o.split_once('=').with_context(|| {
-        format!("-o {o:?}: write KEY=VALUE, as in -o StrictHostKeyChecking=accept-new")
-    })?;
-    let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
-    let secs = |what: &str| seconds(what, value.parse().unwrap_or(-1.0));
-    match key.to_ascii_lowercase().as_str() {
-        "stricthostkeychecking" => ov.policy = Some(policy(value)?),
-        "userknownhostsfile" => {
-            ov.known_hosts = Some(value.split_whitespace().map(PathBuf::from).collect())
-        }
-        "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
-        "identitiesonly" => ov.identities_only = Some(yes(value)),
-        "identityagent" => ov.agent = Some((value != "none").then(|| PathBuf::from(value))),
-        "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
-        "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),
-        "serveralivecountmax" => {
-            ov.alive_max = Some(
-                value
-                    .parse()
-                    .context("ServerAliveCountMax must be a number")?,
-            )
-        }
-        "user" => ov.user = Some(value.to_owned()),
-        "port" => {
-            ov.port = Some(
-                value
-                    .parse()
-                    .context("Port must be a number from 1 to 65535")?,
-            )
-        }
-        "proxyjump" => ov.jumps = Some(value.split(',').map(str::to_owned).collect()),
-        "ciphers" => ov.ciphers = Some(value.split(',').map(str::to_owned).collect()),
-        "kexalgorithms" => ov.kex = Some(value.split(',').map(str::to_owned).collect()),
-        "passwordauthentication" | "kbdinteractiveauthentication" => {
-            ov.passwords = Some(yes(value))
-        }
-        "batchmode" if yes(value) => ov.secrets = None,
-        "batchmode" => {}
-        other => bail!("-o {other}: not an option tether reads; see `tether exec --help`"),
-    }
-    Ok(())
-}
-
-/// tether's config: `file` (which must exist), else the default one (which
-/// may not).
-pub fn load_config(file: Option<&std::path::Path>) -> Result<Config> {
-    Ok(match file {
-        Some(f) => Config::load(f, true)?,
-        None => Config::load(&tether_cluster::config::default_path(), false)?,
-    })
-}
+use crate::ssh_opts;
 
 /// This process's stdin, read as it comes by a thread of its own (it may
 /// never end: the run ends when the hosts do).
@@ -104,35 +38,8 @@ fn read_stdin() -> Arc<exec::SharedInput> {
     input
 }
 
-/// tether's config settings, where the command line said nothing.
-pub fn apply_settings(
-    ov: &mut Overrides,
-    settings: &tether_cluster::config::Settings,
-) -> Result<()> {
-    if ov.user.is_none() {
-        ov.user = settings.user.clone();
-    }
-    ov.port = ov.port.or(settings.port);
-    if let Some(id) = &settings.identity {
-        ov.identities.push(tether_ssh::config::expand_tilde(id));
-    }
-    if ov.jumps.is_none() {
-        ov.jumps = settings
-            .jump
-            .as_ref()
-            .map(|j| j.split(',').map(str::to_owned).collect());
-    }
-    if ov.connect_timeout.is_none() {
-        ov.connect_timeout = settings.connect_timeout.map(Duration::from_secs);
-    }
-    if let (None, Some(p)) = (ov.policy, &settings.strict_host_key_checking) {
-        ov.policy = Some(policy(p)?);
-    }
-    Ok(())
-}
-
 pub fn run(args: ExecArgs) -> Result<i32> {
-    let config = load_config(args.config.as_deref())?;
+    let config = ssh_opts::load_config(args.config.as_deref())?;
     let (set, settings) = match (&args.cluster, &args.hosts) {
         (Some(c), None) => config.cluster(c)?,
         (None, Some(h)) => (config.nodes(h)?, config.defaults.clone()),
@@ -146,36 +53,17 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         .iter()
         .map(|n| HostSpec::parse(n))
         .collect::<Result<_, _>>()?;
-    let mut ov = Overrides {
+    let base = Overrides {
         secrets: Some(tether_ssh::Secrets::new(
             std::sync::Arc::new(crate::tty_prompt::TtyPrompter),
             args.same_password,
         )),
-        identities: args.identities.clone(),
-        user: args.user.clone(),
-        port: args.port,
-        connect_timeout: args
-            .connect_timeout
-            .map(|t| seconds("--connect-timeout", t))
-            .transpose()?,
-        jumps: args
-            .jump
-            .as_ref()
-            .map(|j| j.split(',').map(str::to_owned).collect()),
+        connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
         ..Overrides::default()
     };
-    ov.config = match &args.ssh_config {
-        Some(p) if p.as_os_str() == "none" => None,
-        Some(p) => Some(p.clone()),
-        None => Some(tether_ssh::config::expand_tilde("~/.ssh/config")).filter(|p| p.is_file()),
-    };
-    for o in &args.options {
-        apply_option(o, &mut ov)?;
-    }
-    apply_settings(&mut ov, &settings)?;
-    // A config error is the user's to fix before anything runs.
-    if let (Some(file), Some(first)) = (&ov.config, hosts.first()) {
-        tether_ssh::config::resolve(file, &first.host)?;
+    let ov = ssh_opts::overrides(&args.ssh, base, &settings)?;
+    if let Some(first) = hosts.first() {
+        ssh_opts::check_ssh_config(&ov, &first.host)?;
     }
     let resolver = exec::resolver(ov);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -184,10 +72,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let opts = ExecOptions {
         fanout: args.fanout.or(settings.fanout).unwrap_or(64).max(1),
         resolve: resolver,
-        command_timeout: args
-            .command_timeout
-            .map(|t| seconds("--command-timeout", t))
-            .transpose()?,
+        command_timeout: ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?,
         fail_fast: args.fail_fast,
         stop: Some(stop_rx),
         keep_output: args.output != OutputMode::Stream,

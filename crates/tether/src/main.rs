@@ -18,6 +18,7 @@ mod result_out;
 mod run_cmd;
 mod run_interrupt;
 mod session_cmd;
+mod ssh_opts;
 mod term_cmd;
 mod tty_prompt;
 
@@ -39,7 +40,7 @@ fn main() -> ExitCode {
 
 /// `tether hosts`: the node set, expanded, folded or counted.
 fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
-    let config = exec_cmd::load_config(args.config.as_deref())?;
+    let config = ssh_opts::load_config(args.config.as_deref())?;
     let mut set = tether_cluster::NodeSet::new();
     for expr in &args.sets {
         set.union(&config.nodes(expr)?);

@@ -1,7 +1,7 @@
 //! How the daemon reaches remote hosts for persistent shells: one pooled
 //! SSH connection per host, shared by that host's sessions, resolved as
-//! `tether exec -H HOST` resolves it (`~/.ssh/config`, then the defaults of
-//! tether's config), in batch mode: the daemon has no terminal to ask on,
+//! `tether exec -H HOST` with no SSH flags resolves it (`ssh_opts`: the
+//! defaults of tether's config, then `~/.ssh/config`), in batch mode: the daemon has no terminal to ask on,
 //! so keys come from the agent or unencrypted files.
 
 use std::sync::Arc;
@@ -10,6 +10,8 @@ use anyhow::Result;
 use tether_cluster::exec::{self, Overrides, Resolver};
 use tether_cluster::pool::HostPool;
 use tether_daemon::ops::HostProvider;
+
+use crate::ssh_opts;
 
 /// The daemon's hosts.
 pub fn provider() -> HostProvider {
@@ -23,13 +25,13 @@ pub fn provider() -> HostProvider {
     Arc::new(move |name| pool.host(name).map_err(|e| e.to_string()))
 }
 
+/// What `tether exec -H` would use with no flags (`~/.ssh/config`, then
+/// the defaults of tether's config), without a prompter: batch mode.
 fn overrides() -> Result<Overrides> {
-    let config = crate::exec_cmd::load_config(None)?;
-    let ssh_config = tether_ssh::config::expand_tilde("~/.ssh/config");
-    let mut ov = Overrides {
-        config: ssh_config.is_file().then_some(ssh_config),
-        ..Overrides::default()
-    };
-    crate::exec_cmd::apply_settings(&mut ov, &config.defaults)?;
-    Ok(ov)
+    let config = ssh_opts::load_config(None)?;
+    ssh_opts::overrides(
+        &ssh_opts::SshArgs::default(),
+        Overrides::default(),
+        &config.defaults,
+    )
 }

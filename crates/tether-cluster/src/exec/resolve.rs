@@ -10,7 +10,10 @@ use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
 use super::{HostSpec, Resolver};
 
-/// What the command line sets; it wins over ssh_config, as in `ssh`.
+/// What the command line sets, and tether's config where the command line
+/// says nothing; it wins over ssh_config, as `ssh`'s command line does.
+/// The binary builds it in one place (`ssh_opts::overrides`) for every
+/// front-end.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     /// `Ciphers`.

@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tether_cluster::exec::{self, ExecOptions, HostSpec, Overrides};
 
+use crate::ssh_opts;
+
 fn default_timeout() -> f64 {
     120.0
 }
@@ -119,7 +121,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
             p.timeout_s
         ));
     }
-    let config = crate::exec_cmd::load_config(None).map_err(|e| format!("{e:#}"))?;
+    let config = crate::ssh_opts::load_config(None).map_err(|e| format!("{e:#}"))?;
     let (set, settings) = if config.clusters.contains_key(&p.hosts) {
         config.cluster(&p.hosts).map_err(|e| e.to_string())?
     } else {
@@ -137,12 +139,13 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         .map(|n| HostSpec::parse(n))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let ssh_config = tether_ssh::config::expand_tilde("~/.ssh/config");
-    let mut ov = Overrides {
-        config: ssh_config.is_file().then_some(ssh_config),
-        ..Overrides::default()
-    };
-    crate::exec_cmd::apply_settings(&mut ov, &settings).map_err(|e| format!("{e:#}"))?;
+    // As `tether exec` with no flags, in batch mode (no terminal to ask on).
+    let ov = ssh_opts::overrides(
+        &ssh_opts::SshArgs::default(),
+        Overrides::default(),
+        &settings,
+    )
+    .map_err(|e| format!("{e:#}"))?;
     let opts = ExecOptions {
         fanout: settings.fanout.unwrap_or(64),
         resolve: exec::resolver(ov),

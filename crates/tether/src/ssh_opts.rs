@@ -1,0 +1,251 @@
+//! The SSH connection options, in one place for every front-end: the
+//! OpenSSH flags a user types ([`SshArgs`]: `-l -p -i -J -o -F`, flattened
+//! into `tether exec` and meant for `tether ssh` and `tether shell`),
+//! tether's own config ([`load_config`]) and the OpenSSH client config
+//! ([`ssh_config_file`]: `-F FILE`, `-F none`, else `~/.ssh/config`), turned
+//! into the executor's [`Overrides`] by one function ([`overrides`]).
+//! `tether exec`, the daemon's hosts (`run --host`) and MCP `exec_hosts`
+//! all build their connection settings here, so they cannot disagree.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tether_cluster::config::{Config, Settings};
+use tether_cluster::exec::{self, Overrides};
+use tether_ssh::HostKeyPolicy;
+
+/// The `-o` keys tether honours (OpenSSH's names, any case); every other
+/// key is an error rather than silently ignored.
+pub const OPTION_KEYS: &[&str] = &[
+    "StrictHostKeyChecking",
+    "UserKnownHostsFile",
+    "IdentityFile",
+    "IdentitiesOnly",
+    "IdentityAgent",
+    "ConnectTimeout",
+    "ServerAliveInterval",
+    "ServerAliveCountMax",
+    "User",
+    "Port",
+    "ProxyJump",
+    "PasswordAuthentication",
+    "KbdInteractiveAuthentication",
+    "BatchMode",
+    "Ciphers",
+    "KexAlgorithms",
+];
+
+fn options_help() -> String {
+    format!(
+        "An OpenSSH option, `KEY=VALUE` or \"KEY VALUE\" (repeatable; wins over \
+         the flags above). tether reads: {}",
+        OPTION_KEYS.join(", ")
+    )
+}
+
+/// The OpenSSH client flags, as `ssh` spells them.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "SSH options")]
+pub struct SshArgs {
+    /// The user, where a host names none (default: ssh_config's, else you).
+    #[arg(short = 'l', long)]
+    pub user: Option<String>,
+    /// The port, where a host names none (default: ssh_config's, else 22).
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
+    /// Jump hosts, comma-separated (ProxyJump; `none`: no jump, whatever
+    /// ssh_config says).
+    #[arg(short = 'J', long = "jump")]
+    pub jump: Option<String>,
+    /// The OpenSSH client config to read (default ~/.ssh/config; `none`:
+    /// none).
+    #[arg(short = 'F', long = "ssh-config")]
+    pub ssh_config: Option<PathBuf>,
+    /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
+    #[arg(short = 'i', long = "identity")]
+    pub identities: Vec<PathBuf>,
+    #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
+    pub options: Vec<String>,
+}
+
+/// tether's config: `file` (which must exist), else the default one (which
+/// may not).
+pub fn load_config(file: Option<&Path>) -> Result<Config> {
+    Ok(match file {
+        Some(f) => Config::load(f, true)?,
+        None => Config::load(&tether_cluster::config::default_path(), false)?,
+    })
+}
+
+/// The OpenSSH client config to read: `-F FILE`, nothing for `-F none`,
+/// else `~/.ssh/config` when it exists.
+pub fn ssh_config_file(flag: Option<&Path>) -> Option<PathBuf> {
+    match flag {
+        Some(p) if p.as_os_str() == "none" => None,
+        Some(p) => Some(p.to_owned()),
+        None => Some(tether_ssh::config::expand_tilde("~/.ssh/config")).filter(|p| p.is_file()),
+    }
+}
+
+/// The connection settings of a run: what the front-end decided itself
+/// (`ov`: who asks for secrets, its own timeout flag), then the flags, then
+/// `-o` (later wins, as the flags were typed before), then tether's config
+/// `settings` where none of those said anything; ssh_config applies
+/// underneath all of them at resolution.
+pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Result<Overrides> {
+    ov.config = ssh_config_file(args.ssh_config.as_deref());
+    if let Some(user) = &args.user {
+        ov.user = Some(user.clone());
+    }
+    ov.port = args.port.or(ov.port);
+    ov.identities
+        .extend(args.identities.iter().map(|p| tilde_path(p)));
+    if let Some(j) = &args.jump {
+        ov.jumps = Some(jump_list(j));
+    }
+    for o in &args.options {
+        apply_option(o, &mut ov)?;
+    }
+    apply_settings(&mut ov, settings)?;
+    Ok(ov)
+}
+
+/// A mistake in the OpenSSH client config `ov` names is the user's to fix
+/// before anything runs: read it once for `host` (a command line's
+/// front-ends; the daemon and MCP report it per host instead).
+pub fn check_ssh_config(ov: &Overrides, host: &str) -> Result<()> {
+    if let Some(file) = &ov.config {
+        tether_ssh::config::resolve(file, host)?;
+    }
+    Ok(())
+}
+
+/// `~/` expanded in a path typed somewhere a shell did not expand it.
+fn tilde_path(p: &Path) -> PathBuf {
+    p.to_str()
+        .map_or_else(|| p.to_owned(), tether_ssh::config::expand_tilde)
+}
+
+/// `-J`, `ProxyJump` and tether's `jump`: hops, comma-separated; `none` is
+/// no hop (as in ssh_config).
+fn jump_list(value: &str) -> Vec<String> {
+    if value.trim().eq_ignore_ascii_case("none") {
+        return Vec::new();
+    }
+    value.split(',').map(|h| h.trim().to_owned()).collect()
+}
+
+fn seconds(what: &str, v: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(v)
+        .with_context(|| format!("{what} must be a number of seconds, got {v}"))
+}
+
+/// `--connect-timeout` and the like: seconds, as a duration.
+pub fn seconds_flag(what: &str, v: Option<f64>) -> Result<Option<Duration>> {
+    v.map(|t| seconds(what, t)).transpose()
+}
+
+fn policy(v: &str) -> Result<HostKeyPolicy> {
+    exec::policy_of(v)
+        .with_context(|| format!("StrictHostKeyChecking={v}: use yes, accept-new or no"))
+}
+
+/// One `-o` in OpenSSH's spellings: `Key=Value`, `Key Value`, `Key = Value`
+/// (a value in double quotes loses them); `None` without a value.
+pub fn split_option(o: &str) -> Option<(&str, &str)> {
+    let o = o.trim();
+    let at = o.find(|c: char| c.is_whitespace() || c == '=')?;
+    let (key, rest) = o.split_at(at);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+    let value = rest
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(rest);
+    Some((key, value))
+}
+
+/// Applies one `-o` (OpenSSH's names, case-insensitive).
+fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
+    let (key, value) = split_option(o).with_context(|| {
+        format!(
+            "-o {o:?}: write KEY=VALUE or \"KEY VALUE\", as in -o StrictHostKeyChecking=accept-new"
+        )
+    })?;
+    let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
+    let secs = |what: &str| seconds(what, value.parse().unwrap_or(-1.0));
+    let list = |v: &str| v.split(',').map(str::to_owned).collect();
+    match key.to_ascii_lowercase().as_str() {
+        "stricthostkeychecking" => ov.policy = Some(policy(value)?),
+        "userknownhostsfile" => {
+            ov.known_hosts = Some(
+                value
+                    .split_whitespace()
+                    .map(tether_ssh::config::expand_tilde)
+                    .collect(),
+            )
+        }
+        "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
+        "identitiesonly" => ov.identities_only = Some(yes(value)),
+        "identityagent" => {
+            ov.agent = Some((value != "none").then(|| tether_ssh::config::expand_tilde(value)))
+        }
+        "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
+        "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),
+        "serveralivecountmax" => {
+            ov.alive_max = Some(
+                value
+                    .parse()
+                    .context("ServerAliveCountMax must be a number")?,
+            )
+        }
+        "user" => ov.user = Some(value.to_owned()),
+        "port" => {
+            ov.port = Some(
+                value
+                    .parse()
+                    .context("Port must be a number from 1 to 65535")?,
+            )
+        }
+        "proxyjump" => ov.jumps = Some(jump_list(value)),
+        "ciphers" => ov.ciphers = Some(list(value)),
+        "kexalgorithms" => ov.kex = Some(list(value)),
+        "passwordauthentication" | "kbdinteractiveauthentication" => {
+            ov.passwords = Some(yes(value))
+        }
+        "batchmode" if yes(value) => ov.secrets = None,
+        "batchmode" => {}
+        _ => bail!(
+            "-o {key}: not an option tether reads; it reads {} (any case)",
+            OPTION_KEYS.join(", ")
+        ),
+    }
+    Ok(())
+}
+
+/// tether's config settings, where the command line said nothing.
+fn apply_settings(ov: &mut Overrides, settings: &Settings) -> Result<()> {
+    if ov.user.is_none() {
+        ov.user = settings.user.clone();
+    }
+    ov.port = ov.port.or(settings.port);
+    if let Some(id) = &settings.identity {
+        ov.identities.push(tether_ssh::config::expand_tilde(id));
+    }
+    if ov.jumps.is_none() {
+        ov.jumps = settings.jump.as_deref().map(jump_list);
+    }
+    if ov.connect_timeout.is_none() {
+        ov.connect_timeout = settings.connect_timeout.map(Duration::from_secs);
+    }
+    if let (None, Some(p)) = (ov.policy, &settings.strict_host_key_checking) {
+        ov.policy = Some(policy(p)?);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "ssh_opts_tests.rs"]
+mod tests;

@@ -60,8 +60,9 @@ impl std::fmt::Debug for PtyTerminal {
     }
 }
 
-/// Signal numbers as Linux has them, for an `exit-signal` by name.
-fn signal_number(name: &str) -> i32 {
+/// Signal numbers as Linux has them, for an `exit-signal` by name (`TERM`
+/// when the name is not known).
+pub fn signal_number(name: &str) -> i32 {
     match name {
         "HUP" => 1,
         "INT" => 2,

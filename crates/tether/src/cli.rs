@@ -45,6 +45,9 @@ pub enum Command {
     /// Run a command on many hosts over SSH (a sliding window of
     /// connections), like pdsh and clush.
     Exec(Box<ExecArgs>),
+    /// Log in to one host over SSH with a full terminal (or run one
+    /// command there), as `ssh` does.
+    Ssh(Box<SshCmdArgs>),
     /// Expand, fold or count a node set (`web[01-10]!web05`), as
     /// ClusterShell's `nodeset` does.
     Hosts(HostsArgs),
@@ -268,6 +271,30 @@ pub enum DaemonAction {
     Stop,
     /// Say whether it runs, where, and its version.
     Status,
+}
+
+/// Arguments of `tether ssh`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, or after ~.. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+)]
+pub struct SshCmdArgs {
+    /// The host: `[user@]host[:port]` or a name from ~/.ssh/config.
+    pub destination: String,
+    /// A command to run there instead of the login shell (several words
+    /// are joined with spaces, as ssh does); without -t it gets no
+    /// terminal, and its stdin, stdout and stderr stay apart.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+    /// A terminal even for a command.
+    #[arg(short = 't', conflicts_with = "no_tty")]
+    pub tty: bool,
+    /// No terminal, even for the login shell.
+    #[arg(short = 'T')]
+    pub no_tty: bool,
+    /// The SSH options, as ssh takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// Arguments of `tether exec`.

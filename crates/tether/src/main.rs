@@ -18,6 +18,7 @@ mod result_out;
 mod run_cmd;
 mod run_interrupt;
 mod session_cmd;
+mod ssh_cmd;
 mod ssh_opts;
 mod term_cmd;
 mod tty_prompt;
@@ -71,6 +72,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Daemon(args) => daemon_cmd::run(args.action),
         C::Hosts(args) => hosts_cmd(args),
         C::Exec(args) => exec_cmd::run(*args),
+        C::Ssh(args) => ssh_cmd::run(*args),
         C::Completions(args) => {
             let mut cmd = cli::Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());

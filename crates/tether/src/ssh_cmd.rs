@@ -1,0 +1,207 @@
+//! `tether ssh [user@]host [command]`: one host, as `ssh` does it. With a
+//! terminal (the login shell, or `-t`), the person's terminal is bridged
+//! to a remote PTY (`interactive`: raw mode, the capture and the exact
+//! restore on every way out, `~.` and the other escapes); the remote
+//! program's queries reach the person's terminal and its answers go back,
+//! as with ssh. Without one (a command, or `-T`), stdin, stdout and stderr
+//! stay apart. The remote exit status is tether's.
+
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use tether_cluster::exec::{self, HostSpec, Overrides};
+use tether_ssh::{Connection, Event, Input, PtyRequest};
+use tether_transport::{ExitInfo, TermSize, Terminal};
+use tokio::sync::mpsc;
+
+use crate::cli::SshCmdArgs;
+use crate::interactive::{Bridge, FarEvent, Settings, ToFar};
+use crate::local_term::{self, LocalTerminal};
+use crate::ssh_opts;
+
+/// What `~?` prints.
+const SSH_ESCAPE_HELP: &str =
+    "\r\nSupported escape sequences:\r\n ~.  disconnect\r\n ~?  this help\r\n ~~  send one ~\r\n";
+
+/// Exit code when tether or the connection failed, or after `~.`.
+const FAILED: i32 = 255;
+
+pub fn run(args: SshCmdArgs) -> Result<i32> {
+    let config = ssh_opts::load_config(None)?;
+    let spec = HostSpec::parse(&args.destination)?;
+    let base = Overrides {
+        secrets: Some(tether_ssh::Secrets::new(
+            Arc::new(crate::tty_prompt::TtyPrompter),
+            false,
+        )),
+        ..Overrides::default()
+    };
+    let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
+    ssh_opts::check_ssh_config(&ov, &spec.host)?;
+    let (target, opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let tty = !args.no_tty && (args.tty || command.is_none());
+    if tty && !terminal {
+        bail!(
+            "a terminal was asked for, but stdin and stdout are not both terminals; give a command (it then runs without one), or -T"
+        );
+    }
+    if command.is_none() && !tty {
+        bail!("-T without a command: name the command to run");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let host = spec.name.clone();
+    let code = runtime.block_on(async move {
+        let conn = tether_ssh::connect(&target, &opts).await?;
+        if tty {
+            with_terminal(&conn, command, &host).await
+        } else {
+            without_terminal(&conn, command.as_deref().unwrap_or_default()).await
+        }
+    })?;
+    // A blocking stdin read may still be waiting: it is not waited for.
+    runtime.shutdown_background();
+    Ok(code)
+}
+
+/// The remote program on a PTY, bridged to the person's terminal.
+async fn with_terminal(conn: &Connection, command: Option<String>, host: &str) -> Result<i32> {
+    let (rows, cols) = local_term::size();
+    let term_name = std::env::var("TERM")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "xterm-256color".to_owned());
+    let request = PtyRequest {
+        term: term_name.clone(),
+        size: TermSize { rows, cols },
+        echo: true,
+        output_processing: true,
+        env: vec![
+            ("TERM".to_owned(), term_name),
+            ("COLORTERM".to_owned(), "truecolor".to_owned()),
+        ],
+        command,
+    };
+    let remote: Arc<dyn Terminal> = Arc::new(conn.open_pty(&request).await?);
+    let mut output = remote
+        .take_output()
+        .context("the remote terminal's output was taken")?;
+    let (mut term, typed) = LocalTerminal::enter()?;
+    let (far_tx, from_far) = mpsc::channel::<FarEvent>(64);
+    let exit = remote.exit();
+    tokio::spawn(async move {
+        while let Some(bytes) = output.recv().await {
+            if far_tx.send(FarEvent::Output(bytes)).await.is_err() {
+                return;
+            }
+        }
+        let mut exit = exit;
+        let info = exit.wait_for(Option::is_some).await.ok().and_then(|i| *i);
+        let (code, why) = match info {
+            Some(ExitInfo::Code(c)) => (c, String::new()),
+            Some(ExitInfo::Signal(s)) => {
+                (128 + s, format!("the remote program ended by signal {s}"))
+            }
+            None => (FAILED, "the connection was lost".to_owned()),
+        };
+        let _ = far_tx.send(FarEvent::Ended { code, why }).await;
+    });
+    let (to_far, mut from_person) = mpsc::channel::<ToFar>(64);
+    let writer = Arc::clone(&remote);
+    tokio::spawn(async move {
+        while let Some(msg) = from_person.recv().await {
+            let sent = match msg {
+                ToFar::Input(bytes) => writer.write(bytes),
+                ToFar::Resize { rows, cols } => writer.resize(TermSize { rows, cols }),
+                ToFar::Detach => {
+                    let _ = writer.kill(std::time::Duration::ZERO);
+                    return;
+                }
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+    });
+    let bridge = Bridge {
+        term: &mut term,
+        settings: Settings {
+            queries_answered_elsewhere: false,
+            escape_help: SSH_ESCAPE_HELP,
+            leaving: "disconnected",
+            left_code: FAILED,
+        },
+        from_far,
+        to_far,
+    };
+    let (code, why) = bridge.run(typed).await?;
+    let farewell = match why.as_str() {
+        "" => String::new(),
+        "disconnected" => format!("\r\nConnection to {host} closed.\r\n"),
+        other => format!("\r\ntether: {other} ({host})\r\n"),
+    };
+    term.restore(&farewell);
+    let _ = remote.kill(std::time::Duration::ZERO);
+    Ok(code)
+}
+
+/// A command without a terminal: stdin streamed to it, stdout and stderr
+/// kept apart, its exit status returned.
+async fn without_terminal(conn: &Connection, command: &str) -> Result<i32> {
+    let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
+    std::thread::Builder::new()
+        .name("tether-ssh-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if input_tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+        .context("cannot read stdin")?;
+    let ended = conn
+        .exec_async(
+            command,
+            Input::Stream(input_rx),
+            None,
+            std::future::pending(),
+            |e| {
+                let _ = match e {
+                    Event::Stdout(b) => {
+                        let mut out = std::io::stdout().lock();
+                        out.write_all(&b).and_then(|()| out.flush())
+                    }
+                    Event::Stderr(b) => {
+                        let mut err = std::io::stderr().lock();
+                        err.write_all(&b).and_then(|()| err.flush())
+                    }
+                };
+                std::future::ready(())
+            },
+        )
+        .await?;
+    Ok(match (ended.exit_code, ended.signal) {
+        (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),
+        (None, Some(sig)) => {
+            eprintln!("tether: the remote command was killed by signal {sig}");
+            128 + tether_ssh::signal_number(sig.trim_start_matches("SIG"))
+        }
+        (None, None) => {
+            eprintln!("tether: the connection closed before the command's exit status came");
+            FAILED
+        }
+    })
+}

@@ -1,0 +1,137 @@
+//! `tether ssh` against real sshd: a command without a terminal keeps
+//! stdin, stdout, stderr and the exit status apart; the login shell on a
+//! terminal (tether itself in a PTY, as a person runs it) runs what is
+//! typed, ends with the shell's status, and `~.` disconnects with 255.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use common::remote::{Remote, start};
+use common::{TETHER, wait_for};
+use tether_pty::{LocalPty, SpawnSpec};
+use tether_transport::{ExitInfo, Terminal};
+
+fn ssh(r: &Remote, args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut all = vec!["ssh"];
+    all.extend_from_slice(args);
+    let mut child = r
+        .daemon
+        .cmd(&all)
+        .env("HOME", &r.home.0)
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_command_keeps_its_streams_and_status_apart() {
+    let Some(r) = start("ssh-cmd") else {
+        return;
+    };
+    let out = ssh(&r, &["web01", "echo out; echo err >&2; exit 3"], b"");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (Some(3), "out\n", "err\n")
+    );
+    // Several words are one command line, and stdin reaches the command.
+    let out = ssh(&r, &["web01", "tr", "a-z", "A-Z"], b"piped data\n");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "PIPED DATA\n"),
+        "{out:?}"
+    );
+    // No terminal here: the login shell needs one, and says so.
+    let out = ssh(&r, &["web01"], b"");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not both terminals"));
+}
+
+/// `tether ssh ARGS` in a PTY of its own, its output collected.
+fn person(r: &Remote, args: &[&str]) -> (LocalPty, Arc<Mutex<Vec<u8>>>) {
+    let mut spec = SpawnSpec::new(TETHER);
+    spec.args = std::iter::once("ssh")
+        .chain(args.iter().copied())
+        .map(str::to_owned)
+        .collect();
+    spec.env = vec![
+        ("HOME".into(), r.home.0.display().to_string()),
+        ("PATH".into(), std::env::var("PATH").unwrap()),
+        ("TERM".into(), "xterm-256color".into()),
+        ("TETHER_DIR".into(), r.daemon.dir.display().to_string()),
+    ];
+    let pty = LocalPty::spawn(&spec).unwrap();
+    let mut out = pty.take_output().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        while let Some(chunk) = out.blocking_recv() {
+            sink.lock().unwrap().extend_from_slice(&chunk);
+        }
+    });
+    (pty, seen)
+}
+
+fn text(seen: &Arc<Mutex<Vec<u8>>>) -> String {
+    String::from_utf8_lossy(&seen.lock().unwrap()).into_owned()
+}
+
+#[test]
+fn the_login_shell_on_a_terminal_ends_with_its_status_or_on_tilde_dot() {
+    let Some(r) = start("ssh-tty") else {
+        return;
+    };
+    let (pty, seen) = person(&r, &["web01"]);
+    // The remote shell runs what is typed; its environment has the
+    // terminal's TERM and COLORTERM (if the server accepts them).
+    pty.write(b"echo typed-$((6*7)) $TERM\r".to_vec()).unwrap();
+    wait_for(20, "the remote shell's answer", || {
+        text(&seen)
+            .contains("typed-42 xterm-256color")
+            .then_some(())
+    });
+    pty.write(b"exit 7\r".to_vec()).unwrap();
+    let exit = pty.exit();
+    assert_eq!(
+        wait_for(20, "tether ssh to end", || *exit.borrow()),
+        ExitInfo::Code(7)
+    );
+    assert!(
+        text(&seen).contains("\x1b[?25h"),
+        "restored: {:?}",
+        text(&seen)
+    );
+
+    let (pty, seen) = person(&r, &["web01"]);
+    pty.write(b"echo ready\r".to_vec()).unwrap();
+    wait_for(20, "the shell", || {
+        text(&seen).contains("ready\r\n").then_some(())
+    });
+    pty.write(b"\r~.".to_vec()).unwrap();
+    let exit = pty.exit();
+    assert_eq!(
+        wait_for(20, "tether ssh to end", || *exit.borrow()),
+        ExitInfo::Code(255)
+    );
+    wait_for(10, "the farewell", || {
+        text(&seen)
+            .contains("Connection to web01 closed.")
+            .then_some(())
+    });
+}

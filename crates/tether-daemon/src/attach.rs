@@ -91,9 +91,8 @@ impl Attachments {
             return;
         }
         let _ = live.resize(slot.saved);
-        if slot.echo {
-            live.set_echo(false);
-        }
+        // Even when no echo change was seen to take (one may be in flight).
+        live.set_echo(false);
         slots.remove(address);
     }
 }

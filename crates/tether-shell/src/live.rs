@@ -125,7 +125,10 @@ impl Live {
     /// once it has been made, so a caller asks again until then.
     pub fn set_echo(&self, on: bool) -> bool {
         if let Some(remote) = &self.remote {
-            if self.shared.lock().echo_on == on {
+            // Done, unless the last request (still in flight) said otherwise.
+            if self.shared.lock().echo_on == on
+                && remote.last_requested().is_none_or(|last| last == on)
+            {
                 return true;
             }
             remote.request(on, Arc::clone(&self.shared));

@@ -139,6 +139,9 @@ pub(crate) struct RemoteEcho {
     host: Arc<dyn RemoteHost>,
     dir: PathBuf,
     last: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
+    /// Requests reach the host in the order they were made (an `off`
+    /// made after an `on` still in flight must land last).
+    order: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl RemoteEcho {
@@ -147,7 +150,16 @@ impl RemoteEcho {
             host,
             dir,
             last: std::sync::Mutex::new(None),
+            order: Arc::new(tokio::sync::Mutex::new(())),
         }
+    }
+
+    /// What was asked last (`None`: nothing yet).
+    pub(crate) fn last_requested(&self) -> Option<bool> {
+        self.last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(_, on)| on)
     }
 
     /// Asks the host to turn echo `on` (or off); `shared.echo_on` follows
@@ -173,7 +185,15 @@ stty $e < "$t"
         let host = Arc::clone(&self.host);
         let mode = if on { "e=echo\n" } else { "e=-echo\n" };
         let line = in_dir(&self.dir, &format!("{mode}{SHELL_STAT}{SCRIPT}"));
+        let order = Arc::clone(&self.order);
+        // Taken now when free, in the caller's order, not when the task
+        // first runs.
+        let held = Arc::clone(&order).try_lock_owned().ok();
         rt.spawn(async move {
+            let _turn = match held {
+                Some(turn) => turn,
+                None => order.lock_owned().await,
+            };
             if let Ok(out) = host.run(line, Vec::new()).await
                 && out.status == Some(0)
             {

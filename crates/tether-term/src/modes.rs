@@ -29,7 +29,9 @@
 //! dirty and only a full reset (`CSI m`, `CSI 0 m`) cleans it; a
 //! non-strict SGR (colon sub-parameters) counts as dirty. XTRESTORE
 //! (`CSI ? Pm r`) of a mode marks it changed, since the saved value is not
-//! known. DECSTR (`CSI ! p`) is not followed.
+//! known. DECSTR (`CSI ! p`) turns autowrap off on a VT510 and resets the
+//! rest to defaults, but not every emulator honours it: it counts as
+//! autowrap off and leaves the rest as it was (at worst a reset too many).
 
 use crate::token::{Csi, Params};
 

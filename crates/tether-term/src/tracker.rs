@@ -350,6 +350,9 @@ fn apply_csi(state: &mut ScreenState, csi: &Csi<'_>) {
             state.cursor = state.cursor.union(&before);
         }
         (None, b" ", b'q') => state.modes.cursor_style = params.get(0, 0),
+        // DECSTR resets most modes to their defaults, but DECAWM to *off*
+        // (VT510); an emulator may also ignore it, so only that counts.
+        (None, b"!", b'p') => state.modes.autowrap_off = true,
         (Some(b'>'), b"", b'u') => state.kitty_mut().push(params.get(0, 0)),
         (Some(b'<'), b"", b'u') => state.kitty_mut().pop(params.get(0, 1)),
         (Some(b'='), b"", b'u') => state.kitty_mut().set(params.get(0, 0), params.get(1, 1)),

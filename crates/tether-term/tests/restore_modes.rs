@@ -120,6 +120,15 @@ fn xtrestore_marks_modes_changed() {
 }
 
 #[test]
+fn soft_reset_counts_as_autowrap_off_and_resets_nothing_else() {
+    check(&[
+        (b"\x1b[!p", "\x1b[?7h"),
+        (b"\x1b[?1h\x1b[!p", "\x1b[?1l\x1b[?7h"),
+        (b"\x1b[!p\x1b[?7h", ""),
+    ]);
+}
+
+#[test]
 fn hard_reset_returns_every_mode_to_its_default() {
     // Only the Kitty stacks' base entries, lost to the reset, are set back.
     check(&[(

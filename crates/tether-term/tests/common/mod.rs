@@ -113,6 +113,7 @@ pub const MODE_VOCAB: &[&[u8]] = &[
     b"text",
     b"\r\n",
     b"\x1bc",
+    b"\x1b[!p",
 ];
 
 /// Streams of escape-heavy pieces, the modes the restore planner undoes,

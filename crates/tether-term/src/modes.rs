@@ -18,8 +18,8 @@
 //!   the SO/SI shift. DECSC (`ESC 7`) saves them and DECRC (`ESC 8`)
 //!   restores them (SCOSC and SCORC, `CSI s` and `CSI u`, are not honoured
 //!   everywhere: after them a flag set in either state counts; SGR restored
-//!   from one screen's slot counts as set when the other's has it, since
-//!   the `vt100` crate keeps one SGR slot); xterm keeps one save slot per buffer,
+//!   counts as set when the last SGR saved on either screen was, since the
+//!   `vt100` crate keeps one SGR slot); xterm keeps one save slot per buffer,
 //!   `1049h` saves into the current buffer's slot before switching and
 //!   `1049l` restores from the main buffer's slot after switching back, so
 //!   leaving a 1049 screen can put them back by itself. Focus events and

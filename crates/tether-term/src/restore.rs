@@ -17,6 +17,11 @@
 //!   mode is reset unconditionally (but the scroll region and origin mode,
 //!   whose reset moves the cursor, only when the session changed them).
 //!
+//! - when the session's bytes end inside a sequence (a connection cut
+//!   mid-escape, a control string never terminated), the plan begins with
+//!   CAN, which ends any sequence or string, so the terminal does not take
+//!   the plan as part of it.
+//!
 //! The terminal-wide modes of [`crate::modes`] go back to the terminal's
 //! defaults, each only when it changed, in this order:
 //! 1. DEC private modes reset (`?1;5;…l`: cursor keys, reverse video, mouse,
@@ -108,6 +113,11 @@ pub fn plan_setup(baseline: &Baseline) -> Vec<u8> {
 pub fn plan_restore(baseline: &Baseline, state: &ScreenState) -> Vec<u8> {
     let (want, fallback) = baseline.resolved();
     let mut out = Vec::new();
+    if state.unfinished {
+        // CAN ends any sequence or control string, so the plan is not
+        // taken as part of one the session left unfinished.
+        out.push(0x18);
+    }
     reset_modes(&mut out, state, fallback);
     let m = &state.modes;
     if fallback || m.autowrap_off {
@@ -166,9 +176,7 @@ fn repair_screen(out: &mut Vec<u8>, want: Screen, state: &ScreenState) -> Cursor
             if state.alt_mode == Some(AltScreenMode::Save1049) {
                 out.extend_from_slice(b"\x1b[?1049l");
                 let mut after = state.saved_main;
-                // Emulators with one slot for SGR (the `vt100` crate)
-                // restore the last one saved: reset SGR if either is dirty.
-                after.sgr |= state.saved_alt.sgr;
+                after.sgr |= state.saved_sgr_last;
                 return after;
             }
             out.extend_from_slice(b"\x1b[?47l");

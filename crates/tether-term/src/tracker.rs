@@ -95,6 +95,12 @@ pub struct ScreenState {
     pub saved_main: CursorState,
     /// The alternate screen's DECSC slot.
     pub saved_alt: CursorState,
+    /// SGR as last saved on either screen: emulators with one SGR slot
+    /// (the `vt100` crate) restore this, so a restore counts it too.
+    pub saved_sgr_last: bool,
+    /// The bytes written so far end inside a sequence: the terminal takes
+    /// the next bytes as part of it.
+    pub unfinished: bool,
 }
 
 impl ScreenState {
@@ -203,13 +209,12 @@ impl ScreenState {
 
     fn save_cursor(&mut self) {
         *self.saved_mut() = self.cursor;
+        self.saved_sgr_last = self.cursor.sgr;
     }
 
     fn restore_cursor(&mut self) {
         self.cursor = *self.saved(self.screen);
-        // Emulators with one SGR slot for both screens (the `vt100` crate)
-        // restore the last attributes saved on either: dirty if either is.
-        self.cursor.sgr |= self.saved(self.screen.other()).sgr;
+        self.cursor.sgr |= self.saved_sgr_last;
     }
 
     fn switch_screen(&mut self, alt: AltScreenMode, on: bool) {
@@ -265,6 +270,7 @@ impl ScreenTracker {
     pub fn written(&mut self, bytes: &[u8]) {
         let state = &mut self.state;
         self.scanner.feed(bytes, |ev| apply(state, &ev));
+        self.state.unfinished = self.scanner.in_sequence();
     }
 
     /// The state as of the last byte written.
@@ -278,6 +284,10 @@ fn apply(state: &mut ScreenState, ev: &Event<'_>) {
         // SO and SI run wherever a terminal executes controls: in text and
         // mixed into an escape or control sequence (not in string payloads).
         Token::Text(_) | Token::Control(_) | Token::SingleShift { .. } => {
+            state.cursor.shift_by(ev.raw);
+        }
+        // A cut ESC or CSI ran its controls; a cut string did not.
+        Token::Cancelled if !matches!(ev.raw, [0x1b, b']' | b'P' | b'_' | b'^' | b'X', ..]) => {
             state.cursor.shift_by(ev.raw);
         }
         Token::Csi(ref csi) => {
@@ -339,10 +349,11 @@ fn apply_csi(state: &mut ScreenState, csi: &Csi<'_>) {
         // SCOSC and SCORC: not every emulator honours them (the `vt100`
         // crate does not), so what may be set either way counts as set.
         (None, b"", b's') if params.is_empty() => {
-            let before = *state.saved(state.screen);
+            let (before, last) = (*state.saved(state.screen), state.saved_sgr_last);
             state.save_cursor();
             let slot = state.saved_mut();
             *slot = slot.union(&before);
+            state.saved_sgr_last |= last;
         }
         (None, b"", b'u') if params.is_empty() => {
             let before = state.cursor;

@@ -6,11 +6,11 @@
 use std::num::NonZeroU16;
 
 use proptest::prelude::*;
-use tether_term::{Baseline, Captured, ScreenTracker, plan_restore};
+use tether_term::{Baseline, Captured, CursorState, Modes, Screen, ScreenTracker, plan_restore};
 
 mod common;
 
-use common::MODE_VOCAB;
+use common::{MODE_VOCAB, mode_stream};
 
 fn session() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(MODE_VOCAB), 0..40).prop_map(|v| v.concat())
@@ -90,6 +90,20 @@ fn every_mode_at_once_is_back_to_defaults() {
 }
 
 #[test]
+fn text_after_a_session_cut_inside_a_string_is_shown() {
+    // Nothing to undo, but the session ended inside a title: what follows
+    // the plan (the farewell) must not become part of it.
+    for remote in [&b"\x1b]0;a title never ended"[..], b"\x1bP1$qm", b"\x1b"] {
+        let mut p = emulate(remote);
+        p.process(b"[detached]");
+        assert!(
+            p.screen().contents().contains("detached]"),
+            "after {remote:?}"
+        );
+    }
+}
+
+#[test]
 fn region_reset_keeps_the_cursor_where_the_session_left_it() {
     let remote = b"\x1b[3;10r\x1b[7;12Hx";
     let p = emulate(remote);
@@ -108,6 +122,24 @@ fn origin_mode_left_on_ends_on_the_last_line() {
 
 proptest! {
     #![proptest_config(common::config(300))]
+
+    #[test]
+    fn restore_brings_the_tracker_itself_back_to_defaults(remote in mode_stream(), alt in any::<bool>()) {
+        // The tracker as the model terminal: every byte, random ones too.
+        let screen = if alt { Screen::Alternate } else { Screen::Main };
+        let captured = Baseline::Captured(Captured { screen, ..Captured::default() });
+        for baseline in [captured, Baseline::Fallback] {
+            let mut term = ScreenTracker::starting_on(baseline.screen());
+            term.written(&remote);
+            let restore = plan_restore(&baseline, term.state());
+            term.written(&restore);
+            let s = term.state();
+            prop_assert_eq!(s.screen, baseline.screen());
+            prop_assert!(s.modes_on().is_empty(), "{:?}", s);
+            prop_assert_eq!(s.modes, Modes::default());
+            prop_assert_eq!(s.cursor, CursorState::default());
+        }
+    }
 
     #[test]
     fn any_session_is_restored_to_defaults(remote in session()) {

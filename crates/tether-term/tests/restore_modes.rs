@@ -120,6 +120,18 @@ fn xtrestore_marks_modes_changed() {
 }
 
 #[test]
+fn a_sequence_left_unfinished_is_ended_first() {
+    check(&[
+        (b"\x1b[?25l\x1b]0;half a tit", "\x18\x1b[?25h"),
+        (b"\x1b[", "\x18"),
+        (b"\x1bP1$r", "\x18"),
+        // SO mixed into a cut CSI ran; inside a cut string it did not.
+        (b"\x1b[\x0e\x18", "\x0f"),
+        (b"\x1b]0;\x0e\x18", ""),
+    ]);
+}
+
+#[test]
 fn soft_reset_counts_as_autowrap_off_and_resets_nothing_else() {
     check(&[
         (b"\x1b[!p", "\x1b[?7h"),

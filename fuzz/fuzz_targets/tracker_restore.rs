@@ -6,7 +6,8 @@
 //!   a terminal primed to a Baseline built from fuzz bytes, after
 //!   plan_setup, is in the state a fresh session tracker assumes; after the
 //!   program output (the fuzz stream) and plan_restore, it is back at the
-//!   baseline: original screen, every mode off, no pushed Kitty entries,
+//!   baseline: original screen, every mode off (the terminal-wide modes
+//!   and what DECSC saves at their defaults), no pushed Kitty entries,
 //!   each screen's Kitty flags and modifyOtherKeys as captured;
 //! - neither plan ever contains `CSI ? 1049 h`; a Fallback setup is empty.
 #![no_main]
@@ -14,7 +15,8 @@
 use libfuzzer_sys::fuzz_target;
 use tether_term::tracker::KITTY_STACK_MAX;
 use tether_term::{
-    Baseline, Captured, Screen, ScreenState, ScreenTracker, plan_restore, plan_setup,
+    Baseline, Captured, CursorState, Modes, Screen, ScreenState, ScreenTracker, plan_restore,
+    plan_setup,
 };
 use tether_term_fuzz::{Case, u32_from};
 
@@ -142,6 +144,8 @@ fuzz_target!(|input: &[u8]| {
         || format!("baseline {baseline:?}, state {state:?}, restore {restore:?}, after {got:?}");
     assert_eq!(got.screen, want.screen, "screen not restored: {}", ctx());
     assert!(got.modes_on().is_empty(), "modes left on: {}", ctx());
+    assert_eq!(got.modes, Modes::default(), "terminal-wide modes: {}", ctx());
+    assert_eq!(got.cursor, CursorState::default(), "origin, SGR, charsets: {}", ctx());
     assert!(
         got.kitty_main.pushed.is_empty(),
         "kitty main entries left: {}",

@@ -7,7 +7,9 @@
 //!   exact bytes;
 //! - [`ResponseFilter`]: remove terminal *replies* that leak into output;
 //! - [`ScreenTracker`]: follow the modes a program changes (alternate
-//!   screen, bracketed paste, mouse, focus, Kitty keyboard, modifyOtherKeys);
+//!   screen, bracketed paste, mouse, focus, Kitty keyboard, modifyOtherKeys,
+//!   and the terminal-wide [`modes`]: autowrap, insert, reverse video,
+//!   cursor keys, keypad, cursor, scroll region, origin, SGR, charsets);
 //! - [`restore`]: plan the bytes that return the local terminal to its
 //!   captured baseline, and parse the capture transaction's replies
 //!   ([`capture`]);
@@ -30,7 +32,9 @@ pub mod clip;
 mod error;
 pub mod escape;
 pub mod filter;
+mod kitty;
 pub mod markers;
+pub mod modes;
 pub mod printable;
 pub mod project;
 pub mod queries;
@@ -48,6 +52,7 @@ pub use error::TermError;
 pub use escape::{ESCAPE_HELP, EscapeScanner, Keyed};
 pub use filter::ResponseFilter;
 pub use markers::{Marker, MarkerEvent, MarkerScanner};
+pub use modes::{CursorState, Modes};
 pub use project::TextProjector;
 pub use queries::QueryFilter;
 pub use redact::Redactor;

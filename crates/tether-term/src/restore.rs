@@ -14,8 +14,34 @@
 //!   then modifyOtherKeys;
 //! - when the capture failed, the baseline is an ordinary shell: main
 //!   screen, Kitty flags 0 on both screens, modifyOtherKeys 0, and every
-//!   mode is reset unconditionally.
+//!   mode is reset unconditionally (but the scroll region and origin mode,
+//!   whose reset moves the cursor, only when the session changed them).
+//!
+//! - when the session's bytes end inside a sequence (a connection cut
+//!   mid-escape, a control string never terminated), the plan begins with
+//!   CAN, which ends any sequence or string, so the terminal does not take
+//!   the plan as part of it.
+//!
+//! The terminal-wide modes of [`crate::modes`] go back to the terminal's
+//! defaults, each only when it changed, in this order:
+//! 1. DEC private modes reset (`?1;5;…l`: cursor keys, reverse video, mouse,
+//!    focus, paste), autowrap back on (`?7h`), replace mode (`CSI 4 l`);
+//! 2. the screen repaired (`1049l` restores origin mode, SGR and charsets
+//!    from the main screen's DECSC slot, so those are judged after it);
+//! 3. the scroll region and origin mode: both move the cursor, so with
+//!    origin mode off the region is reset inside DECSC/DECRC (`ESC 7 CSI r
+//!    ESC 8`), which keeps the cursor where the session left it (and
+//!    overwrites the DECSC slot of the screen we end on); with origin mode
+//!    on the position cannot be kept (resetting DECOM homes the cursor and
+//!    DECRC would turn it back on), so `?6l` and `CSI r` are followed by
+//!    `CSI 9999;1 H`: the last line, where the next output goes below what
+//!    is on screen;
+//! 4. SGR 0, G0 and G1 back to ASCII (`ESC ( B`, `ESC ) B`), SI; the
+//!    numeric keypad (`ESC >`);
+//! 5. the cursor: shown (`?25h`), default shape (`CSI 0 SP q`);
+//! 6. the Kitty stacks and modifyOtherKeys, as above.
 
+use crate::modes::CursorState;
 use crate::tracker::{AltScreenMode, KittyStack, Screen, ScreenState};
 
 /// What the local terminal looked like before the session started.
@@ -87,8 +113,31 @@ pub fn plan_setup(baseline: &Baseline) -> Vec<u8> {
 pub fn plan_restore(baseline: &Baseline, state: &ScreenState) -> Vec<u8> {
     let (want, fallback) = baseline.resolved();
     let mut out = Vec::new();
+    if state.unfinished {
+        // CAN ends any sequence or control string, so the plan is not
+        // taken as part of one the session left unfinished.
+        out.push(0x18);
+    }
     reset_modes(&mut out, state, fallback);
-    repair_screen(&mut out, want.screen, state);
+    let m = &state.modes;
+    if fallback || m.autowrap_off {
+        out.extend_from_slice(b"\x1b[?7h");
+    }
+    if fallback || m.insert {
+        out.extend_from_slice(b"\x1b[4l");
+    }
+    let after = repair_screen(&mut out, want.screen, state);
+    reset_region(&mut out, state, &after);
+    reset_cursor_state(&mut out, &after, fallback);
+    if fallback || m.app_keypad {
+        out.extend_from_slice(b"\x1b>");
+    }
+    if fallback || m.cursor_hidden {
+        out.extend_from_slice(b"\x1b[?25h");
+    }
+    if fallback || m.cursor_style != 0 {
+        out.extend_from_slice(b"\x1b[0 q");
+    }
     let here = want.screen;
     out.extend_from_slice(&kitty_ops(state.kitty(here), want.kitty(here), fallback));
     let hidden = kitty_ops(
@@ -104,7 +153,7 @@ pub fn plan_restore(baseline: &Baseline, state: &ScreenState) -> Vec<u8> {
 }
 
 /// Every mode [`ScreenState::modes_on`] can report, for the fallback reset.
-const ALL_MODES: [u32; 9] = [9, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 2004];
+const ALL_MODES: [u32; 11] = [1, 5, 9, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 2004];
 
 fn reset_modes(out: &mut Vec<u8>, state: &ScreenState, fallback: bool) {
     let modes = if fallback {
@@ -119,17 +168,52 @@ fn reset_modes(out: &mut Vec<u8>, state: &ScreenState, fallback: bool) {
     out.extend_from_slice(format!("\x1b[?{}l", list.join(";")).as_bytes());
 }
 
-fn repair_screen(out: &mut Vec<u8>, want: Screen, state: &ScreenState) {
+/// Returns to the `want` screen; returns what DECSC would save after that
+/// (`1049l` restores the main screen's slot).
+fn repair_screen(out: &mut Vec<u8>, want: Screen, state: &ScreenState) -> CursorState {
     match (want, state.screen) {
         (Screen::Main, Screen::Alternate) => {
             if state.alt_mode == Some(AltScreenMode::Save1049) {
                 out.extend_from_slice(b"\x1b[?1049l");
-            } else {
-                out.extend_from_slice(b"\x1b[?47l");
+                let mut after = state.saved_main;
+                after.sgr |= state.saved_sgr_last;
+                return after;
             }
+            out.extend_from_slice(b"\x1b[?47l");
         }
         (Screen::Alternate, Screen::Main) => out.extend_from_slice(b"\x1b[?47h"),
         _ => {}
+    }
+    state.cursor
+}
+
+/// Resets the scroll region and origin mode, when changed; see the module
+/// docs for where the cursor ends.
+fn reset_region(out: &mut Vec<u8>, state: &ScreenState, after: &CursorState) {
+    if after.origin {
+        out.extend_from_slice(b"\x1b[?6l");
+        if state.modes.scroll_region {
+            out.extend_from_slice(b"\x1b[r");
+        }
+        out.extend_from_slice(b"\x1b[9999;1H");
+    } else if state.modes.scroll_region {
+        out.extend_from_slice(b"\x1b7\x1b[r\x1b8");
+    }
+}
+
+/// SGR, the G0/G1 designations and the shift, when changed.
+fn reset_cursor_state(out: &mut Vec<u8>, after: &CursorState, fallback: bool) {
+    if fallback || after.sgr {
+        out.extend_from_slice(b"\x1b[0m");
+    }
+    if fallback || after.g0 {
+        out.extend_from_slice(b"\x1b(B");
+    }
+    if fallback || after.g1 {
+        out.extend_from_slice(b"\x1b)B");
+    }
+    if fallback || after.shifted {
+        out.push(0x0f);
     }
 }
 

@@ -6,13 +6,16 @@
 //! written. Look-alikes inside OSC, DCS, APC, PM and SOS payloads, malformed
 //! sequences, and private CSI parameters that are not strictly
 //! `digits(;digits)*` never change state.
+//!
+//! Which screen each mode belongs to: the Kitty keyboard stack is kept per
+//! screen (as Kitty does); everything else is global, per xterm: mouse,
+//! focus, bracketed paste, modifyOtherKeys here, and the modes of
+//! [`crate::modes`] (which documents the ones saved with the cursor).
 
+pub use crate::kitty::{KITTY_STACK_MAX, KittyStack};
+use crate::modes::{CursorState, Modes};
 use crate::scan::Scanner;
-use crate::token::{Csi, Token};
-
-/// Most Kitty keyboard entries tracked per screen; a push past this drops
-/// the oldest tracked entry, as Kitty drops the oldest entry of a full stack.
-pub const KITTY_STACK_MAX: usize = 64;
+use crate::token::{Csi, Event, Token};
 
 /// Which screen buffer is shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,60 +46,6 @@ pub enum AltScreenMode {
     Clear1047,
     /// Mode 47: plain switch.
     Plain47,
-}
-
-/// One screen's Kitty keyboard stack, relative to what was there when
-/// tracking began (the *base* entry, which belongs to whoever ran us).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KittyStack {
-    /// Entries the program pushed, oldest first.
-    pub pushed: Vec<u32>,
-    /// Flags of the base entry (changed by `CSI = f ; m u` when nothing
-    /// was pushed above it).
-    pub base: u32,
-    /// True when the program popped (or reset) below its own entries, so
-    /// the entries beneath are gone.
-    pub base_lost: bool,
-}
-
-impl KittyStack {
-    /// The flags currently in force.
-    pub fn flags(&self) -> u32 {
-        self.pushed.last().copied().unwrap_or(self.base)
-    }
-
-    fn push(&mut self, flags: u32) {
-        if self.pushed.len() == KITTY_STACK_MAX {
-            self.pushed.remove(0);
-        }
-        self.pushed.push(flags);
-    }
-
-    fn pop(&mut self, n: u32) {
-        for _ in 0..n.max(1) {
-            if self.pushed.pop().is_none() {
-                self.base = 0;
-                self.base_lost = true;
-                break;
-            }
-        }
-    }
-
-    fn set(&mut self, flags: u32, mode: u32) {
-        let top = self.pushed.last_mut().unwrap_or(&mut self.base);
-        match mode {
-            2 => *top |= flags,
-            3 => *top &= !flags,
-            _ => *top = flags,
-        }
-    }
-
-    fn reset(&mut self) {
-        *self = KittyStack {
-            base_lost: true,
-            ..KittyStack::default()
-        };
-    }
 }
 
 /// Mouse reporting modes (DEC private modes).
@@ -137,6 +86,21 @@ pub struct ScreenState {
     pub kitty_alt: KittyStack,
     /// xterm modifyOtherKeys level (`CSI > 4 ; n m`).
     pub modify_other_keys: u32,
+    /// Autowrap, insert, reverse video, cursor keys, keypad, the cursor's
+    /// visibility and shape, the scroll region.
+    pub modes: Modes,
+    /// Origin mode, SGR and charsets: what DECSC saves.
+    pub cursor: CursorState,
+    /// The main screen's DECSC slot.
+    pub saved_main: CursorState,
+    /// The alternate screen's DECSC slot.
+    pub saved_alt: CursorState,
+    /// SGR as last saved on either screen: emulators with one SGR slot
+    /// (the `vt100` crate) restore this, so a restore counts it too.
+    pub saved_sgr_last: bool,
+    /// The bytes written so far end inside a sequence: the terminal takes
+    /// the next bytes as part of it.
+    pub unfinished: bool,
 }
 
 impl ScreenState {
@@ -159,6 +123,8 @@ impl ScreenState {
     pub fn modes_on(&self) -> Vec<u32> {
         let m = &self.mouse;
         [
+            (1, self.modes.app_cursor_keys),
+            (5, self.modes.reverse_video),
             (9, m.x10),
             (1000, m.normal),
             (1002, m.button),
@@ -182,7 +148,22 @@ impl ScreenState {
             _ => None,
         };
         if let Some(alt) = alt {
+            // 1049 saves the cursor before it switches and restores it
+            // after it switches back, in that screen's slot.
+            if alt == AltScreenMode::Save1049 && on {
+                self.save_cursor();
+            }
             self.switch_screen(alt, on);
+            if alt == AltScreenMode::Save1049 && !on {
+                self.restore_cursor();
+            }
+            return;
+        }
+        if mode == 6 {
+            self.cursor.origin = on;
+            return;
+        }
+        if self.modes.set_private(mode, on) {
             return;
         }
         let m = &mut self.mouse;
@@ -199,6 +180,41 @@ impl ScreenState {
             _ => return,
         };
         *flag = on;
+    }
+
+    /// XTRESTORE of `mode`: the value saved is unknown, so the mode counts
+    /// as changed (screen switches are left alone).
+    fn restored_private_mode(&mut self, mode: u32) {
+        match mode {
+            47 | 1047 | 1049 => {}
+            7 | 25 => self.set_private_mode(mode, false),
+            _ => self.set_private_mode(mode, true),
+        }
+    }
+
+    /// The DECSC slot of `screen`.
+    pub fn saved(&self, screen: Screen) -> &CursorState {
+        match screen {
+            Screen::Main => &self.saved_main,
+            Screen::Alternate => &self.saved_alt,
+        }
+    }
+
+    fn saved_mut(&mut self) -> &mut CursorState {
+        match self.screen {
+            Screen::Main => &mut self.saved_main,
+            Screen::Alternate => &mut self.saved_alt,
+        }
+    }
+
+    fn save_cursor(&mut self) {
+        *self.saved_mut() = self.cursor;
+        self.saved_sgr_last = self.cursor.sgr;
+    }
+
+    fn restore_cursor(&mut self) {
+        self.cursor = *self.saved(self.screen);
+        self.cursor.sgr |= self.saved_sgr_last;
     }
 
     fn switch_screen(&mut self, alt: AltScreenMode, on: bool) {
@@ -253,7 +269,8 @@ impl ScreenTracker {
     /// split across calls commits when its last byte arrives.
     pub fn written(&mut self, bytes: &[u8]) {
         let state = &mut self.state;
-        self.scanner.feed(bytes, |ev| apply(state, &ev.token));
+        self.scanner.feed(bytes, |ev| apply(state, &ev));
+        self.state.unfinished = self.scanner.in_sequence();
     }
 
     /// The state as of the last byte written.
@@ -262,38 +279,98 @@ impl ScreenTracker {
     }
 }
 
-fn apply(state: &mut ScreenState, token: &Token<'_>) {
-    match token {
-        Token::Csi(csi) => apply_csi(state, csi),
+fn apply(state: &mut ScreenState, ev: &Event<'_>) {
+    match ev.token {
+        // SO and SI run wherever a terminal executes controls: in text and
+        // mixed into an escape or control sequence (not in string payloads).
+        Token::Text(_) | Token::Control(_) | Token::SingleShift { .. } => {
+            state.cursor.shift_by(ev.raw);
+        }
+        // A cut ESC or CSI ran its controls; a cut string did not.
+        Token::Cancelled if !matches!(ev.raw, [0x1b, b']' | b'P' | b'_' | b'^' | b'X', ..]) => {
+            state.cursor.shift_by(ev.raw);
+        }
+        Token::Csi(ref csi) => {
+            state.cursor.shift_by(ev.raw);
+            apply_csi(state, csi);
+        }
         Token::Esc {
-            intermediates: b"",
-            final_byte: b'c',
-        } => state.hard_reset(),
+            intermediates,
+            final_byte,
+        } => {
+            state.cursor.shift_by(ev.raw);
+            apply_esc(state, intermediates, final_byte);
+        }
+        _ => {}
+    }
+}
+
+fn apply_esc(state: &mut ScreenState, intermediates: &[u8], final_byte: u8) {
+    match (intermediates, final_byte) {
+        (b"", b'c') => state.hard_reset(),
+        (b"", b'7') => state.save_cursor(),
+        (b"", b'8') => state.restore_cursor(),
+        (b"", b'=') => state.modes.app_keypad = true,
+        (b"", b'>') => state.modes.app_keypad = false,
+        // LS2, LS3: G2 or G3 into GL.
+        (b"", b'n' | b'o') => state.cursor.shifted = true,
+        ([b'(' | b')', ..], _) => state.cursor.designate(intermediates, final_byte),
         _ => {}
     }
 }
 
 fn apply_csi(state: &mut ScreenState, csi: &Csi<'_>) {
-    if csi.prefix().is_none() || !csi.intermediates.is_empty() {
+    if csi.malformed {
+        return;
+    }
+    if (csi.prefix(), csi.intermediates, csi.final_byte) == (None, b"", b'm') {
+        state.cursor.sgr(csi);
         return;
     }
     let Some(params) = csi.strict_params() else {
         return;
     };
-    match (csi.prefix(), csi.final_byte) {
-        (Some(b'?'), b'h' | b'l') => {
+    match (csi.prefix(), csi.intermediates, csi.final_byte) {
+        (Some(b'?'), b"", b'h' | b'l') => {
             let on = csi.final_byte == b'h';
             for mode in params.iter().flatten() {
                 state.set_private_mode(mode, on);
             }
         }
-        (Some(b'>'), b'u') => state.kitty_mut().push(params.get(0, 0)),
-        (Some(b'<'), b'u') => state.kitty_mut().pop(params.get(0, 1)),
-        (Some(b'='), b'u') => state.kitty_mut().set(params.get(0, 0), params.get(1, 1)),
-        (Some(b'>'), b'm') if params.get(0, 0) == 4 => {
+        (Some(b'?'), b"", b'r') => {
+            for mode in params.iter().flatten() {
+                state.restored_private_mode(mode);
+            }
+        }
+        (None, b"", b'h' | b'l') if params.iter().any(|m| m == Some(4)) => {
+            state.modes.insert = csi.final_byte == b'h';
+        }
+        (None, b"", b'r') => state.modes.set_region(&params),
+        // SCOSC and SCORC: not every emulator honours them (the `vt100`
+        // crate does not), so what may be set either way counts as set.
+        (None, b"", b's') if params.is_empty() => {
+            let (before, last) = (*state.saved(state.screen), state.saved_sgr_last);
+            state.save_cursor();
+            let slot = state.saved_mut();
+            *slot = slot.union(&before);
+            state.saved_sgr_last |= last;
+        }
+        (None, b"", b'u') if params.is_empty() => {
+            let before = state.cursor;
+            state.restore_cursor();
+            state.cursor = state.cursor.union(&before);
+        }
+        (None, b" ", b'q') => state.modes.cursor_style = params.get(0, 0),
+        // DECSTR resets most modes to their defaults, but DECAWM to *off*
+        // (VT510); an emulator may also ignore it, so only that counts.
+        (None, b"!", b'p') => state.modes.autowrap_off = true,
+        (Some(b'>'), b"", b'u') => state.kitty_mut().push(params.get(0, 0)),
+        (Some(b'<'), b"", b'u') => state.kitty_mut().pop(params.get(0, 1)),
+        (Some(b'='), b"", b'u') => state.kitty_mut().set(params.get(0, 0), params.get(1, 1)),
+        (Some(b'>'), b"", b'm') if params.get(0, 0) == 4 => {
             state.modify_other_keys = params.get(1, 0);
         }
-        (Some(b'>'), b'n') if params.get(0, 0) == 4 && params.len() == 1 => {
+        (Some(b'>'), b"", b'n') if params.get(0, 0) == 4 && params.len() == 1 => {
             state.modify_other_keys = 0;
         }
         _ => {}

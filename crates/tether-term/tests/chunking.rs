@@ -7,13 +7,13 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use tether_term::utf8::Utf8Decoder;
 use tether_term::{
-    ByteLog, CaptureParser, HeadTailClip, MAX_PENDING, MarkerScanner, Redactor, ResponseFilter,
-    Scanner, ScreenTracker, TextProjector, Token,
+    Baseline, ByteLog, CaptureParser, Captured, HeadTailClip, MAX_PENDING, MarkerScanner, Redactor,
+    ResponseFilter, Scanner, Screen, ScreenTracker, TextProjector, Token, plan_restore,
 };
 
 mod common;
 
-use common::{NONCE, cuts, split, stream};
+use common::{NONCE, cuts, mode_stream, split, stream};
 
 #[derive(Debug, PartialEq)]
 enum Norm {
@@ -169,6 +169,22 @@ proptest! {
         }
         prop_assert_eq!(parts.state(), whole.state());
         prop_assert!(whole.state().kitty_main.pushed.len() <= tether_term::tracker::KITTY_STACK_MAX);
+    }
+
+    #[test]
+    fn restore_plan_chunking_invariant(data in mode_stream(), cuts in cuts(), alt in any::<bool>(), kitty in 0u32..4) {
+        let screen = if alt { Screen::Alternate } else { Screen::Main };
+        let mut whole = ScreenTracker::starting_on(screen);
+        whole.written(&data);
+        let mut parts = ScreenTracker::starting_on(screen);
+        for c in split(&data, &cuts) {
+            parts.written(c);
+        }
+        prop_assert_eq!(parts.state(), whole.state());
+        let captured = Baseline::Captured(Captured { screen, kitty_main: kitty, ..Captured::default() });
+        for baseline in [captured, Baseline::Fallback] {
+            prop_assert_eq!(plan_restore(&baseline, parts.state()), plan_restore(&baseline, whole.state()));
+        }
     }
 
     #[test]

@@ -96,12 +96,12 @@ fn fallback_resets_everything_unconditionally() {
     let got = restore(Baseline::Fallback, b"");
     assert_eq!(
         got,
-        "\x1b[?9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
     );
     let got = restore(Baseline::Fallback, b"\x1b[?1049h\x1b[>1u");
     assert_eq!(
         got,
-        "\x1b[?9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?1049l\x1b[=0;1u\x1b[?47h\x1b[<1u\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[?1049l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b[?47h\x1b[<1u\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
     );
     assert!(plan_setup(&Baseline::Fallback).is_empty());
 }

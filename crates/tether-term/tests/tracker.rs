@@ -177,3 +177,48 @@ fn starting_on_the_alternate_screen() {
     t.written(b"\x1b[?1049l");
     assert_eq!(t.state().screen, Screen::Main);
 }
+
+#[test]
+fn terminal_wide_modes_are_followed() {
+    use tether_term::{CursorState, Modes};
+    let s = track(b"\x1b[?7l\x1b[4h\x1b[?5h\x1b[?1h\x1b=\x1b[?25l\x1b[4 q\x1b[2;9r");
+    assert_eq!(
+        s.modes,
+        Modes {
+            autowrap_off: true,
+            insert: true,
+            reverse_video: true,
+            app_cursor_keys: true,
+            app_keypad: true,
+            cursor_hidden: true,
+            cursor_style: 4,
+            scroll_region: true,
+        }
+    );
+    let s = track(b"\x1b[?6h\x1b[1m\x1b(0\x1b)0\x0e");
+    let all = CursorState {
+        origin: true,
+        sgr: true,
+        g0: true,
+        g1: true,
+        shifted: true,
+    };
+    assert_eq!(s.cursor, all);
+    // 1049 saves them on the main screen and brings them back.
+    let s = track(b"\x1b[?6h\x1b[1m\x1b[?1049h\x1b[?6l\x1b[0m");
+    assert_eq!((s.cursor.origin, s.cursor.sgr), (false, false));
+    assert!(s.saved(Screen::Main).origin);
+    let s = track(b"\x1b[?6h\x1b[1m\x1b[?1049h\x1b[?6l\x1b[0m\x1b[?1049l");
+    assert_eq!((s.cursor.origin, s.cursor.sgr), (true, true));
+}
+
+#[test]
+fn terminal_wide_modes_commit_on_their_last_byte() {
+    let mut t = ScreenTracker::new();
+    t.written(b"\x1b[?25");
+    assert!(!t.state().modes.cursor_hidden);
+    t.written(b"l\x1b(");
+    assert!(t.state().modes.cursor_hidden && !t.state().cursor.g0);
+    t.written(b"0");
+    assert!(t.state().cursor.g0);
+}

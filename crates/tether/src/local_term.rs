@@ -127,9 +127,9 @@ impl LocalTerminal {
             return;
         }
         self.restored = true;
+        // Attributes and the cursor are in the plan when the session changed
+        // them (always, on a fallback baseline).
         let mut bytes = plan_restore(&self.baseline, self.tracker.state());
-        // Attributes and the cursor are not modes the planner tracks.
-        bytes.extend_from_slice(b"\x1b[0m\x1b[?25h");
         bytes.extend_from_slice(farewell.as_bytes());
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(&bytes);

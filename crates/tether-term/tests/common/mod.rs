@@ -64,6 +64,69 @@ pub const VOCAB: &[&[u8]] = &[
     b"\x1bc",
 ];
 
+/// Sequences that change what the restore planner undoes, and text.
+pub const MODE_VOCAB: &[&[u8]] = &[
+    b"\x1b[?1049h",
+    b"\x1b[?1049l",
+    b"\x1b[?47h",
+    b"\x1b[?47l",
+    b"\x1b[?1h",
+    b"\x1b[?1l",
+    b"\x1b=",
+    b"\x1b>",
+    b"\x1b[?25l",
+    b"\x1b[?25h",
+    b"\x1b[?2004h",
+    b"\x1b[?9h",
+    b"\x1b[?1000h",
+    b"\x1b[?1002h",
+    b"\x1b[?1003h",
+    b"\x1b[?1000l",
+    b"\x1b[?1005h",
+    b"\x1b[?1006h",
+    b"\x1b[?1006l",
+    b"\x1b[?6h",
+    b"\x1b[?6l",
+    b"\x1b[?7l",
+    b"\x1b[4h",
+    b"\x1b[?5h",
+    b"\x1b[3;10r",
+    b"\x1b[r",
+    b"\x1b7",
+    b"\x1b8",
+    b"\x1b[s",
+    b"\x1b[u",
+    b"\x1b[1m",
+    b"\x1b[3;4;7m",
+    b"\x1b[38;5;1;48;2;1;2;3m",
+    b"\x1b[0m",
+    b"\x1b[m",
+    b"\x1b[22m",
+    b"\x1b[2 q",
+    b"\x1b[6 q",
+    b"\x1b[0 q",
+    b"\x1b(0",
+    b"\x1b)0",
+    b"\x0e",
+    b"\x0f",
+    b"\x1b[5;7H",
+    b"text",
+    b"\r\n",
+    b"\x1bc",
+    b"\x1b[!p",
+];
+
+/// Streams of escape-heavy pieces, the modes the restore planner undoes,
+/// and random bytes.
+pub fn mode_stream() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        2 => prop::sample::select(VOCAB).prop_map(<[u8]>::to_vec),
+        3 => prop::sample::select(MODE_VOCAB).prop_map(<[u8]>::to_vec),
+        1 => prop::collection::vec(any::<u8>(), 1..8),
+    ];
+    prop::collection::vec(piece, 0..80).prop_map(|v| v.concat())
+}
+
 pub fn stream() -> impl Strategy<Value = Vec<u8>> {
     let piece = prop_oneof![
         3 => prop::sample::select(VOCAB).prop_map(<[u8]>::to_vec),

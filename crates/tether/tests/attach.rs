@@ -218,23 +218,29 @@ fn attach_ends_cleanly_when_the_session_ends_or_on_a_signal() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session named \"nope\""));
 }
 
-/// The seed's manual step: the person types `exit` (after leaving a Kitty
-/// keyboard mode on) in the attached shell. Attach ends with the shell's
-/// status and restores the terminal; it does not wait for `~.`.
-#[test]
-fn attach_ends_with_the_shell_when_the_person_types_exit() {
-    let d = Daemon::new("attach-exit");
+/// A session `s` that printed `up`, and a person attached to it.
+fn attached_to_a_fresh_session(d: &Daemon) -> Person {
     assert_eq!(
         d.run(&["run", "-s", "s", "--norc", "--", "echo up"])
             .status
             .code(),
         Some(0)
     );
-    let person = Person::attach(&d, "s");
+    let person = Person::attach(d, "s");
     person.sees("up");
     wait_for(20, "the attachment", || {
-        (session_entry(&d, "s")["attached"] == json!(1)).then_some(())
+        (session_entry(d, "s")["attached"] == json!(1)).then_some(())
     });
+    person
+}
+
+/// The seed's manual step: the person types `exit` (after leaving a Kitty
+/// keyboard mode on) in the attached shell. Attach ends with the shell's
+/// status and restores the terminal; it does not wait for `~.`.
+#[test]
+fn attach_ends_with_the_shell_when_the_person_types_exit() {
+    let d = Daemon::new("attach-exit");
+    let person = attached_to_a_fresh_session(&d);
     person
         .pty
         .write(b"printf '\\033[>15u'; exit 7\r".to_vec())
@@ -265,17 +271,7 @@ fn attach_ends_with_the_shell_when_the_person_types_exit() {
 #[test]
 fn keys_shaped_like_replies_reach_the_program_and_queries_stay_away() {
     let d = Daemon::new("attach-keys");
-    assert_eq!(
-        d.run(&["run", "-s", "s", "--norc", "--", "echo up"])
-            .status
-            .code(),
-        Some(0)
-    );
-    let person = Person::attach(&d, "s");
-    person.sees("up");
-    wait_for(20, "the attachment", || {
-        (session_entry(&d, "s")["attached"] == json!(1)).then_some(())
-    });
+    let person = attached_to_a_fresh_session(&d);
     // An agent command asks the terminal things while the person watches.
     let out = d.run(&[
         "run",

@@ -9,11 +9,9 @@ mod common;
 
 use std::io::Write;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 
+use common::Person;
 use common::remote::{Remote, start};
-use common::{TETHER, wait_for};
-use tether_pty::{LocalPty, SpawnSpec};
 use tether_transport::{ExitInfo, Terminal};
 
 fn ssh(r: &Remote, args: &[&str], stdin: &[u8]) -> std::process::Output {
@@ -63,33 +61,11 @@ fn a_command_keeps_its_streams_and_status_apart() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not both terminals"));
 }
 
-/// `tether ssh ARGS` in a PTY of its own, its output collected.
-fn person(r: &Remote, args: &[&str]) -> (LocalPty, Arc<Mutex<Vec<u8>>>) {
-    let mut spec = SpawnSpec::new(TETHER);
-    spec.args = std::iter::once("ssh")
-        .chain(args.iter().copied())
-        .map(str::to_owned)
-        .collect();
-    spec.env = vec![
-        ("HOME".into(), r.home.0.display().to_string()),
-        ("PATH".into(), std::env::var("PATH").unwrap()),
-        ("TERM".into(), "xterm-256color".into()),
-        ("TETHER_DIR".into(), r.daemon.dir.display().to_string()),
-    ];
-    let pty = LocalPty::spawn(&spec).unwrap();
-    let mut out = pty.take_output().unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        while let Some(chunk) = out.blocking_recv() {
-            sink.lock().unwrap().extend_from_slice(&chunk);
-        }
-    });
-    (pty, seen)
-}
-
-fn text(seen: &Arc<Mutex<Vec<u8>>>) -> String {
-    String::from_utf8_lossy(&seen.lock().unwrap()).into_owned()
+/// `tether ssh ARGS` in a PTY of its own, as a person runs it.
+fn person(r: &Remote, args: &[&str]) -> Person {
+    let mut all = vec!["ssh"];
+    all.extend_from_slice(args);
+    Person::spawn(&all, &r.daemon, &[("HOME", r.home.0.display().to_string())])
 }
 
 #[test]
@@ -97,41 +73,21 @@ fn the_login_shell_on_a_terminal_ends_with_its_status_or_on_tilde_dot() {
     let Some(r) = start("ssh-tty") else {
         return;
     };
-    let (pty, seen) = person(&r, &["web01"]);
+    let p = person(&r, &["web01"]);
     // The remote shell runs what is typed; its environment has the
-    // terminal's TERM and COLORTERM (if the server accepts them).
-    pty.write(b"echo typed-$((6*7)) $TERM\r".to_vec()).unwrap();
-    wait_for(20, "the remote shell's answer", || {
-        text(&seen)
-            .contains("typed-42 xterm-256color")
-            .then_some(())
-    });
-    pty.write(b"exit 7\r".to_vec()).unwrap();
-    let exit = pty.exit();
-    assert_eq!(
-        wait_for(20, "tether ssh to end", || *exit.borrow()),
-        ExitInfo::Code(7)
-    );
-    assert!(
-        text(&seen).contains("\x1b[?25h"),
-        "restored: {:?}",
-        text(&seen)
-    );
+    // terminal's TERM (and COLORTERM, if the server accepts it).
+    p.pty
+        .write(b"echo typed-$((6*7)) $TERM\r".to_vec())
+        .unwrap();
+    p.sees("typed-42 xterm-256color");
+    p.pty.write(b"exit 7\r".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(7));
+    assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
 
-    let (pty, seen) = person(&r, &["web01"]);
-    pty.write(b"echo ready\r".to_vec()).unwrap();
-    wait_for(20, "the shell", || {
-        text(&seen).contains("ready\r\n").then_some(())
-    });
-    pty.write(b"\r~.".to_vec()).unwrap();
-    let exit = pty.exit();
-    assert_eq!(
-        wait_for(20, "tether ssh to end", || *exit.borrow()),
-        ExitInfo::Code(255)
-    );
-    wait_for(10, "the farewell", || {
-        text(&seen)
-            .contains("Connection to web01 closed.")
-            .then_some(())
-    });
+    let p = person(&r, &["web01"]);
+    p.pty.write(b"echo ready\r".to_vec()).unwrap();
+    p.sees("ready\r\n");
+    p.pty.write(b"\r~.".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(255));
+    p.sees("Connection to web01 closed.");
 }

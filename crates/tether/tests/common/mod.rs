@@ -79,13 +79,20 @@ pub struct Person {
 
 impl Person {
     pub fn attach(d: &Daemon, session: &str) -> Person {
+        Person::spawn(&["attach", session], d, &[])
+    }
+
+    /// `tether ARGS` in a PTY of its own against `d`, with `env` added.
+    pub fn spawn(args: &[&str], d: &Daemon, env: &[(&str, String)]) -> Person {
         let mut spec = SpawnSpec::new(TETHER);
-        spec.args = vec!["attach".into(), session.into()];
+        spec.args = args.iter().map(|a| (*a).to_owned()).collect();
         spec.env = vec![
             ("TETHER_DIR".into(), d.dir.display().to_string()),
             ("PATH".into(), std::env::var("PATH").unwrap()),
             ("TERM".into(), "xterm-256color".into()),
         ];
+        spec.env
+            .extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
         let pty = LocalPty::spawn(&spec).unwrap();
         let mut out = pty.take_output().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));

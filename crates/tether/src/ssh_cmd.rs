@@ -140,7 +140,13 @@ async fn with_terminal(conn: &Connection, command: Option<String>, host: &str) -
         from_far,
         to_far,
     };
-    let (code, why) = bridge.run(typed).await?;
+    let (mut code, mut why) = bridge.run(typed).await?;
+    // A channel that closed without an exit status, on a connection that
+    // is gone, is a lost connection, not a hang-up the program got.
+    if code == 128 + 1 && conn.is_closed() {
+        code = FAILED;
+        why = "the connection was lost".to_owned();
+    }
     let farewell = match why.as_str() {
         "" => String::new(),
         "disconnected" => format!("\r\nConnection to {host} closed.\r\n"),

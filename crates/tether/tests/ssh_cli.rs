@@ -90,4 +90,14 @@ fn the_login_shell_on_a_terminal_ends_with_its_status_or_on_tilde_dot() {
     p.pty.write(b"\r~.".to_vec()).unwrap();
     assert_eq!(p.exit(), ExitInfo::Code(255));
     p.sees("Connection to web01 closed.");
+
+    // The connection lost under the session (its sshd process killed):
+    // 255, the terminal restored, and a line saying so.
+    let p = person(&r, &["web01"]);
+    p.pty.write(b"echo ready\r".to_vec()).unwrap();
+    p.sees("ready\r\n");
+    p.pty.write(b"kill -9 $PPID\r".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(255));
+    p.sees("the connection was lost");
+    assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
 }

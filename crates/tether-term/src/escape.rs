@@ -22,6 +22,8 @@ pub const ESCAPE_HELP: &str = "\r\nSupported escape sequences:\r\n ~.  detach (t
 pub struct EscapeScanner {
     line_start: bool,
     tilde: bool,
+    /// The escape character (`~`); `None`: no escapes, every byte is sent.
+    escape: Option<u8>,
 }
 
 impl Default for EscapeScanner {
@@ -29,20 +31,36 @@ impl Default for EscapeScanner {
         EscapeScanner {
             line_start: true,
             tilde: false,
+            escape: Some(b'~'),
         }
     }
 }
 
 impl EscapeScanner {
-    /// A scanner at the start of a line.
+    /// A scanner at the start of a line, with `~` as the escape character.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A scanner with `escape` as the escape character (ssh's `-e`);
+    /// `None` turns escapes off (`-e none`).
+    pub fn with_escape(escape: Option<u8>) -> Self {
+        EscapeScanner {
+            escape,
+            ..Self::default()
+        }
     }
 
     /// Interprets `input`, in order.
     pub fn feed(&mut self, input: &[u8]) -> Vec<Keyed> {
         let mut out = Vec::new();
         let mut bytes = Vec::with_capacity(input.len());
+        let Some(esc) = self.escape else {
+            if !input.is_empty() {
+                out.push(Keyed::Send(input.to_vec()));
+            }
+            return out;
+        };
         for &b in input {
             if self.tilde {
                 self.tilde = false;
@@ -58,10 +76,10 @@ impl EscapeScanner {
                         });
                         continue;
                     }
-                    b'~' => bytes.push(b'~'),
-                    other => bytes.extend_from_slice(&[b'~', other]),
+                    b if b == esc => bytes.push(esc),
+                    other => bytes.extend_from_slice(&[esc, other]),
                 }
-            } else if self.line_start && b == b'~' {
+            } else if self.line_start && b == esc {
                 self.tilde = true;
                 continue;
             } else {
@@ -116,5 +134,16 @@ mod tests {
             all(&[b"~\r~."]),
             [Keyed::Send(b"~\r".to_vec()), Keyed::Detach]
         );
+    }
+
+    #[test]
+    fn another_escape_character_or_none() {
+        let mut s = EscapeScanner::with_escape(Some(b'%'));
+        assert_eq!(
+            s.feed(b"~.\r%%\r%."),
+            [Keyed::Send(b"~.\r%\r".to_vec()), Keyed::Detach]
+        );
+        let mut s = EscapeScanner::with_escape(None);
+        assert_eq!(s.feed(b"~.~?"), [Keyed::Send(b"~.~?".to_vec())]);
     }
 }

@@ -95,7 +95,8 @@ async fn attached(
         term,
         settings: Settings {
             queries_answered_elsewhere: true,
-            escape_help: ESCAPE_HELP,
+            escape: Some(b'~'),
+            escape_help: ESCAPE_HELP.to_owned(),
             leaving: "detached",
             left_code: 0,
         },

@@ -292,6 +292,10 @@ pub struct SshCmdArgs {
     /// No terminal, even for the login shell.
     #[arg(short = 'T')]
     pub no_tty: bool,
+    /// The escape character: one character, `^X` for a control
+    /// character, or `none` (no escapes).
+    #[arg(short = 'e', value_name = "CHAR", default_value = "~")]
+    pub escape: String,
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,

@@ -20,9 +20,24 @@ use crate::interactive::{Bridge, FarEvent, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
 use crate::ssh_opts;
 
-/// What `~?` prints.
-const SSH_ESCAPE_HELP: &str =
-    "\r\nSupported escape sequences:\r\n ~.  disconnect\r\n ~?  this help\r\n ~~  send one ~\r\n";
+/// What `~?` prints, for the escape character `e`.
+fn escape_help(e: char) -> String {
+    format!(
+        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
+    )
+}
+
+/// ssh's `-e`: one character, `^X` for a control character, or `none`.
+fn escape_char(arg: &str) -> Result<Option<u8>> {
+    match arg.as_bytes() {
+        b"none" => Ok(None),
+        [c] if c.is_ascii() && !c.is_ascii_control() => Ok(Some(*c)),
+        [b'^', c] if (b'@'..=b'_').contains(&c.to_ascii_uppercase()) => {
+            Ok(Some(c.to_ascii_uppercase() - b'@'))
+        }
+        _ => bail!("-e {arg:?}: give one character, ^X for a control character, or none"),
+    }
+}
 
 /// Exit code when tether or the connection failed, or after `~.`.
 const FAILED: i32 = 255;
@@ -40,6 +55,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
     ssh_opts::check_ssh_config(&ov, &spec.host)?;
     let (target, opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    let escape = escape_char(&args.escape)?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let tty = !args.no_tty && (args.tty || command.is_none());
@@ -60,7 +76,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     let code = runtime.block_on(async move {
         let conn = tether_ssh::connect(&target, &opts).await?;
         if tty {
-            with_terminal(&conn, command, &host).await
+            with_terminal(&conn, command, &host, escape).await
         } else {
             without_terminal(&conn, command.as_deref().unwrap_or_default()).await
         }
@@ -71,7 +87,12 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
 }
 
 /// The remote program on a PTY, bridged to the person's terminal.
-async fn with_terminal(conn: &Connection, command: Option<String>, host: &str) -> Result<i32> {
+async fn with_terminal(
+    conn: &Connection,
+    command: Option<String>,
+    host: &str,
+    escape: Option<u8>,
+) -> Result<i32> {
     let (rows, cols) = local_term::size();
     let term_name = std::env::var("TERM")
         .ok()
@@ -133,7 +154,8 @@ async fn with_terminal(conn: &Connection, command: Option<String>, host: &str) -
         term: &mut term,
         settings: Settings {
             queries_answered_elsewhere: false,
-            escape_help: SSH_ESCAPE_HELP,
+            escape,
+            escape_help: escape_help(char::from(escape.unwrap_or(b'~'))),
             leaving: "disconnected",
             left_code: FAILED,
         },

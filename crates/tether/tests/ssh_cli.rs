@@ -100,4 +100,17 @@ fn the_login_shell_on_a_terminal_ends_with_its_status_or_on_tilde_dot() {
     assert_eq!(p.exit(), ExitInfo::Code(255));
     p.sees("the connection was lost");
     assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
+
+    // Another escape character (`-e %`), or none (`-e none`: `~.` is
+    // typed into the remote shell like any text).
+    let p = person(&r, &["-e", "%", "web01"]);
+    p.pty.write(b"echo ready\r".to_vec()).unwrap();
+    p.sees("ready\r\n");
+    p.pty.write(b"\r%.".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(255));
+    let p = person(&r, &["-e", "none", "web01"]);
+    p.pty.write(b"echo ~.-sent\r".to_vec()).unwrap();
+    p.sees("~.-sent\r\n");
+    p.pty.write(b"~.\rexit 4\r".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(4));
 }

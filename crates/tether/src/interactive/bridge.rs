@@ -54,8 +54,10 @@ pub struct Settings {
     /// capture. Off (ssh), the remote program asked: the terminal answers,
     /// and its replies go to it like keys.
     pub queries_answered_elsewhere: bool,
+    /// The escape character (`~`; `None`: escapes off).
+    pub escape: Option<u8>,
     /// The `~?` help text.
-    pub escape_help: &'static str,
+    pub escape_help: String,
     /// What `~.` is called in the farewell (`detached`, `disconnected`).
     pub leaving: &'static str,
     /// Exit code when the person leaves with `~.` or input closes.
@@ -95,7 +97,7 @@ impl Bridge<'_> {
         // `CSI 1;2R`, shaped like a cursor position report).
         let mut replies = elsewhere.then(ResponseFilter::for_typed_input);
         let mut queries = elsewhere.then(QueryFilter::new);
-        let mut escapes = EscapeScanner::new();
+        let mut escapes = EscapeScanner::with_escape(self.settings.escape);
         let (mut shown, mut typed_now) = (Vec::new(), Vec::new());
         loop {
             let holding_keys = replies.as_ref().is_some_and(|f| f.pending() > 0);
@@ -173,7 +175,10 @@ impl Bridge<'_> {
                         return Ok(Some((255, "the connection was lost".into())));
                     }
                 }
-                Keyed::Help => self.term.write(self.settings.escape_help.as_bytes())?,
+                Keyed::Help => {
+                    let help = self.settings.escape_help.clone();
+                    self.term.write(help.as_bytes())?;
+                }
                 Keyed::Detach => {
                     let _ = self.to_far.send(ToFar::Detach).await;
                     return Ok(Some((

@@ -67,6 +67,17 @@ impl Paths {
     /// or what it points to) named by 16 hex digits, ours, mode 0700,
     /// inside a `sessions` directory that is ours too.
     pub fn remove_dead_sessions(&self) -> usize {
+        self.dead_sessions()
+            .into_iter()
+            // remove_dir_all removes symlinks inside, never what they name.
+            .filter(|(_, path)| std::fs::remove_dir_all(path).is_ok())
+            .count()
+    }
+
+    /// The session directories a dead daemon left, by id and path: only
+    /// what the engine makes (a real directory named by 16 hex digits,
+    /// ours, mode 0700, inside a `daemon/sessions` that is ours too).
+    pub fn dead_sessions(&self) -> Vec<(String, PathBuf)> {
         let uid = nix::unistd::getuid().as_raw();
         let ours = |p: &Path| {
             std::fs::symlink_metadata(p)
@@ -75,28 +86,25 @@ impl Paths {
         let root = self.session_root();
         let sessions = root.join("sessions");
         if !ours(&root) || !ours(&sessions) {
-            return 0;
+            return Vec::new();
         }
         let Ok(entries) = std::fs::read_dir(&sessions) else {
-            return 0;
+            return Vec::new();
         };
-        let mut removed = 0;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let session_name = name.to_str().is_some_and(|n| {
-                n.len() == 16
-                    && n.bytes()
-                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-            });
-            let path = entry.path();
-            let private =
-                std::fs::symlink_metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o077 == 0);
-            // remove_dir_all removes symlinks inside, never what they name.
-            if session_name && ours(&path) && private && std::fs::remove_dir_all(&path).is_ok() {
-                removed += 1;
-            }
-        }
-        removed
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let id = entry.file_name().to_str()?.to_owned();
+                let session_name = id.len() == 16
+                    && id
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                let path = entry.path();
+                let private = std::fs::symlink_metadata(&path)
+                    .is_ok_and(|m| m.permissions().mode() & 0o077 == 0);
+                (session_name && ours(&path) && private).then_some((id, path))
+            })
+            .collect()
     }
 
     /// Creates the directory 0700 if needed (or proves it private) and

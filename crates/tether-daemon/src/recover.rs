@@ -7,7 +7,7 @@
 //! result that says so. Nothing is run again.
 
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -68,12 +68,7 @@ pub fn record(s: &Session, owner: &str, name: &str) {
     }
     let tmp = s.dir().join(format!("{RECORD}.tmp"));
     let _ = std::fs::remove_file(&tmp);
-    let saved = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(&tmp)
+    let saved = tether_shell::private::create_file(&tmp)
         .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
     if saved.is_ok() && std::fs::rename(&tmp, &path).is_ok() {
         let mut cache = written();
@@ -103,36 +98,14 @@ fn written() -> std::sync::MutexGuard<'static, std::collections::HashMap<PathBuf
 /// found. The directories themselves are removed afterwards by
 /// [`Paths::remove_dead_sessions`].
 pub fn gather(paths: &Paths, registry: &Registry) -> usize {
-    let uid = nix::unistd::getuid().as_raw();
-    let sessions = paths.session_root().join("sessions");
-    let Ok(entries) = std::fs::read_dir(&sessions) else {
-        return 0;
-    };
-    let mut found = 0;
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        let Some(id) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        let private = std::fs::symlink_metadata(&dir)
-            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
-        if !private || !is_session_id(&id) {
-            continue;
-        }
-        tether_shell::end_leftovers(&id);
-        found += 1;
-        if let Some((r, lost)) = read(&dir).filter(|(r, _)| owner_alive(&r.owner)) {
+    let dead = paths.dead_sessions();
+    for (id, dir) in &dead {
+        tether_shell::end_leftovers(id);
+        if let Some((r, lost)) = read(dir).filter(|(r, _)| owner_alive(&r.owner)) {
             registry.add_lost(&r.owner, &r.name, lost);
         }
     }
-    found
-}
-
-fn is_session_id(id: &str) -> bool {
-    id.len() == 16
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    dead.len()
 }
 
 /// A namespace's owner is alive: the CLI's shared one always; an MCP

@@ -341,7 +341,9 @@ impl Registry {
     }
 }
 
-/// Runs every future to its end, concurrently on this task.
+/// Runs every future to its end, concurrently on this task. (Ours rather
+/// than the `futures` crate's `join_all`: one small function, no new
+/// dependency.)
 async fn futures_join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) {
     let mut set: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
     std::future::poll_fn(|cx| {

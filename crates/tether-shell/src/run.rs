@@ -235,7 +235,7 @@ impl Session {
             Woke::Ended(end) if end.ran == Some(false) && !self.syntax_error(code).await? => {
                 Err(self.not_delivered())
             }
-            woke => self.finish(woke, t0).await,
+            woke => Ok(self.finish(woke, t0).await),
         };
         // A command still running may not have opened its stdin yet: its
         // file goes with the session's directory.
@@ -304,7 +304,7 @@ impl Session {
         if !self.busy() && !self.ended() {
             let exited = *self.terminal.exit().borrow();
             if let Some(info) = exited {
-                return self.finish(Woke::ShellExited(info), t0).await;
+                return Ok(self.finish(Woke::ShellExited(info), t0).await);
             }
             return Ok(self.result(
                 Status::Exited,
@@ -317,7 +317,7 @@ impl Session {
         match self.wait(t0 + wait).await {
             Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
             Woke::Aborted(p) => Ok(self.aborted(p, t0)),
-            woke => self.finish(woke, t0).await,
+            woke => Ok(self.finish(woke, t0).await),
         }
     }
 
@@ -437,8 +437,8 @@ impl Session {
     }
 
     /// The result of a wait that ended.
-    async fn finish(&mut self, woke: Woke, t0: Instant) -> Result<RunResult, ShellError> {
-        Ok(match woke {
+    async fn finish(&mut self, woke: Woke, t0: Instant) -> RunResult {
+        match woke {
             Woke::Ended(end) => {
                 self.learn_exports().await;
                 self.shared.lock().phase = Phase::Idle;
@@ -473,7 +473,7 @@ impl Session {
             }
             Woke::Deadline => self.running_result(Status::Running, t0),
             Woke::Aborted(p) => self.aborted(p, t0),
-        })
+        }
     }
 
     /// The result of a call whose wait a reset or close ended: the output

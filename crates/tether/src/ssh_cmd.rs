@@ -6,7 +6,7 @@
 //! as with ssh. Without one (a command, or `-T`), stdin, stdout and stderr
 //! stay apart. The remote exit status is tether's.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -183,23 +183,7 @@ async fn with_terminal(
 /// kept apart, its exit status returned.
 async fn without_terminal(conn: &Connection, command: &str) -> Result<i32> {
     let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
-    std::thread::Builder::new()
-        .name("tether-ssh-stdin".into())
-        .spawn(move || {
-            let mut stdin = std::io::stdin();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if input_tx.blocking_send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        })
-        .context("cannot read stdin")?;
+    local_term::spawn_stdin_reader(input_tx);
     let ended = conn
         .exec_async(
             command,

@@ -314,3 +314,23 @@ fn keys_shaped_like_replies_reach_the_program_and_queries_stay_away() {
     let _ = person.pty.write(b"\r~.".to_vec());
     assert_eq!(person.exit(), ExitInfo::Code(0));
 }
+
+/// A person at the session's prompt gets the terminal's own line (the
+/// README's choice: no prompt, no readline, no history in the agent's
+/// shell): what they type is echoed, and Backspace, Ctrl-W and Ctrl-U
+/// edit it before Enter runs it.
+#[test]
+fn a_person_at_the_prompt_edits_the_line_with_the_terminals_keys() {
+    let d = Daemon::new("attach-line");
+    let person = attached_to_a_fresh_session(&d);
+    person
+        .pty
+        .write(b"echo wrong\x15echo a bbb\x17right-X\x7f$((6*7))\r".to_vec())
+        .unwrap();
+    person.sees("a right-42\r\n");
+    // What was typed is echoed as typed (the erased text included, then
+    // erased on screen).
+    assert!(person.text().contains("echo wrong"), "{:?}", person.text());
+    person.pty.write(b"~.".to_vec()).unwrap();
+    assert_eq!(person.exit(), ExitInfo::Code(0));
+}

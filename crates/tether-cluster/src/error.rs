@@ -57,6 +57,17 @@ pub enum ClusterError {
     /// A cluster the config does not define.
     #[error("there is no cluster {0:?} in the config; define it under [clusters.{0}]")]
     UnknownCluster(String),
+    /// A line of the multi-node prompt that starts with the command
+    /// prefix but is not a command tether knows, or has a wrong argument.
+    #[error("{line:?}: {problem} ({prefix}help lists the commands)")]
+    BadPromptCommand {
+        /// The line as typed.
+        line: String,
+        /// The commands' prefix.
+        prefix: char,
+        /// What is wrong.
+        problem: String,
+    },
     /// A range too large to expand.
     #[error("the node set {0:?} has more than {max} nodes; narrow it", max = crate::nodeset::MAX_NODES)]
     TooLarge(String),

@@ -6,12 +6,15 @@
 //! `@group`), expanded, folded and counted the way ClusterShell's `nodeset`
 //! does (no I/O: groups come from a resolver the caller passes); tether's
 //! TOML [`config`]; the parallel executor ([`exec`]); and the [`pool`] of
-//! shared connections for remote persistent shells. It knows nothing of
+//! shared connections for remote persistent shells; and the pure parts of
+//! the multi-node prompt ([`multi`]: its `!` commands, the prompt, the
+//! outcome summary). It knows nothing of
 //! shells or output formats beyond gathering identical results.
 
 pub mod config;
 mod error;
 pub mod exec;
+pub mod multi;
 pub mod nodeset;
 pub mod pool;
 

@@ -48,6 +48,9 @@ pub enum Command {
     /// Log in to one host over SSH with a full terminal (or run one
     /// command there), as `ssh` does.
     Ssh(Box<SshCmdArgs>),
+    /// Many nodes at one prompt: a persistent shell per node (in the
+    /// daemon), lines to the active ones, `!` commands to choose them.
+    Shell(Box<ShellArgs>),
     /// Expand, fold or count a node set (`web[01-10]!web05`), as
     /// ClusterShell's `nodeset` does.
     Hosts(HostsArgs),
@@ -299,6 +302,36 @@ pub struct SshCmdArgs {
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
+}
+
+/// Arguments of `tether shell`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether run --host` reaches them: ~/.ssh/config and tether's config. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
+)]
+pub struct ShellArgs {
+    /// The nodes: a node set (`web[01-10]`, `@group`).
+    #[arg(short = 'H', long = "hosts", conflicts_with = "attach")]
+    pub hosts: Option<String>,
+    /// A cluster from the config file.
+    #[arg(short = 'C', long, conflicts_with = "attach")]
+    pub cluster: Option<String>,
+    /// The session's name (default: the folded node set, or the
+    /// cluster's name); `--attach NAME` comes back to it.
+    #[arg(long, conflicts_with = "attach")]
+    pub name: Option<String>,
+    /// Come back to the session NAME (its nodes' shells kept running).
+    #[arg(long, value_name = "NAME")]
+    pub attach: Option<String>,
+    /// Fold identical outputs under one node set (`!gather on`).
+    #[arg(long)]
+    pub gather: bool,
+    /// The prefix of tether's commands at the prompt.
+    #[arg(long, default_value_t = '!')]
+    pub prefix: char,
+    /// tether's config file (default ~/.config/tether/config.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// Arguments of `tether exec`.

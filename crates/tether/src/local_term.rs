@@ -4,7 +4,7 @@
 //! out, whether by detach, the session ending, a signal or a panic (the
 //! restore runs on drop).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -184,23 +184,59 @@ fn transaction(query: &[u8]) -> Result<(CaptureReplies, Vec<u8>)> {
     Ok(parser.finish())
 }
 
-/// Reads stdin on a thread of its own (a blocking read cannot be
-/// cancelled; the process exits past it).
-pub fn spawn_stdin_reader(tx: tokio::sync::mpsc::Sender<Vec<u8>>) {
+/// Stops its stdin reader when dropped (so a front-end that goes on
+/// reading the terminal after a bridge, `tether shell` after `!attach`,
+/// gets every key typed after it).
+pub struct StdinReader {
+    wake: Option<std::os::unix::net::UnixStream>,
+}
+
+impl Drop for StdinReader {
+    fn drop(&mut self) {
+        // Closing our end wakes the reader's poll; it then stops.
+        self.wake.take();
+    }
+}
+
+/// Reads stdin on a thread of its own, sending what it reads to `tx`,
+/// until the returned guard is dropped or `tx` closes. The thread polls
+/// stdin and a wake-up socket, so it stops without reading another key.
+pub fn spawn_stdin_reader(tx: tokio::sync::mpsc::Sender<Vec<u8>>) -> StdinReader {
+    let Ok((wake, woken)) = std::os::unix::net::UnixStream::pair() else {
+        return StdinReader { wake: None };
+    };
     let _ = std::thread::Builder::new()
         .name("tether-stdin".into())
         .spawn(move || {
-            let mut stdin = std::io::stdin();
+            let stdin = std::io::stdin();
             let mut buf = vec![0u8; 4096];
             loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
+                let mut fds = [
+                    rustix::event::PollFd::new(&stdin, rustix::event::PollFlags::IN),
+                    rustix::event::PollFd::new(&woken, rustix::event::PollFlags::IN),
+                ];
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => break,
+                }
+                if !fds[1].revents().is_empty() {
+                    break;
+                }
+                if fds[0].revents().is_empty() {
+                    continue;
+                }
+                match rustix::io::read(stdin.as_fd(), &mut buf) {
+                    Ok(0) => break,
                     Ok(n) => {
                         if tx.blocking_send(buf[..n].to_vec()).is_err() {
                             break;
                         }
                     }
+                    Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                    Err(_) => break,
                 }
             }
         });
+    StdinReader { wake: Some(wake) }
 }

@@ -13,6 +13,7 @@ mod exec_output;
 mod interactive;
 mod local_term;
 mod mcp;
+mod node_shell;
 mod remote_hosts;
 mod result_out;
 mod run_cmd;
@@ -73,6 +74,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Hosts(args) => hosts_cmd(args),
         C::Exec(args) => exec_cmd::run(*args),
         C::Ssh(args) => ssh_cmd::run(*args),
+        C::Shell(args) => node_shell::run(*args),
         C::Completions(args) => {
             let mut cmd = cli::Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());

@@ -183,7 +183,7 @@ async fn with_terminal(
 /// kept apart, its exit status returned.
 async fn without_terminal(conn: &Connection, command: &str) -> Result<i32> {
     let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
-    local_term::spawn_stdin_reader(input_tx);
+    let _reader = local_term::spawn_stdin_reader(input_tx);
     let ended = conn
         .exec_async(
             command,

@@ -14,12 +14,15 @@ pub enum Outcome {
     Exit(i32),
     /// A signal ended it (its name, `KILL`).
     Signal(String),
-    /// It is waiting for input (the program's name).
+    /// It is waiting for input (the program's name; empty when the shell
+    /// itself reads, as `read` does).
     Waiting(String),
     /// It is still running (past the prompt's wait), its output streaming.
     Running,
     /// Its shell exited, or was replaced.
     ShellExited,
+    /// The line was unfinished (an open quote, a heredoc): not run.
+    Incomplete,
     /// The connection dropped while it ran: whether it finished is unknown.
     Lost,
     /// The node's shell was not there (not connected).
@@ -31,9 +34,11 @@ impl Outcome {
         match self {
             Outcome::Exit(code) => code.to_string(),
             Outcome::Signal(name) => format!("signal {name}"),
+            Outcome::Waiting(program) if program.is_empty() => "waiting for input".to_owned(),
             Outcome::Waiting(program) => format!("waiting for input ({program})"),
             Outcome::Running => "running".to_owned(),
             Outcome::ShellExited => "shell exited".to_owned(),
+            Outcome::Incomplete => "incomplete input, not run".to_owned(),
             Outcome::Lost => "connection lost, outcome unknown".to_owned(),
             Outcome::NotRun => "not run (no connection)".to_owned(),
         }

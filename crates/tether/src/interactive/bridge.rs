@@ -86,7 +86,7 @@ impl Bridge<'_> {
         if !typed.is_empty() {
             let _ = keys_tx.send(typed).await;
         }
-        local_term::spawn_stdin_reader(keys_tx);
+        let _reader = local_term::spawn_stdin_reader(keys_tx);
         let mut winch = signal(SignalKind::window_change())?;
         let mut term_sig = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;

@@ -18,6 +18,24 @@ pub struct Remote {
 /// Two hosts, `web01` (127.0.0.2) and `web02` (127.0.0.3), in the
 /// daemon's ssh_config.
 pub fn start(name: &str) -> Option<Remote> {
+    start_hosts(name, &[("web01", "127.0.0.2"), ("web02", "127.0.0.3")])
+}
+
+/// `n` hosts, `node1` (127.0.0.2) to `nodeN`, in the daemon's ssh_config.
+pub fn start_n(name: &str, n: usize) -> Option<Remote> {
+    let hosts: Vec<(String, String)> = (1..=n)
+        .map(|i| (format!("node{i}"), format!("127.0.0.{}", i + 1)))
+        .collect();
+    let refs: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    start_hosts(name, &refs)
+}
+
+/// Hosts `(name, address)`, each on a real sshd, in the daemon's
+/// ssh_config.
+pub fn start_hosts(name: &str, hosts: &[(&str, &str)]) -> Option<Remote> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
         return None;
@@ -26,11 +44,11 @@ pub fn start(name: &str) -> Option<Remote> {
     let ssh = home.0.join(".ssh");
     std::fs::create_dir_all(&ssh).unwrap();
     let key = keygen(&ssh.join("id_test"), "").unwrap();
-    let (port, sshd, known) =
-        fleet(&["127.0.0.2", "127.0.0.3"], &[&key.with_extension("pub")]).unwrap();
+    let ips: Vec<&str> = hosts.iter().map(|(_, ip)| *ip).collect();
+    let (port, sshd, known) = fleet(&ips, &[&key.with_extension("pub")]).unwrap();
     std::fs::write(ssh.join("known_hosts"), known).unwrap();
     let mut config = String::new();
-    for (name, ip) in [("web01", "127.0.0.2"), ("web02", "127.0.0.3")] {
+    for (name, ip) in hosts {
         config.push_str(&format!(
             "Host {name}\n  HostName {ip}\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  IdentityAgent none\n  UserKnownHostsFile {known}\n",
             user = tether_testkit::user(),

@@ -1,0 +1,553 @@
+//! `tether shell -H EXPR`: many nodes, one prompt. Each node has a
+//! persistent shell in the daemon (the engine over SSH, as `tether run
+//! --host`), in a namespace of the session's name, so `!detach` leaves
+//! them all running and `tether shell --attach NAME` comes back to them.
+//! Lines go to the active nodes and their output comes back prefixed by
+//! node (or gathered); `!` commands choose nodes, list them, broadcast,
+//! and attach a full terminal to one node's shell. The pure parts (the
+//! `!` parser, the prompt, the summary) are `tether_cluster::multi`.
+
+mod editor;
+mod nodes;
+mod printer;
+mod runner;
+
+use std::io::IsTerminal;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use tether_cluster::NodeSet;
+use tether_cluster::multi::{self, COMMANDS, Line, Meta, NodeState, Outcome, PromptStyle};
+use tether_daemon::protocol::{ListReply, Request};
+
+use crate::cli::ShellArgs;
+use crate::ssh_opts;
+use nodes::Node;
+use printer::Printer;
+use runner::{Ended, Event};
+
+/// The session's namespace in the daemon.
+fn namespace(name: &str) -> String {
+    format!("shell-{name}")
+}
+
+/// The multi-node session.
+struct MultiShell {
+    name: String,
+    ns: String,
+    nodes: Vec<Node>,
+    names: Vec<String>,
+    gather: bool,
+    color: bool,
+    prefix: char,
+    config: tether_cluster::config::Config,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+}
+
+pub fn run(args: ShellArgs) -> Result<i32> {
+    let config = ssh_opts::load_config(args.config.as_deref())?;
+    let (name, names) = match (&args.attach, &args.hosts, &args.cluster) {
+        (Some(name), None, None) => (name.clone(), existing_nodes(name)?),
+        (None, Some(expr), None) => {
+            let set = config.nodes(expr)?;
+            (args.name.clone().unwrap_or_else(|| set.fold()), set.names())
+        }
+        (None, None, Some(cluster)) => {
+            let (set, _) = config.cluster(cluster)?;
+            (
+                args.name.clone().unwrap_or_else(|| cluster.clone()),
+                set.names(),
+            )
+        }
+        _ => bail!("name the nodes with -H or a cluster with -C, or a session with --attach"),
+    };
+    if names.is_empty() {
+        bail!("the node set names no hosts");
+    }
+    if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+        bail!("--name {name:?}: give a name without '/' or control characters");
+    }
+    let (tx, rx) = mpsc::channel();
+    let mut sh = MultiShell {
+        ns: namespace(&name),
+        name,
+        nodes: names.iter().cloned().map(Node::new).collect(),
+        names,
+        gather: args.gather,
+        color: std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+        prefix: args.prefix,
+        config,
+        tx,
+        rx,
+    };
+    watch_ctrl_c(sh.tx.clone());
+    sh.session_loop()
+}
+
+/// The nodes of an existing multi-node session `name`.
+fn existing_nodes(name: &str) -> Result<Vec<String>> {
+    let mut client = runner::connect(&namespace(name))?;
+    let list: ListReply = client.request(&Request::List { all: false })?;
+    let mut set = NodeSet::new();
+    for s in &list.sessions {
+        set.insert(&s.name);
+    }
+    if set.is_empty() {
+        bail!(
+            "there is no tether shell named {name:?}; start one with `tether shell -H NODES --name {name}`"
+        );
+    }
+    Ok(set.names())
+}
+
+/// Ctrl-C while a line runs (the terminal is not raw then) becomes an
+/// event; at the prompt the editor reads it as a key.
+fn watch_ctrl_c(tx: mpsc::Sender<Event>) {
+    let _ = std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let Ok(mut int) = signal(SignalKind::interrupt()) else {
+                    return;
+                };
+                while int.recv().await.is_some() {
+                    if tx.send(Event::Interrupt).is_err() {
+                        return;
+                    }
+                }
+            });
+        });
+}
+
+/// The history file of session `name`, in the daemon's private directory.
+fn history_file(name: &str) -> Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = tether_daemon::Paths::from_env().dir.join("history");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.join(namespace(name)))
+}
+
+impl MultiShell {
+    fn session_loop(&mut self) -> Result<i32> {
+        let all: Vec<usize> = (0..self.nodes.len()).collect();
+        println!(
+            "tether shell {}: {} nodes ({}); {}help lists the commands",
+            self.name,
+            self.nodes.len(),
+            fold(&self.names),
+            self.prefix
+        );
+        self.execute("true", &all, false);
+        let history = history_file(&self.name)?;
+        let config = rustyline::Config::builder()
+            .auto_add_history(false)
+            .history_ignore_space(true)
+            .max_history_size(10_000)?
+            .build();
+        let mut rl: rustyline::Editor<editor::Complete, FileHistory> =
+            rustyline::Editor::with_config(config)?;
+        rl.set_helper(Some(editor::Complete {
+            prefix: self.prefix,
+            nodes: self.names.clone(),
+        }));
+        let _ = rl.load_history(&history);
+        loop {
+            let prompt = self.prompt();
+            // (The editor keeps what it read past a line, with the
+            // buffer-redux feature: lines typed ahead are not lost.)
+            let line = match rl.readline(&prompt) {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted) => continue,
+                Err(ReadlineError::Eof) => {
+                    if self.confirm_exit(&mut rl)? {
+                        self.close_all();
+                        return Ok(0);
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if !line.trim().is_empty() {
+                let _ = rl.add_history_entry(line.as_str());
+                let _ = rl.save_history(&history);
+            }
+            let parsed = match multi::parse(&line, self.prefix) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("tether: {e}");
+                    continue;
+                }
+            };
+            match parsed {
+                Line::Empty => {}
+                Line::Run(command) => {
+                    let active: Vec<usize> = (0..self.nodes.len())
+                        .filter(|&i| self.nodes[i].selected)
+                        .collect();
+                    self.execute(&command, &active, true);
+                }
+                Line::Meta(meta) => {
+                    if let Some(code) = self.meta(meta)? {
+                        return Ok(code);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A `!` command; `Some(code)` when the session is left.
+    fn meta(&mut self, meta: Meta) -> Result<Option<i32>> {
+        match meta {
+            Meta::List => self.list(),
+            Meta::Use(expr) | Meta::Select(expr) => self.select(&expr),
+            Meta::All => self.nodes.iter_mut().for_each(|n| n.selected = true),
+            Meta::Broadcast(command) => {
+                let all: Vec<usize> = (0..self.nodes.len()).collect();
+                self.execute(&command, &all, true);
+            }
+            Meta::Gather(on) => self.gather = on,
+            Meta::Status => self.status(),
+            Meta::Attach(node) => self.attach(&node),
+            Meta::Help => {
+                for (name, arg, what) in COMMANDS {
+                    let usage = format!("{}{name} {arg}", self.prefix);
+                    println!("  {usage:<18} {what}");
+                }
+                println!(
+                    "  {:<18} make NODE (or a node set) the active nodes",
+                    format!("{}NODE", self.prefix)
+                );
+                println!("  other lines run on the active nodes; Ctrl-C interrupts them there");
+            }
+            Meta::Exit => {
+                self.close_all();
+                return Ok(Some(0));
+            }
+            Meta::Detach => {
+                println!(
+                    "detached; every node's shell keeps running: `tether shell --attach {}` comes back",
+                    self.name
+                );
+                return Ok(Some(0));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs `command` on `targets`; `summary`: print the outcome line.
+    fn execute(&mut self, command: &str, targets: &[usize], summary: bool) {
+        while self.rx.try_recv().is_ok() {}
+        let now = Instant::now();
+        let (go, skipped): (Vec<usize>, Vec<usize>) = targets
+            .iter()
+            .partition(|&&i| self.nodes[i].reachable_now(now));
+        if !skipped.is_empty() {
+            let names: Vec<String> = skipped.iter().map(|&i| self.names[i].clone()).collect();
+            eprintln!(
+                "tether: {} down, not tried until its next retry ({}list says why)",
+                fold(&names),
+                self.prefix
+            );
+        }
+        // A command left running on a node is collected first.
+        let pending: Vec<usize> = go
+            .iter()
+            .copied()
+            .filter(|&i| self.nodes[i].pending())
+            .collect();
+        if !pending.is_empty() {
+            for &i in &pending {
+                runner::start(
+                    self.ns.clone(),
+                    i,
+                    self.names[i].clone(),
+                    None,
+                    self.tx.clone(),
+                );
+            }
+            let mut printer = Printer::new(&self.names, self.color, self.gather);
+            let ends = runner::wait(&self.ns, &self.names, &pending, &self.rx, &mut printer);
+            self.record(ends);
+        }
+        let go: Vec<usize> = go
+            .into_iter()
+            .filter(|&i| {
+                let busy = self.nodes[i].pending();
+                if busy {
+                    eprintln!(
+                        "tether: {} still runs its last command; not sent there ({}attach {} to see it)",
+                        self.names[i], self.prefix, self.names[i]
+                    );
+                }
+                !busy
+            })
+            .collect();
+        if go.is_empty() {
+            return;
+        }
+        for &i in &go {
+            runner::start(
+                self.ns.clone(),
+                i,
+                self.names[i].clone(),
+                Some(command.to_owned()),
+                self.tx.clone(),
+            );
+        }
+        let mut printer = Printer::new(&self.names, self.color, self.gather);
+        let ends = runner::wait(&self.ns, &self.names, &go, &self.rx, &mut printer);
+        let results = self.record(ends);
+        if summary && !results.is_empty() {
+            let named: Vec<(&str, Outcome)> = results
+                .iter()
+                .map(|(i, o)| (self.names[*i].as_str(), o.clone()))
+                .collect();
+            let line = multi::summary(&named);
+            if self.color {
+                println!("\x1b[2m{line}\x1b[0m");
+            } else {
+                println!("{line}");
+            }
+        }
+        for (i, outcome) in &results {
+            if let Outcome::Waiting(program) = outcome {
+                let what = if program.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({program})")
+                };
+                println!(
+                    "{} waits for input{what}: {}attach {} to answer it",
+                    self.names[*i], self.prefix, self.names[*i]
+                );
+            }
+        }
+    }
+
+    /// Takes each node's end into its state; returns the outcomes.
+    fn record(&mut self, ends: Vec<(usize, Option<Ended>)>) -> Vec<(usize, Outcome)> {
+        let now = Instant::now();
+        let mut out = Vec::new();
+        for (i, end) in ends {
+            let node = &mut self.nodes[i];
+            let outcome = match &end {
+                None => Outcome::Running,
+                Some(e) => e.outcome(),
+            };
+            match end {
+                Some(Ended::Result(r)) => {
+                    node.down = None;
+                    if r.cwd.is_some() {
+                        node.cwd = r.cwd;
+                    }
+                    node.last_ms = Some(r.duration_ms);
+                }
+                Some(Ended::Unreachable(why)) if node.failed(why.clone(), now) => {
+                    eprintln!("tether: {}: cannot reach it: {why}", node.name);
+                }
+                Some(Ended::Refused(why) | Ended::Lost(why)) => {
+                    eprintln!("tether: {}: {why}", node.name);
+                }
+                Some(Ended::Unreachable(_)) | None => {}
+            }
+            node.last = Some(outcome.clone());
+            out.push((i, outcome));
+        }
+        out
+    }
+
+    fn prompt(&self) -> String {
+        let states: Vec<(&str, NodeState)> = self
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.state()))
+            .collect();
+        let active: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| n.selected && n.down.is_none())
+            .collect();
+        let cwd = active.first().and_then(|first| {
+            let cwd = first.cwd.as_deref()?;
+            active
+                .iter()
+                .all(|n| n.cwd.as_deref() == Some(cwd))
+                .then_some(cwd)
+        });
+        let failed = active
+            .iter()
+            .filter(|n| {
+                !matches!(
+                    n.last,
+                    None | Some(Outcome::Exit(0) | Outcome::Running | Outcome::Waiting(_))
+                )
+            })
+            .count();
+        multi::render(&states, cwd, failed, &PromptStyle::default())
+    }
+
+    fn list(&self) {
+        let width = self.names.iter().map(String::len).max().unwrap_or(4).max(4);
+        println!(
+            "{:<width$}  {:<8}  {:<5}  {:>8}  CWD",
+            "NODE", "STATE", "LAST", "TIME"
+        );
+        for n in &self.nodes {
+            let state = match n.state() {
+                NodeState::Active => "active",
+                NodeState::Inactive => "inactive",
+                NodeState::Down => "down",
+            };
+            let last = match &n.last {
+                Some(Outcome::Exit(c)) => c.to_string(),
+                Some(Outcome::Running) => "running".into(),
+                Some(Outcome::Waiting(_)) => "waiting".into(),
+                Some(Outcome::Signal(s)) => s.clone(),
+                Some(_) => "-".into(),
+                None => "-".into(),
+            };
+            let time = n
+                .last_ms
+                .map_or_else(|| "-".into(), |ms| format!("{ms} ms"));
+            let cwd = n.cwd.as_deref().unwrap_or("-");
+            print!(
+                "{:<width$}  {state:<8}  {last:<5}  {time:>8}  {cwd}",
+                n.name
+            );
+            if let Some(d) = &n.down {
+                print!("  ({})", d.why);
+            }
+            println!();
+        }
+    }
+
+    fn status(&self) {
+        let pick = |f: &dyn Fn(&Node) -> bool| -> String {
+            let names: Vec<String> = self
+                .nodes
+                .iter()
+                .filter(|n| f(n))
+                .map(|n| n.name.clone())
+                .collect();
+            if names.is_empty() {
+                "none".into()
+            } else {
+                fold(&names)
+            }
+        };
+        println!("session {} (daemon namespace {})", self.name, self.ns);
+        println!("  nodes:   {} ({})", fold(&self.names), self.nodes.len());
+        println!("  active:  {}", pick(&|n| n.selected));
+        println!("  down:    {}", pick(&|n| n.down.is_some()));
+        println!("  running: {}", pick(&|n| n.pending()));
+        println!("  gather:  {}", if self.gather { "on" } else { "off" });
+    }
+
+    fn select(&mut self, expr: &str) {
+        let set = match self.config.nodes(expr) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("tether: {e:#}");
+                return;
+            }
+        };
+        let unknown: Vec<String> = set
+            .names()
+            .into_iter()
+            .filter(|n| !self.names.contains(n))
+            .collect();
+        if !unknown.is_empty() {
+            eprintln!(
+                "tether: {} not in this session (its nodes: {})",
+                fold(&unknown),
+                fold(&self.names)
+            );
+            return;
+        }
+        for n in &mut self.nodes {
+            n.selected = set.contains(&n.name);
+        }
+    }
+
+    fn attach(&mut self, node: &str) {
+        if !self.names.iter().any(|n| n == node) {
+            eprintln!(
+                "tether: {node} is not in this session (its nodes: {})",
+                fold(&self.names)
+            );
+            return;
+        }
+        println!("attaching to {node}'s shell; ~. comes back here");
+        let args = crate::cli::AttachArgs {
+            session: format!("{}/{node}", self.ns),
+        };
+        if let Err(e) = crate::attach_cmd::run(args) {
+            eprintln!("tether: {e:#}");
+        }
+    }
+
+    fn confirm_exit(
+        &self,
+        rl: &mut rustyline::Editor<editor::Complete, FileHistory>,
+    ) -> Result<bool> {
+        let busy: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| n.pending())
+            .map(|n| n.name.clone())
+            .collect();
+        if busy.is_empty() {
+            return Ok(true);
+        }
+        let question = format!(
+            "{} still run a command; exit and close every node's shell? [y/N] ",
+            fold(&busy)
+        );
+        Ok(match rl.readline(&question) {
+            Ok(answer) => matches!(answer.trim(), "y" | "Y" | "yes"),
+            Err(_) => true,
+        })
+    }
+
+    /// `!exit`: every node's shell closed.
+    fn close_all(&self) {
+        let threads: Vec<_> = self
+            .names
+            .iter()
+            .map(|n| {
+                let (ns, session) = (self.ns.clone(), n.clone());
+                std::thread::spawn(move || {
+                    let _ =
+                        runner::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
+                })
+            })
+            .collect();
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The folded node set of `names`.
+fn fold(names: &[String]) -> String {
+    let mut set = NodeSet::new();
+    for n in names {
+        set.insert(n);
+    }
+    set.fold()
+}

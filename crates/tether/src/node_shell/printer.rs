@@ -1,0 +1,112 @@
+//! Output of many nodes on one terminal: each line prefixed with its node
+//! (a colour per node unless `NO_COLOR`), whole lines only, so two nodes
+//! never interleave inside a line; or, gathered, identical outputs folded
+//! under one node set at the end (as `clush -b`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use tether_cluster::NodeSet;
+
+const PALETTE: [&str; 6] = [
+    "\x1b[36m", "\x1b[33m", "\x1b[35m", "\x1b[32m", "\x1b[34m", "\x1b[31m",
+];
+
+/// Prints the nodes' output for one line.
+pub struct Printer {
+    names: Vec<String>,
+    width: usize,
+    color: bool,
+    gather: bool,
+    partial: Vec<String>,
+    whole: Vec<String>,
+}
+
+impl Printer {
+    /// A printer for nodes `names` (indexes as in events).
+    pub fn new(names: &[String], color: bool, gather: bool) -> Printer {
+        Printer {
+            width: names.iter().map(String::len).max().unwrap_or(0),
+            names: names.to_vec(),
+            color,
+            gather,
+            partial: vec![String::new(); names.len()],
+            whole: vec![String::new(); names.len()],
+        }
+    }
+
+    /// Output of node `i`.
+    pub fn output(&mut self, i: usize, text: &str) {
+        if self.gather {
+            self.whole[i].push_str(text);
+            return;
+        }
+        self.partial[i].push_str(text);
+        let Some(cut) = self.partial[i].rfind('\n') else {
+            return;
+        };
+        let lines: String = self.partial[i].drain(..=cut).collect();
+        let mut out = std::io::stdout().lock();
+        for line in lines.lines() {
+            let _ = writeln!(out, "{}{line}", self.prefix(i));
+        }
+        let _ = out.flush();
+    }
+
+    /// Node `i` is done: its last partial line is printed.
+    pub fn done(&mut self, i: usize) {
+        if self.gather || self.partial[i].is_empty() {
+            return;
+        }
+        let rest = std::mem::take(&mut self.partial[i]);
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}{rest}", self.prefix(i));
+        let _ = out.flush();
+    }
+
+    /// Gathered: every node's output, identical ones folded, in the
+    /// order of their first node.
+    pub fn finish(&mut self) {
+        if !self.gather {
+            return;
+        }
+        let mut order: Vec<&str> = Vec::new();
+        let mut groups: BTreeMap<&str, NodeSet> = BTreeMap::new();
+        for (name, text) in self.names.iter().zip(&self.whole) {
+            if !groups.contains_key(text.as_str()) {
+                order.push(text);
+            }
+            groups.entry(text).or_default().insert(name);
+        }
+        let mut out = std::io::stdout().lock();
+        for text in order {
+            let Some(nodes) = groups.get(text) else {
+                continue;
+            };
+            if text.is_empty() {
+                continue;
+            }
+            let header = format!("{} ({})", nodes.fold(), nodes.len());
+            let rule = "-".repeat(header.chars().count().min(72));
+            let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+            let _ = write!(out, "{text}");
+            if !text.ends_with('\n') {
+                let _ = writeln!(out);
+            }
+        }
+        let _ = out.flush();
+        for w in &mut self.whole {
+            w.clear();
+        }
+    }
+
+    fn prefix(&self, i: usize) -> String {
+        let name = &self.names[i];
+        if self.color {
+            let c = PALETTE[i % PALETTE.len()];
+            format!("{c}{name:<w$}\x1b[0m: ", w = self.width)
+        } else {
+            format!("{name:<w$}: ", w = self.width)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! One line on many nodes: a thread per node asks the daemon to run it in
+//! that node's persistent shell, and streams what it prints (a command
+//! still running after [`STEP`] is followed with `read` every [`STEP`]);
+//! the caller's thread prints and waits. Ctrl-C interrupts the command on
+//! every node still running it (the engine's INT, on connections of their
+//! own, so it acts at once); a second Ctrl-C leaves them running and
+//! returns to the prompt.
+
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Duration;
+
+use tether_cluster::multi::Outcome;
+use tether_daemon::protocol::{Create, FailureKind, OnTimeout, Request, ShellResult, Status};
+use tether_daemon::{Client, DaemonError, Paths};
+
+use super::printer::Printer;
+use crate::daemon_cmd;
+
+/// How long a call waits before it returns what was printed so far.
+pub const STEP: Duration = Duration::from_millis(500);
+/// Most characters of output one call returns.
+const OUTPUT_LIMIT: usize = 4 << 20;
+
+/// What the node threads (and Ctrl-C) tell the printing thread.
+pub enum Event {
+    /// Output of node `i`.
+    Output(usize, String),
+    /// Node `i` is done.
+    Done(usize, Ended),
+    /// Ctrl-C.
+    Interrupt,
+}
+
+/// How a node's part of a line ended.
+#[derive(Clone, Debug)]
+pub enum Ended {
+    /// The daemon's last answer.
+    Result(Box<ShellResult>),
+    /// The node could not be reached (its shell could not start).
+    Unreachable(String),
+    /// The daemon refused the call (shown as it said).
+    Refused(String),
+    /// The daemon went away while the call was in flight: whether the
+    /// command finished is unknown.
+    Lost(String),
+}
+
+impl Ended {
+    /// The summary's outcome.
+    pub fn outcome(&self) -> Outcome {
+        let Ended::Result(r) = self else {
+            return match self {
+                Ended::Lost(_) => Outcome::Lost,
+                _ => Outcome::NotRun,
+            };
+        };
+        match (r.status, &r.signal, r.exit_code) {
+            (Status::Running, _, _) => Outcome::Running,
+            (Status::WaitingForInput, _, _) => Outcome::Waiting(
+                r.foreground
+                    .as_ref()
+                    .map_or_else(String::new, |f| f.command.clone()),
+            ),
+            (Status::IncompleteInput, _, _) => Outcome::Incomplete,
+            (_, Some(sig), _) => Outcome::Signal(sig.trim_start_matches("SIG").to_owned()),
+            (Status::Exited | Status::TimedOut, None, Some(code)) => Outcome::Exit(code),
+            _ => Outcome::ShellExited,
+        }
+    }
+}
+
+/// A connection in the multi-node session's namespace.
+pub fn connect(namespace: &str) -> Result<Client, DaemonError> {
+    let hello = tether_daemon::client::hello(&daemon_cmd::me(), Some(namespace.to_owned()), false);
+    Client::connect_or_start(&Paths::from_env(), &hello, &daemon_cmd::launch)
+}
+
+fn call(namespace: &str, request: &Request) -> Result<ShellResult, DaemonError> {
+    connect(namespace)?.request(request)
+}
+
+/// How a failed call ended: the engine could not start the shell there
+/// (the node is down), the daemon refused it, or the daemon went away.
+fn failed(e: DaemonError) -> Ended {
+    match e {
+        DaemonError::Refused(f) if f.kind == FailureKind::Engine => Ended::Unreachable(f.message),
+        DaemonError::Refused(f) => Ended::Refused(f.message),
+        other => Ended::Lost(other.to_string()),
+    }
+}
+
+/// Runs `command` on node `i` (`name`), streaming events to `tx`; no
+/// command: collects the rest of one left running there.
+pub fn start(
+    namespace: String,
+    i: usize,
+    name: String,
+    command: Option<String>,
+    tx: Sender<Event>,
+) {
+    std::thread::spawn(move || {
+        let first = match command {
+            Some(command) => Request::Run {
+                session: name.clone(),
+                command,
+                host: Some(name.clone()),
+                timeout_s: STEP.as_secs_f64(),
+                on_timeout: OnTimeout::Keep,
+                output_limit: OUTPUT_LIMIT,
+                workdir: None,
+                create: Create::default(),
+                stdin: None,
+            },
+            None => Request::Read {
+                session: name.clone(),
+                wait_s: 0.0,
+            },
+        };
+        let mut request = first;
+        loop {
+            let r = match call(&namespace, &request) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Event::Done(i, failed(e)));
+                    return;
+                }
+            };
+            if !r.output.is_empty() && tx.send(Event::Output(i, r.output.clone())).is_err() {
+                return;
+            }
+            if r.status != Status::Running {
+                let _ = tx.send(Event::Done(i, Ended::Result(Box::new(r))));
+                return;
+            }
+            request = Request::Read {
+                session: name.clone(),
+                wait_s: STEP.as_secs_f64(),
+            };
+        }
+    });
+}
+
+/// Sends INT to node `name`'s command, on a connection of its own.
+fn interrupt(namespace: String, name: String) {
+    std::thread::spawn(move || {
+        let _ = connect(&namespace).and_then(|mut c| {
+            c.call(&Request::Signal {
+                session: name,
+                signal: "INT".into(),
+            })
+        });
+    });
+}
+
+/// Waits for every node in `targets` (indexes into `names`), printing
+/// what they print. Returns each target's end, `None` for a node left
+/// running after a second Ctrl-C.
+pub fn wait(
+    namespace: &str,
+    names: &[String],
+    targets: &[usize],
+    rx: &Receiver<Event>,
+    printer: &mut Printer,
+) -> Vec<(usize, Option<Ended>)> {
+    let mut ends: Vec<(usize, Option<Ended>)> = targets.iter().map(|&i| (i, None)).collect();
+    let mut left = targets.len();
+    let mut interrupts = 0;
+    while left > 0 {
+        let Ok(ev) = rx.recv() else { break };
+        match ev {
+            Event::Output(i, text) => printer.output(i, &text),
+            Event::Done(i, ended) => {
+                printer.done(i);
+                if let Some(slot) = ends.iter_mut().find(|(j, e)| *j == i && e.is_none()) {
+                    slot.1 = Some(ended);
+                    left -= 1;
+                }
+            }
+            Event::Interrupt => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    eprintln!(
+                        "tether: left running on the nodes still busy; the next line collects them (!list shows them)"
+                    );
+                    break;
+                }
+                eprintln!("tether: interrupting (Ctrl-C again to leave the commands running)");
+                for (i, end) in &ends {
+                    if end.is_none() {
+                        interrupt(namespace.to_owned(), names[*i].clone());
+                    }
+                }
+            }
+        }
+    }
+    printer.finish();
+    ends
+}

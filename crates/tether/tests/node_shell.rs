@@ -1,0 +1,169 @@
+//! `tether shell` against 5 real sshd nodes, driven as a person drives it:
+//! tether in a PTY, lines typed, the screen read. Per-node output and exit
+//! codes, choosing nodes, broadcast, gather, Ctrl-C on every node, a node
+//! waiting for input answered through `!attach`, a node whose link dies,
+//! and `!detach` then `--attach` with cwd and history kept.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Person;
+use common::remote::{Remote, start_n};
+use tether_transport::{ExitInfo, Terminal};
+
+fn shell(r: &Remote, args: &[&str]) -> Person {
+    let mut all = vec!["shell"];
+    all.extend_from_slice(args);
+    Person::spawn(
+        &all,
+        &r.daemon,
+        &[
+            ("HOME", r.home.0.display().to_string()),
+            ("NO_COLOR", "1".into()),
+        ],
+    )
+}
+
+/// Types a line.
+fn line(p: &Person, text: &str) {
+    p.pty.write(format!("{text}\r").into_bytes()).unwrap();
+}
+
+/// What was shown after the last time `mark` was.
+fn since(p: &Person, mark: &str) -> String {
+    let text = p.text();
+    let at = text.rfind(mark).expect("the mark");
+    text[at..].to_owned()
+}
+
+#[test]
+fn lines_run_on_the_active_nodes_with_their_output_and_codes() {
+    let Some(r) = start_n("nshell-basic", 5) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-5]"]);
+    p.sees("[● node1 ● node2 ● node3 ● node4 ● node5]");
+    line(&p, "echo hi-$((6*7))");
+    for n in 1..=5 {
+        p.sees(&format!("node{n}: hi-42"));
+    }
+    p.sees("node[1-5]: 0");
+    // Choose two, move them elsewhere; the others stay.
+    line(&p, "!use node[1-2]");
+    p.sees("[● node1 ● node2 ○ node3 ○ node4 ○ node5]");
+    line(&p, "cd /tmp && pwd");
+    p.sees("node2: /tmp");
+    p.sees("node[1-2]: 0");
+    line(&p, "!all");
+    line(&p, "!list");
+    p.sees("CWD");
+    wait_lines(&p, "!list", &["node1 ", "/tmp"]);
+    // A failure on one node: the summary folds, the prompt says so.
+    line(&p, "!node3");
+    p.sees("[○ node1 ○ node2 ● node3 ○ node4 ○ node5]");
+    line(&p, "exit_with() { return $1; }; exit_with 3");
+    p.sees("node3: 3");
+    p.sees("(1 failed)$ ");
+    // Broadcast goes everywhere, whatever is active.
+    line(&p, "!broadcast pwd");
+    p.sees("node1: /tmp");
+    p.sees("node5: /");
+    p.sees("node[1-5]: 0");
+    // Gathered: one block for identical outputs.
+    line(&p, "!gather on");
+    line(&p, "!all");
+    line(&p, "echo same");
+    p.sees("node[1-5] (5)");
+    line(&p, "!gather off");
+    // Mistakes are explained, not run.
+    line(&p, "!frobnicate now");
+    p.sees("!frobnicate is not a command");
+    line(&p, "!use node9");
+    p.sees("node9 not in this session");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+/// Waits until one line shown after the last `mark` holds all of `parts`.
+fn wait_lines(p: &Person, mark: &str, parts: &[&str]) {
+    common::wait_for(20, &format!("a line with {parts:?}"), || {
+        since(p, mark)
+            .lines()
+            .any(|l| parts.iter().all(|x| l.contains(x)))
+            .then_some(())
+    });
+}
+
+#[test]
+fn ctrl_c_interrupts_every_node_and_the_next_line_runs() {
+    let Some(r) = start_n("nshell-int", 5) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-5]"]);
+    p.sees("node[1-5]");
+    p.sees("]");
+    line(&p, "echo start; sleep 100");
+    for n in 1..=5 {
+        p.sees(&format!("node{n}: start"));
+    }
+    p.pty.write(b"\x03".to_vec()).unwrap();
+    p.sees("interrupting");
+    p.sees("node[1-5]: signal INT");
+    line(&p, "echo after-$((1+1))");
+    p.sees("node5: after-2");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+#[test]
+fn a_node_waiting_for_input_is_answered_through_attach() {
+    let Some(r) = start_n("nshell-wait", 3) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-3]"]);
+    p.sees("[● node1 ● node2 ● node3]");
+    line(&p, "!node2");
+    line(&p, "read -r answer; echo got-$answer");
+    p.sees("node2 waits for input");
+    line(&p, "!attach node2");
+    p.sees("~. comes back here");
+    p.pty.write(b"yes\r".to_vec()).unwrap();
+    p.sees("got-yes");
+    p.pty.write(b"~.".to_vec()).unwrap();
+    p.sees("[detached");
+    // Back at the prompt; the node's finished command is collected.
+    line(&p, "echo next");
+    p.sees("node2: next");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+#[test]
+fn detach_then_attach_keeps_every_shell_and_the_history() {
+    let Some(r) = start_n("nshell-detach", 3) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-3]", "--name", "ops"]);
+    p.sees("[● node1 ● node2 ● node3]");
+    line(&p, "cd /tmp; export MARK=kept-1");
+    p.sees("node[1-3]: 0");
+    line(&p, "!detach");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+    p.sees("tether shell --attach ops");
+
+    let p = shell(&r, &["--attach", "ops"]);
+    p.sees("[● node1 ● node2 ● node3] /tmp$ ");
+    line(&p, "echo $MARK");
+    p.sees("node3: kept-1");
+    // The history came back: Up three times is the first line typed
+    // before detaching.
+    p.pty.write(b"\x1b[A\x1b[A\x1b[A".to_vec()).unwrap();
+    p.sees("cd /tmp; export MARK=kept-1");
+    p.pty.write(b"\x15!exit\r".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+    // Closed: nothing to come back to.
+    let out = r.tether(&["shell", "--attach", "ops"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tether shell named"));
+}

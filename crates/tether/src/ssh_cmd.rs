@@ -23,7 +23,7 @@ use crate::ssh_opts;
 /// What `~?` prints, for the escape character `e`.
 fn escape_help(e: char) -> String {
     format!(
-        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
+        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}^Z suspend tether (fg resumes)\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
     )
 }
 

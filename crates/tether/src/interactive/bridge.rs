@@ -179,6 +179,16 @@ impl Bridge<'_> {
                     let help = self.settings.escape_help.clone();
                     self.term.write(help.as_bytes())?;
                 }
+                Keyed::Suspend => {
+                    self.term.suspend("\r\n[suspend tether]\r\n");
+                    let stopped = local_term::stop_until_continued();
+                    self.term.resume()?;
+                    stopped?;
+                    // A resize while stopped was not seen (the signal goes
+                    // to the foreground job): send the size now.
+                    let (rows, cols) = local_term::size();
+                    let _ = self.to_far.send(ToFar::Resize { rows, cols }).await;
+                }
                 Keyed::Detach => {
                     let _ = self.to_far.send(ToFar::Detach).await;
                     return Ok(Some((

@@ -54,7 +54,11 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     };
     let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
     ssh_opts::check_ssh_config(&ov, &spec.host)?;
-    let (target, opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    // A dead link is noticed within the keepalive budget, not only when
+    // the person next types.
+    opts.keepalive
+        .get_or_insert(tether_cluster::pool::DEFAULT_KEEPALIVE);
     let escape = escape_char(&args.escape)?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -1,6 +1,7 @@
 //! `tether ssh web01` on a terminal, end to end against real sshd, as a
-//! person uses it (started by a shell with job control in a PTY): `~^Z`
-//! with `fg`.
+//! person uses it (tether in a PTY of its own, or started by a shell with
+//! job control in one): `~^Z` with `fg`, and a dead link noticed by
+//! keepalive while nothing is typed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +12,13 @@ use std::time::{Duration, Instant};
 use common::remote::{Remote, start};
 use common::{Person, TETHER, wait_for};
 use tether_transport::{ExitInfo, TermSize, Terminal};
+
+/// `tether ssh ARGS` in a PTY of its own, as a person runs it.
+fn person(r: &Remote, args: &[&str]) -> Person {
+    let mut all = vec!["ssh"];
+    all.extend_from_slice(args);
+    Person::spawn(&all, &r.daemon, &[("HOME", r.home.0.display().to_string())])
+}
 
 /// How much the person has seen so far (an offset for [`since`]).
 fn mark(p: &Person) -> usize {
@@ -170,4 +178,48 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))
         .find(|p| p.is_file())
+}
+
+/// A process stopped for a test, killed when the test ends however it
+/// ends.
+struct Stopped(nix::unistd::Pid);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+#[test]
+fn a_dead_link_is_noticed_by_keepalive_with_nothing_typed() {
+    let Some(r) = start("ssh-term-keepalive") else {
+        return;
+    };
+    let p = person(
+        &r,
+        &[
+            "-o",
+            "ServerAliveInterval=1",
+            "-o",
+            "ServerAliveCountMax=2",
+            "web01",
+        ],
+    );
+    ready(&p);
+    // The remote shell's parent is the sshd process serving this
+    // connection: stopped, it answers nothing, as over a dead link.
+    let from = mark(&p);
+    typed(&p, "echo pid=$((PPID+0))=\r");
+    let pid: i32 = wait_for(20, "the sshd pid", || {
+        let t = since(&p, from);
+        t.match_indices("pid=").find_map(|(i, _)| {
+            let rest = &t[i + 4..];
+            rest[..rest.find('=')?].parse().ok()
+        })
+    });
+    let sshd = Stopped(nix::unistd::Pid::from_raw(pid));
+    nix::sys::signal::kill(sshd.0, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(255), "{:?}", p.text());
+    p.sees("tether: the connection was lost (web01)");
+    assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
 }

@@ -11,6 +11,9 @@ use tokio::sync::mpsc;
 
 use crate::local_term::{self, LocalTerminal};
 
+/// Why the bridge ended when the far end went away without a word.
+pub const LOST: &str = "the connection was lost";
+
 /// How long a lone ESC (or another partial sequence) is held to see
 /// whether it is part of a longer sequence.
 const PARTIAL_HOLD: Duration = Duration::from_millis(20);
@@ -113,7 +116,7 @@ impl Bridge<'_> {
                         None => self.term.write(&bytes)?,
                     },
                     Some(FarEvent::Ended { code, why }) => return Ok((code, why)),
-                    None => return Ok((255, "the connection was lost".into())),
+                    None => return Ok((255, LOST.into())),
                 },
                 k = keys.recv() => {
                     let Some(input) = k else {
@@ -172,7 +175,7 @@ impl Bridge<'_> {
             match keyed {
                 Keyed::Send(bytes) => {
                     if self.to_far.send(ToFar::Input(bytes)).await.is_err() {
-                        return Ok(Some((255, "the connection was lost".into())));
+                        return Ok(Some((255, LOST.into())));
                     }
                 }
                 Keyed::Help => {

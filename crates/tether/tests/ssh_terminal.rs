@@ -1,12 +1,15 @@
 //! `tether ssh web01` on a terminal, end to end against real sshd, as a
 //! person uses it (tether in a PTY of its own, or started by a shell with
-//! job control in one): `~^Z` with `fg`, and a dead link noticed by
-//! keepalive while nothing is typed.
+//! job control in one): exit statuses, resizes, a large paste, full-screen
+//! programs, function keys, the escapes (`~?`, `~~`, `~^Z` with `fg`), and
+//! a dead link noticed by keepalive while nothing is typed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::remote::{Remote, start};
@@ -61,6 +64,16 @@ fn ready(p: &Person) {
     sees_after(p, from, "ready-42", 20);
 }
 
+/// A prompt of our own in the remote shell, so its return after a program
+/// can be waited for (computed, so the typed line's echo does not count).
+fn own_prompt(p: &Person) {
+    let from = mark(p);
+    typed(p, "PS1='rp$((1))> '\r");
+    sees_after(p, from, PROMPT, 20);
+}
+
+const PROMPT: &str = "rp1> ";
+
 /// The remote terminal's size as `stty size` prints it (`n` tells this
 /// question's answer from others').
 fn remote_size(p: &Person, n: u32) -> String {
@@ -90,6 +103,197 @@ fn remote_size_becomes(p: &Person, want: &str) {
         }
     }
     panic!("the remote size stayed {last:?}, wanted {want:?}");
+}
+
+#[test]
+fn exit_status_zero_seven_or_a_signal_is_tethers() {
+    let Some(r) = start("ssh-term-exit") else {
+        return;
+    };
+    for (line, code) in [("exit 0", 0), ("exit 7", 7)] {
+        let p = person(&r, &["web01"]);
+        ready(&p);
+        typed(&p, &format!("{line}\r"));
+        assert_eq!(p.exit(), ExitInfo::Code(code), "{line}: {:?}", p.text());
+        assert!(!p.text().contains("tether:"), "{line}: {:?}", p.text());
+    }
+    // The remote shell killed: 128 + 9, and a line saying what happened.
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    typed(&p, "kill -KILL $$\r");
+    assert_eq!(p.exit(), ExitInfo::Code(137));
+    p.sees("tether: the remote program ended by signal 9 (web01)");
+    assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
+}
+
+#[test]
+fn a_resize_reaches_the_remote_terminal() {
+    let Some(r) = start("ssh-term-resize") else {
+        return;
+    };
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    assert_eq!(remote_size(&p, 0), "24 80");
+    p.pty
+        .resize(TermSize {
+            rows: 40,
+            cols: 120,
+        })
+        .unwrap();
+    remote_size_becomes(&p, "40 120");
+    typed(&p, "exit\r");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+/// `lines` lines of 76 base64 characters (pseudo-random, the same each
+/// run), each ending in `end`.
+fn base64_lines(lines: usize, end: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut out = String::with_capacity(lines * (77 + end.len()));
+    for _ in 0..lines {
+        for _ in 0..76 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            out.push(char::from(ALPHABET[(x >> 58) as usize]));
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+fn sha256(data: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_one_mebibyte_paste_arrives_whole() {
+    let Some(r) = start("ssh-term-paste") else {
+        return;
+    };
+    let file = r.home.0.join("pasted");
+    // 13,618 lines of 77 bytes: just over 1 MiB. A terminal pastes a
+    // newline as CR; the remote terminal turns it back (ICRNL).
+    let lines = (1 << 20) / 77 + 1;
+    let paste = base64_lines(lines, "\r");
+    let want = sha256(base64_lines(lines, "\n").as_bytes());
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    let from = mark(&p);
+    typed(
+        &p,
+        &format!("stty -echo; echo cat-$((1+1)); cat > {}\r", file.display()),
+    );
+    sees_after(&p, from, "cat-2", 20);
+    for chunk in paste.as_bytes().chunks(16 * 1024) {
+        p.pty.write(chunk.to_vec()).unwrap();
+    }
+    // Ctrl-D at the start of a line ends cat's input.
+    p.pty.write(b"\x04".to_vec()).unwrap();
+    let from = mark(&p);
+    typed(&p, &format!("stty echo; sha256sum {}\r", file.display()));
+    let seen = wait_for(120, "the remote checksum", || {
+        let t = since(&p, from);
+        t.split_whitespace()
+            .find(|w| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_owned)
+    });
+    assert_eq!(seen, want, "the paste arrived changed");
+    typed(&p, "exit\r");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+#[test]
+fn less_and_vim_exit_back_to_a_working_prompt() {
+    let Some(r) = start("ssh-term-fullscreen") else {
+        return;
+    };
+    let file = r.home.0.join("lines.txt");
+    let text: String = (1..=200).map(|i| format!("line-{i:03}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    own_prompt(&p);
+    let from = mark(&p);
+    typed(&p, &format!("less {}\r", file.display()));
+    sees_after(&p, from, "line-020", 20);
+    let from = mark(&p);
+    typed(&p, "q");
+    sees_after(&p, from, PROMPT, 20);
+    typed(&p, "echo after-less-$((2+3))\r");
+    sees_after(&p, from, "after-less-5", 20);
+    let from = mark(&p);
+    typed(&p, &format!("vim -u NONE -N {}\r", file.display()));
+    sees_after(&p, from, "line-020", 20);
+    let from = mark(&p);
+    typed(&p, ":q!\r");
+    sees_after(&p, from, PROMPT, 20);
+    typed(&p, "echo after-vim-$((3+4))\r");
+    sees_after(&p, from, "after-vim-7", 20);
+    typed(&p, "exit 3\r");
+    assert_eq!(p.exit(), ExitInfo::Code(3));
+}
+
+#[test]
+fn shift_and_ctrl_f3_reach_the_remote_program_whole() {
+    let Some(r) = start("ssh-term-keys") else {
+        return;
+    };
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    let from = mark(&p);
+    // Echo off: only what cat -v prints is seen, not the terminal's echo.
+    typed(&p, "stty -echo; echo cat-$((1+1)); cat -v\r");
+    sees_after(&p, from, "cat-2", 20);
+    // Shift-F3 is `CSI 1;2R`, shaped like a cursor position report.
+    typed(&p, "k1\x1b[1;2Rk\r");
+    sees_after(&p, from, "k1^[[1;2Rk", 20);
+    typed(&p, "k2\x1b[1;5Rk\r");
+    sees_after(&p, from, "k2^[[1;5Rk", 20);
+    typed(&p, "\x04stty echo\rexit\r");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+#[test]
+fn tilde_question_shows_the_escapes_and_a_doubled_tilde_sends_one() {
+    let Some(r) = start("ssh-term-escapes") else {
+        return;
+    };
+    let p = person(&r, &["web01"]);
+    ready(&p);
+    let from = mark(&p);
+    typed(&p, "\r~?");
+    let help = sees_after(&p, from, "~?  this help", 20);
+    for line in [
+        "Supported escape sequences:",
+        "~.  disconnect",
+        "~^Z suspend tether",
+        "~~  send one ~",
+    ] {
+        assert!(help.contains(line), "no {line:?} in {help:?}");
+    }
+    // `~~` at the start of a line: one `~` reaches the remote (typed once
+    // `read` reads, or the shell's line editor would take it ahead).
+    let from = mark(&p);
+    typed(&p, "echo go-$((1+1)); read v\r");
+    sees_after(&p, from, "go-2", 20);
+    typed(&p, "~~z\recho \"[$v]\"\r");
+    let seen = sees_after(&p, from, "]\r\n", 20);
+    assert!(seen.contains("[~z]"), "{seen:?}");
+    typed(&p, "exit\r");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
 }
 
 /// A shell with job control (`shell ARGS`) in the person's PTY, with HOME

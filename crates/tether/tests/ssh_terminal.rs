@@ -183,7 +183,6 @@ fn a_one_mebibyte_paste_arrives_whole() {
     let Some(r) = start("ssh-term-paste") else {
         return;
     };
-    let file = r.home.0.join("pasted");
     // 13,618 lines of 77 bytes: just over 1 MiB. A terminal pastes a
     // newline as CR; the remote terminal turns it back (ICRNL).
     let lines = (1 << 20) / 77 + 1;
@@ -192,9 +191,10 @@ fn a_one_mebibyte_paste_arrives_whole() {
     let p = person(&r, &["web01"]);
     ready(&p);
     let from = mark(&p);
+    // A file the remote user makes (it may not be us).
     typed(
         &p,
-        &format!("stty -echo; echo cat-$((1+1)); cat > {}\r", file.display()),
+        "f=$(mktemp); stty -echo; echo cat-$((1+1)); cat > \"$f\"\r",
     );
     sees_after(&p, from, "cat-2", 20);
     for chunk in paste.as_bytes().chunks(16 * 1024) {
@@ -203,7 +203,7 @@ fn a_one_mebibyte_paste_arrives_whole() {
     // Ctrl-D at the start of a line ends cat's input.
     p.pty.write(b"\x04".to_vec()).unwrap();
     let from = mark(&p);
-    typed(&p, &format!("stty echo; sha256sum {}\r", file.display()));
+    typed(&p, "stty echo; sha256sum \"$f\"; rm -f \"$f\"\r");
     let seen = wait_for(120, "the remote checksum", || {
         let t = since(&p, from);
         t.split_whitespace()
@@ -220,14 +220,14 @@ fn less_and_vim_exit_back_to_a_working_prompt() {
     let Some(r) = start("ssh-term-fullscreen") else {
         return;
     };
-    let file = r.home.0.join("lines.txt");
-    let text: String = (1..=200).map(|i| format!("line-{i:03}\n")).collect();
-    std::fs::write(&file, text).unwrap();
     let p = person(&r, &["web01"]);
     ready(&p);
     own_prompt(&p);
     let from = mark(&p);
-    typed(&p, &format!("less {}\r", file.display()));
+    typed(
+        &p,
+        "f=$(mktemp); seq -f 'line-%03g' 200 > \"$f\"; less \"$f\"\r",
+    );
     sees_after(&p, from, "line-020", 20);
     let from = mark(&p);
     typed(&p, "q");
@@ -235,14 +235,14 @@ fn less_and_vim_exit_back_to_a_working_prompt() {
     typed(&p, "echo after-less-$((2+3))\r");
     sees_after(&p, from, "after-less-5", 20);
     let from = mark(&p);
-    typed(&p, &format!("vim -u NONE -N {}\r", file.display()));
+    typed(&p, "vim -u NONE -N \"$f\"\r");
     sees_after(&p, from, "line-020", 20);
     let from = mark(&p);
     typed(&p, ":q!\r");
     sees_after(&p, from, PROMPT, 20);
     typed(&p, "echo after-vim-$((3+4))\r");
     sees_after(&p, from, "after-vim-7", 20);
-    typed(&p, "exit 3\r");
+    typed(&p, "rm -f \"$f\"; exit 3\r");
     assert_eq!(p.exit(), ExitInfo::Code(3));
 }
 

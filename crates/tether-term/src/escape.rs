@@ -1,7 +1,8 @@
 //! The ssh-style escape of a person's keyboard input: `~` typed at the
-//! start of a line begins an escape. `~.` detaches, `~?` asks for help,
-//! `~~` sends one `~`; `~` followed by anything else sends both bytes. A
-//! line starts at the beginning and after Enter (CR or LF).
+//! start of a line begins an escape. `~.` detaches, `~^Z` (Ctrl-Z) suspends,
+//! `~?` asks for help, `~~` sends one `~`; `~` followed by anything else
+//! sends both bytes. A line starts at the beginning and after Enter (CR or
+//! LF).
 
 /// What the person's input means.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,10 +13,15 @@ pub enum Keyed {
     Detach,
     /// `~?`: list the escapes.
     Help,
+    /// `~^Z`: suspend (stop tether as Ctrl-Z stops a program, until `fg`).
+    Suspend,
 }
 
+/// Ctrl-Z, which after the escape character suspends.
+const CTRL_Z: u8 = 0x1a;
+
 /// The help text for `~?` (CRLF line ends, for a terminal in raw mode).
-pub const ESCAPE_HELP: &str = "\r\nSupported escape sequences:\r\n ~.  detach (the session keeps running)\r\n ~?  this help\r\n ~~  send one ~\r\n";
+pub const ESCAPE_HELP: &str = "\r\nSupported escape sequences:\r\n ~.  detach (the session keeps running)\r\n ~^Z suspend tether (fg resumes)\r\n ~?  this help\r\n ~~  send one ~\r\n";
 
 /// Splits input into bytes to send and escapes, across reads.
 #[derive(Clone, Debug)]
@@ -65,14 +71,14 @@ impl EscapeScanner {
             if self.tilde {
                 self.tilde = false;
                 match b {
-                    b'.' | b'?' => {
+                    b'.' | b'?' | CTRL_Z => {
                         if !bytes.is_empty() {
                             out.push(Keyed::Send(std::mem::take(&mut bytes)));
                         }
-                        out.push(if b == b'.' {
-                            Keyed::Detach
-                        } else {
-                            Keyed::Help
+                        out.push(match b {
+                            b'.' => Keyed::Detach,
+                            b'?' => Keyed::Help,
+                            _ => Keyed::Suspend,
                         });
                         continue;
                     }
@@ -133,6 +139,26 @@ mod tests {
         assert_eq!(
             all(&[b"~\r~."]),
             [Keyed::Send(b"~\r".to_vec()), Keyed::Detach]
+        );
+    }
+
+    #[test]
+    fn tilde_ctrl_z_suspends_and_the_line_goes_on_after_it() {
+        assert_eq!(
+            all(&[b"ls\r~\x1a"]),
+            [Keyed::Send(b"ls\r".to_vec()), Keyed::Suspend]
+        );
+        assert_eq!(
+            all(&[b"~", b"\x1a", b"~."]),
+            [Keyed::Suspend, Keyed::Detach]
+        );
+        // Ctrl-Z elsewhere, or after `~~`, is sent like any key.
+        assert_eq!(all(&[b"a~\x1a"]), [Keyed::Send(b"a~\x1a".to_vec())]);
+        assert_eq!(all(&[b"~~\x1a"]), [Keyed::Send(b"~\x1a".to_vec())]);
+        let mut s = EscapeScanner::with_escape(Some(b'%'));
+        assert_eq!(
+            s.feed(b"~\x1a\r%\x1a"),
+            [Keyed::Send(b"~\x1a\r".to_vec()), Keyed::Suspend]
         );
     }
 

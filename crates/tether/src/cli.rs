@@ -299,6 +299,10 @@ pub struct SshCmdArgs {
     /// character, or `none` (no escapes).
     #[arg(short = 'e', value_name = "CHAR", default_value = "~")]
     pub escape: String,
+    /// Quiet: no `Connection to HOST closed.` line and no other
+    /// diagnostics, only errors (a lost connection, a failure to connect).
+    #[arg(short = 'q')]
+    pub quiet: bool,
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,

@@ -2,7 +2,8 @@
 //! capture of its keyboard and screen state (so it can be put back
 //! exactly), every byte written to it tracked, and the restore on the way
 //! out, whether by detach, the session ending, a signal or a panic (the
-//! restore runs on drop).
+//! restore runs on drop). `~^Z` gives it back for a while (`suspend`, the
+//! same restore) and takes it again (`resume`).
 
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -82,10 +83,37 @@ impl LocalTerminal {
                 }
             }
         }
-        term.tracker = ScreenTracker::starting_on(term.baseline.screen());
-        let setup = plan_setup(&term.baseline);
-        term.write(&setup)?;
+        term.set_up()?;
         Ok((term, typed))
+    }
+
+    /// The setup plan written, the tracker starting from the baseline.
+    fn set_up(&mut self) -> std::io::Result<()> {
+        self.tracker = ScreenTracker::starting_on(self.baseline.screen());
+        let setup = plan_setup(&self.baseline);
+        self.write(&setup)
+    }
+
+    /// Gives the terminal back for a while (`~^Z`): restored exactly as on
+    /// the way out (the restore plan, then `note`, then cooked mode), for
+    /// [`LocalTerminal::resume`] to take it again.
+    pub fn suspend(&mut self, note: &str) {
+        self.put_back(note);
+    }
+
+    /// Takes the terminal again after [`LocalTerminal::suspend`]: its
+    /// settings read anew (the person may have changed them meanwhile, as
+    /// ssh allows), raw mode, and the setup plan with the tracker starting
+    /// again from the baseline (what the far end set before is gone).
+    pub fn resume(&mut self) -> Result<()> {
+        let stdin = std::io::stdin();
+        self.original = tcgetattr(&stdin).context("cannot read the terminal settings")?;
+        let mut raw = self.original.clone();
+        raw.make_raw();
+        tcsetattr(&stdin, OptionalActions::Now, &raw)
+            .context("cannot put the terminal in raw mode again")?;
+        self.set_up()
+            .context("cannot write to the terminal after resuming")
     }
 
     /// Writes session output to the terminal, tracking the modes it sets:
@@ -127,6 +155,11 @@ impl LocalTerminal {
             return;
         }
         self.restored = true;
+        self.put_back(farewell);
+    }
+
+    /// The restore plan, then `farewell`, then the captured settings.
+    fn put_back(&mut self, farewell: &str) {
         // Attributes and the cursor are in the plan when the session changed
         // them (always, on a fallback baseline).
         let mut bytes = plan_restore(&self.baseline, self.tracker.state());
@@ -182,6 +215,15 @@ fn transaction(query: &[u8]) -> Result<(CaptureReplies, Vec<u8>)> {
         parser.feed(&buf[..n]);
     }
     Ok(parser.finish())
+}
+
+/// Stops tether as Ctrl-Z stops a program (SIGTSTP, whose default action
+/// stops every thread); returns once it is continued (`fg`). Where nothing
+/// can continue it (an orphaned process group), the kernel discards the
+/// signal and this returns at once.
+pub fn stop_until_continued() -> Result<()> {
+    nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP)
+        .context("cannot stop tether with SIGTSTP")
 }
 
 /// Stops its stdin reader when dropped (so a front-end that goes on

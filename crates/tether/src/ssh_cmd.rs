@@ -16,14 +16,14 @@ use tether_transport::{ExitInfo, TermSize, Terminal};
 use tokio::sync::mpsc;
 
 use crate::cli::SshCmdArgs;
-use crate::interactive::{Bridge, FarEvent, Settings, ToFar};
+use crate::interactive::{Bridge, FarEvent, LOST, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
 use crate::ssh_opts;
 
 /// What `~?` prints, for the escape character `e`.
 fn escape_help(e: char) -> String {
     format!(
-        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
+        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}^Z suspend tether (fg resumes)\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
     )
 }
 
@@ -54,7 +54,11 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     };
     let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
     ssh_opts::check_ssh_config(&ov, &spec.host)?;
-    let (target, opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    // A dead link is noticed within the keepalive budget, not only when
+    // the person next types.
+    opts.keepalive
+        .get_or_insert(tether_cluster::pool::DEFAULT_KEEPALIVE);
     let escape = escape_char(&args.escape)?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -73,12 +77,13 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let host = spec.name.clone();
+    let quiet = args.quiet;
     let code = runtime.block_on(async move {
         let conn = tether_ssh::connect(&target, &opts).await?;
         if tty {
-            with_terminal(&conn, command, &host, escape).await
+            with_terminal(&conn, command, &host, escape, quiet).await
         } else {
-            without_terminal(&conn, command.as_deref().unwrap_or_default()).await
+            without_terminal(&conn, command.as_deref().unwrap_or_default(), quiet).await
         }
     })?;
     // A blocking stdin read may still be waiting: it is not waited for.
@@ -86,12 +91,14 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// The remote program on a PTY, bridged to the person's terminal.
+/// The remote program on a PTY, bridged to the person's terminal. `quiet`
+/// (`-q`): the closing line only for an error.
 async fn with_terminal(
     conn: &Connection,
     command: Option<String>,
     host: &str,
     escape: Option<u8>,
+    quiet: bool,
 ) -> Result<i32> {
     let (rows, cols) = local_term::size();
     let term_name = std::env::var("TERM")
@@ -129,7 +136,7 @@ async fn with_terminal(
             Some(ExitInfo::Signal(s)) => {
                 (128 + s, format!("the remote program ended by signal {s}"))
             }
-            None => (FAILED, "the connection was lost".to_owned()),
+            None => (FAILED, LOST.to_owned()),
         };
         let _ = far_tx.send(FarEvent::Ended { code, why }).await;
     });
@@ -167,10 +174,13 @@ async fn with_terminal(
     // is gone, is a lost connection, not a hang-up the program got.
     if code == 128 + 1 && conn.is_closed() {
         code = FAILED;
-        why = "the connection was lost".to_owned();
+        why = LOST.to_owned();
     }
     let farewell = match why.as_str() {
         "" => String::new(),
+        LOST => format!("\r\ntether: {LOST} ({host})\r\n"),
+        // Only errors under -q; the line still ends.
+        _ if quiet => "\r\n".to_owned(),
         "disconnected" => format!("\r\nConnection to {host} closed.\r\n"),
         other => format!("\r\ntether: {other} ({host})\r\n"),
     };
@@ -180,8 +190,9 @@ async fn with_terminal(
 }
 
 /// A command without a terminal: stdin streamed to it, stdout and stderr
-/// kept apart, its exit status returned.
-async fn without_terminal(conn: &Connection, command: &str) -> Result<i32> {
+/// kept apart, its exit status returned. `quiet` (`-q`): a signal that
+/// ended it is not reported, only errors.
+async fn without_terminal(conn: &Connection, command: &str, quiet: bool) -> Result<i32> {
     let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
     let _reader = local_term::spawn_stdin_reader(input_tx);
     let ended = conn
@@ -208,7 +219,9 @@ async fn without_terminal(conn: &Connection, command: &str) -> Result<i32> {
     Ok(match (ended.exit_code, ended.signal) {
         (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),
         (None, Some(sig)) => {
-            eprintln!("tether: the remote command was killed by signal {sig}");
+            if !quiet {
+                eprintln!("tether: the remote command was killed by signal {sig}");
+            }
             128 + tether_ssh::signal_number(sig.trim_start_matches("SIG"))
         }
         (None, None) => {

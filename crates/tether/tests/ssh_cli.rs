@@ -1,7 +1,8 @@
 //! `tether ssh` against real sshd: a command without a terminal keeps
 //! stdin, stdout, stderr and the exit status apart; the login shell on a
 //! terminal (tether itself in a PTY, as a person runs it) runs what is
-//! typed, ends with the shell's status, and `~.` disconnects with 255.
+//! typed, ends with the shell's status, and `~.` disconnects with 255;
+//! `-q` keeps only errors.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -113,4 +114,41 @@ fn the_login_shell_on_a_terminal_ends_with_its_status_or_on_tilde_dot() {
     p.sees("~.-sent\r\n");
     p.pty.write(b"~.\rexit 4\r".to_vec()).unwrap();
     assert_eq!(p.exit(), ExitInfo::Code(4));
+}
+
+#[test]
+fn quiet_says_nothing_but_errors() {
+    let Some(r) = start("ssh-quiet") else {
+        return;
+    };
+    // `~.` and a remote program ended by a signal: no closing line.
+    let p = person(&r, &["-q", "web01"]);
+    p.pty.write(b"echo ready\r".to_vec()).unwrap();
+    p.sees("ready\r\n");
+    p.pty.write(b"\r~.".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(255));
+    assert!(!p.text().contains("Connection to"), "{:?}", p.text());
+    let p = person(&r, &["-q", "web01"]);
+    p.pty.write(b"kill -KILL $$\r".to_vec()).unwrap();
+    assert_eq!(p.exit(), ExitInfo::Code(137));
+    assert!(!p.text().contains("tether:"), "{:?}", p.text());
+    assert!(p.text().contains("\x1b[?25h"), "restored: {:?}", p.text());
+
+    // Without a terminal: the signal is reported, but not under -q.
+    let out = ssh(&r, &["web01", "kill -KILL $$"], b"");
+    assert_eq!(out.status.code(), Some(137), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("killed by signal KILL"));
+    let out = ssh(&r, &["-q", "web01", "kill -KILL $$"], b"");
+    assert_eq!(
+        (out.status.code(), out.stderr.as_slice()),
+        (Some(137), &b""[..])
+    );
+
+    // An error is still said: nothing listens on port 1.
+    let out = ssh(&r, &["-q", "-p", "1", "web01", "true"], b"");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("tether: "),
+        "{out:?}"
+    );
 }

@@ -11,6 +11,9 @@ use tokio::sync::mpsc;
 
 use crate::local_term::{self, LocalTerminal};
 
+/// Why the bridge ended when the far end went away without a word.
+pub const LOST: &str = "the connection was lost";
+
 /// How long a lone ESC (or another partial sequence) is held to see
 /// whether it is part of a longer sequence.
 const PARTIAL_HOLD: Duration = Duration::from_millis(20);
@@ -113,7 +116,7 @@ impl Bridge<'_> {
                         None => self.term.write(&bytes)?,
                     },
                     Some(FarEvent::Ended { code, why }) => return Ok((code, why)),
-                    None => return Ok((255, "the connection was lost".into())),
+                    None => return Ok((255, LOST.into())),
                 },
                 k = keys.recv() => {
                     let Some(input) = k else {
@@ -172,12 +175,22 @@ impl Bridge<'_> {
             match keyed {
                 Keyed::Send(bytes) => {
                     if self.to_far.send(ToFar::Input(bytes)).await.is_err() {
-                        return Ok(Some((255, "the connection was lost".into())));
+                        return Ok(Some((255, LOST.into())));
                     }
                 }
                 Keyed::Help => {
                     let help = self.settings.escape_help.clone();
                     self.term.write(help.as_bytes())?;
+                }
+                Keyed::Suspend => {
+                    self.term.suspend("\r\n[suspend tether]\r\n");
+                    let stopped = local_term::stop_until_continued();
+                    self.term.resume()?;
+                    stopped?;
+                    // A resize while stopped was not seen (the signal goes
+                    // to the foreground job): send the size now.
+                    let (rows, cols) = local_term::size();
+                    let _ = self.to_far.send(ToFar::Resize { rows, cols }).await;
                 }
                 Keyed::Detach => {
                     let _ = self.to_far.send(ToFar::Detach).await;

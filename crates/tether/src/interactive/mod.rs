@@ -6,4 +6,4 @@
 
 mod bridge;
 
-pub use bridge::{Bridge, FarEvent, Settings, ToFar};
+pub use bridge::{Bridge, FarEvent, LOST, Settings, ToFar};

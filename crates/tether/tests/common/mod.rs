@@ -85,7 +85,18 @@ impl Person {
 
     /// `tether ARGS` in a PTY of its own against `d`, with `env` added.
     pub fn spawn(args: &[&str], d: &Daemon, env: &[(&str, String)]) -> Person {
-        let mut spec = SpawnSpec::new(TETHER);
+        Person::spawn_program(TETHER, args, d, env)
+    }
+
+    /// `program ARGS` in a PTY of its own (a shell that then runs tether
+    /// as a person does), with tether's environment for `d` and `env`.
+    pub fn spawn_program(
+        program: &str,
+        args: &[&str],
+        d: &Daemon,
+        env: &[(&str, String)],
+    ) -> Person {
+        let mut spec = SpawnSpec::new(program);
         spec.args = args.iter().map(|a| (*a).to_owned()).collect();
         spec.env = vec![
             ("TETHER_DIR".into(), d.dir.display().to_string()),

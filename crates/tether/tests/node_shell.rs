@@ -33,8 +33,8 @@ fn line(p: &Person, text: &str) {
 /// What was shown after the last time `mark` was.
 fn since(p: &Person, mark: &str) -> String {
     let text = p.text();
-    let at = text.rfind(mark).expect("the mark");
-    text[at..].to_owned()
+    text.rfind(mark)
+        .map_or_else(String::new, |at| text[at..].to_owned())
 }
 
 #[test]
@@ -166,4 +166,74 @@ fn detach_then_attach_keeps_every_shell_and_the_history() {
     let out = r.tether(&["shell", "--attach", "ops"]);
     assert_eq!(out.status.code(), Some(255));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tether shell named"));
+}
+
+/// One node's connection dies under the session (its sshd process
+/// killed): the others go on, and the node comes back on the next line
+/// with its shell restored (the cwd it had).
+#[test]
+fn a_node_whose_link_dies_comes_back_and_the_others_go_on() {
+    let Some(r) = start_n("nshell-drop", 3) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-3]"]);
+    p.sees("[● node1 ● node2 ● node3]");
+    line(&p, "cd /tmp");
+    p.sees("node[1-3]: 0");
+    line(&p, "!node3");
+    line(&p, "echo PPID=$PPID.");
+    p.sees("node3: PPID=");
+    let text = p.text();
+    let pid: i32 = text
+        .rsplit("node3: PPID=")
+        .next()
+        .and_then(|s| s.split('.').next())
+        .and_then(|s| s.parse().ok())
+        .expect("the pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    line(&p, "!all");
+    line(&p, "echo alive-$((2+3))");
+    p.sees("node1: alive-5");
+    p.sees("node2: alive-5");
+    // node3 gets a fresh shell where the old one was, and says so.
+    p.sees("node3: a fresh shell");
+    p.sees("node3: alive-5");
+    line(&p, "echo back-$(pwd)");
+    p.sees("node3: back-/tmp");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+/// A node that cannot be reached is reported once with the reason, shown
+/// down, and not retried at every line; the others work.
+#[test]
+fn a_node_that_never_connects_is_reported_once() {
+    let Some(r) = start_n("nshell-ghost", 2) else {
+        return;
+    };
+    let config = r.home.0.join(".ssh/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("Host ghost\n  HostName 127.0.0.9\n  Port 1\n  ConnectTimeout 5\n");
+    std::fs::write(&config, text).unwrap();
+    let p = shell(&r, &["-H", "node[1-2],ghost"]);
+    p.sees("cannot reach it");
+    p.sees("[✗ ghost ● node1 ● node2]");
+    line(&p, "echo one");
+    p.sees("node2: one");
+    line(&p, "echo two");
+    p.sees("node2: two");
+    line(&p, "!list");
+    wait_lines(&p, "!list", &["ghost", "down"]);
+    assert_eq!(
+        p.text().matches("cannot reach it").count(),
+        1,
+        "reported once: {:?}",
+        p.text()
+    );
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
 }

@@ -253,17 +253,13 @@ impl MultiShell {
     fn execute(&mut self, command: &str, targets: &[usize], summary: bool) {
         while self.rx.try_recv().is_ok() {}
         let now = Instant::now();
-        let (go, skipped): (Vec<usize>, Vec<usize>) = targets
+        // A node that could not be reached waits for its next try (the
+        // prompt shows it down; `!list` says why).
+        let go: Vec<usize> = targets
             .iter()
-            .partition(|&&i| self.nodes[i].reachable_now(now));
-        if !skipped.is_empty() {
-            let names: Vec<String> = skipped.iter().map(|&i| self.names[i].clone()).collect();
-            eprintln!(
-                "tether: {} down, not tried until its next retry ({}list says why)",
-                fold(&names),
-                self.prefix
-            );
-        }
+            .copied()
+            .filter(|&i| self.nodes[i].reachable_now(now))
+            .collect();
         // A command left running on a node is collected first.
         let pending: Vec<usize> = go
             .iter()
@@ -351,6 +347,12 @@ impl MultiShell {
             };
             match end {
                 Some(Ended::Result(r)) => {
+                    if r.shell_restarted && node.last.is_some() {
+                        eprintln!(
+                            "tether: {}: a fresh shell (the last one ended, or its connection was lost); its cwd and exported variables were restored",
+                            node.name
+                        );
+                    }
                     node.down = None;
                     if r.cwd.is_some() {
                         node.cwd = r.cwd;
@@ -358,7 +360,13 @@ impl MultiShell {
                     node.last_ms = Some(r.duration_ms);
                 }
                 Some(Ended::Unreachable(why)) if node.failed(why.clone(), now) => {
-                    eprintln!("tether: {}: cannot reach it: {why}", node.name);
+                    let why = why
+                        .strip_prefix(&format!("{}: ", node.name))
+                        .unwrap_or(&why);
+                    eprintln!(
+                        "tether: {}: cannot reach it: {why} (tried again later, less and less often)",
+                        node.name
+                    );
                 }
                 Some(Ended::Refused(why) | Ended::Lost(why)) => {
                     eprintln!("tether: {}: {why}", node.name);

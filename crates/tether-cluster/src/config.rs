@@ -33,12 +33,71 @@ pub struct Settings {
     pub strict_host_key_checking: Option<String>,
 }
 
+/// Colours in `tether shell`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorChoice {
+    /// When the output is a terminal and `NO_COLOR` is unset.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// `tether shell` settings, at the top (`[shell]`) or per cluster
+/// (`[clusters.NAME.shell]`, over the top ones); its flags override both.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSettings {
+    /// The prefix of tether's commands at the prompt (one character).
+    pub prefix: Option<char>,
+    /// The prompt, with `{nodes}` (the indicators), `{cwd}` (the active
+    /// nodes' common directory), `{failed}` (how many failed the last
+    /// line) and `{name}` (the session's name).
+    pub prompt: Option<String>,
+    /// Past this many nodes the prompt counts states instead of listing
+    /// each node.
+    pub prompt_fold_above: Option<usize>,
+    /// `auto`, `always` or `never`.
+    pub color: Option<ColorChoice>,
+    /// Each output line starts with the time since the line was sent.
+    pub timestamps: Option<bool>,
+    /// The history file (default: in tether's private directory, one per
+    /// session); an empty string keeps no history.
+    pub history: Option<String>,
+    /// Identical outputs folded under one node set (`!gather on`).
+    pub gather: Option<bool>,
+    /// After a line, say how to answer the nodes waiting for input.
+    pub waiting_hint: Option<bool>,
+}
+
+impl ShellSettings {
+    /// These settings, each unset one taken from `under`.
+    pub fn over(&self, under: &ShellSettings) -> ShellSettings {
+        ShellSettings {
+            prefix: self.prefix.or(under.prefix),
+            prompt: self.prompt.clone().or(under.prompt.clone()),
+            prompt_fold_above: self.prompt_fold_above.or(under.prompt_fold_above),
+            color: self.color.or(under.color),
+            timestamps: self.timestamps.or(under.timestamps),
+            history: self.history.clone().or(under.history.clone()),
+            gather: self.gather.or(under.gather),
+            waiting_hint: self.waiting_hint.or(under.waiting_hint),
+        }
+    }
+}
+
 /// A named set of nodes with its own settings.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Cluster {
     /// Its nodes: a node set (may name `@groups`).
     pub nodes: String,
+    /// Its `tether shell` settings.
+    #[serde(default)]
+    pub shell: ShellSettings,
     /// Its settings.
     #[serde(flatten)]
     pub settings: Settings,
@@ -57,6 +116,9 @@ pub struct Config {
     /// Clusters, by name.
     #[serde(default)]
     pub clusters: BTreeMap<String, Cluster>,
+    /// `tether shell` settings.
+    #[serde(default)]
+    pub shell: ShellSettings,
 }
 
 /// `$XDG_CONFIG_HOME/tether/config.toml`, else `~/.config/tether/config.toml`.
@@ -110,6 +172,15 @@ impl Config {
         NodeSet::parse_with(expr, &|g| self.groups.get(g).cloned())
     }
 
+    /// The `tether shell` settings for `cluster` (its own over the top
+    /// ones), or the top ones.
+    pub fn shell_settings(&self, cluster: Option<&str>) -> ShellSettings {
+        match cluster.and_then(|c| self.clusters.get(c)) {
+            Some(c) => c.shell.over(&self.shell),
+            None => self.shell.clone(),
+        }
+    }
+
     /// A cluster's nodes and settings (its own over the defaults).
     pub fn cluster(&self, name: &str) -> Result<(NodeSet, Settings), ClusterError> {
         let c = self
@@ -157,5 +228,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn shell_settings_per_cluster_over_the_top_ones() {
+        let text = "[shell]\nprefix = \"%\"\ngather = true\ncolor = \"never\"\n[clusters.prod]\nnodes = \"web[1-3]\"\n[clusters.prod.shell]\ngather = false\nprompt = \"{name} {nodes}$ \"\n";
+        let c = Config::parse(Path::new("c.toml"), text).unwrap_or_default();
+        let s = c.shell_settings(Some("prod"));
+        assert_eq!(
+            (s.prefix, s.gather, s.color, s.prompt.as_deref()),
+            (
+                Some('%'),
+                Some(false),
+                Some(ColorChoice::Never),
+                Some("{name} {nodes}$ ")
+            )
+        );
+        assert_eq!(c.shell_settings(None).gather, Some(true));
+        // Bad values and unknown keys are placed.
+        for (bad, at) in [
+            ("[shell]\nprefix = \"!!\"\n", "c.toml:2:"),
+            ("[shell]\ncolor = \"blue\"\n", "c.toml:2:"),
+            ("[shell]\ngather = true\nprompts = \"x\"\n", "c.toml:3:"),
+        ] {
+            let e = Config::parse(Path::new("c.toml"), bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(at), "{bad:?}: {e}");
+        }
     }
 }

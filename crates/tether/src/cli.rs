@@ -330,9 +330,14 @@ pub struct ShellArgs {
     /// Fold identical outputs under one node set (`!gather on`).
     #[arg(long)]
     pub gather: bool,
-    /// The prefix of tether's commands at the prompt.
-    #[arg(long, default_value_t = '!')]
-    pub prefix: char,
+    /// The prefix of tether's commands at the prompt (default: the
+    /// config's, else `!`).
+    #[arg(long)]
+    pub prefix: Option<char>,
+    /// Colours on output lines: auto (a terminal, and NO_COLOR unset),
+    /// always, never.
+    #[arg(long, value_parser = ["auto", "always", "never"])]
+    pub color: Option<String>,
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,

@@ -237,3 +237,36 @@ fn a_node_that_never_connects_is_reported_once() {
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }
+
+/// The config's `[shell]` settings (per cluster over the top ones) shape
+/// the prompt, the prefix and the output lines; a bad one is an error
+/// with its place.
+#[test]
+fn settings_from_the_config_and_their_errors() {
+    let Some(r) = start_n("nshell-settings", 2) else {
+        return;
+    };
+    let file = r.home.0.join("tether.toml");
+    std::fs::write(
+        &file,
+        "[shell]\nprefix = \"%\"\ntimestamps = true\n[clusters.pair]\nnodes = \"node[1-2]\"\n[clusters.pair.shell]\nprompt = \"{name} {nodes}{failed}> \"\n",
+    )
+    .unwrap();
+    let config = file.display().to_string();
+    let p = shell(&r, &["-C", "pair", "--config", &config]);
+    p.sees("pair [● node1 ● node2]> ");
+    line(&p, "echo stamped");
+    p.sees("s] node2: stamped");
+    assert!(p.text().contains("[+0."), "{:?}", p.text());
+    // `!` is the shell's now; `%` is tether's.
+    line(&p, "%node2");
+    p.sees("pair [○ node1 ● node2]> ");
+    line(&p, "%exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+
+    std::fs::write(&file, "[shell]\ncolor = \"blue\"\n").unwrap();
+    let out = r.tether(&["shell", "-H", "node1", "--config", &config]);
+    assert_eq!(out.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tether.toml:2:9"), "{err}");
+}

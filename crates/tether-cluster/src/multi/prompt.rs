@@ -50,6 +50,11 @@ pub struct PromptStyle {
     pub color: bool,
     /// `*` `-` `x` instead of `●` `○` `✗` (a terminal without UTF-8).
     pub ascii: bool,
+    /// The config's prompt: `{nodes}`, `{cwd}`, `{failed}` and `{name}`
+    /// replaced; `None`: `{nodes} {cwd} {failed}$ ` without the empty parts.
+    pub format: Option<String>,
+    /// The session's name, for `{name}`.
+    pub name: String,
 }
 
 impl Default for PromptStyle {
@@ -58,6 +63,8 @@ impl Default for PromptStyle {
             fold_above: 6,
             color: false,
             ascii: false,
+            format: None,
+            name: String::new(),
         }
     }
 }
@@ -105,13 +112,17 @@ pub fn render(
         }
     }
     out.push(']');
-    if let Some(cwd) = cwd {
-        out.push(' ');
-        out.push_str(cwd);
+    let failed = (failed > 0).then(|| paint(style, "\x1b[31m", &format!("({failed} failed)")));
+    if let Some(format) = &style.format {
+        return format
+            .replace("{nodes}", &out)
+            .replace("{cwd}", cwd.unwrap_or(""))
+            .replace("{failed}", failed.as_deref().unwrap_or(""))
+            .replace("{name}", &style.name);
     }
-    if failed > 0 {
+    for part in [cwd.map(str::to_owned), failed].into_iter().flatten() {
         out.push(' ');
-        out.push_str(&paint(style, "\x1b[31m", &format!("({failed} failed)")));
+        out.push_str(&part);
     }
     out.push_str("$ ");
     out
@@ -183,6 +194,16 @@ mod tests {
         assert_eq!(
             render(&nodes, Some("/srv"), 3, &style),
             "[web[001-500] 480● 18○ 2✗] /srv (3 failed)$ "
+        );
+        // The config's format.
+        let custom = PromptStyle {
+            format: Some("{name}:{nodes}{cwd}{failed}> ".into()),
+            name: "ops".into(),
+            ..style.clone()
+        };
+        assert_eq!(
+            render(&nodes[..2], Some("/srv"), 0, &custom),
+            "ops:[● web001 ● web002]/srv> "
         );
         // No zero counts; colours when asked.
         let active: Vec<(&str, NodeState)> =

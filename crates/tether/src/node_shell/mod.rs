@@ -11,16 +11,16 @@ mod editor;
 mod nodes;
 mod printer;
 mod runner;
+mod settings;
 
-use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use tether_cluster::NodeSet;
-use tether_cluster::multi::{self, COMMANDS, Line, Meta, NodeState, Outcome, PromptStyle};
+use tether_cluster::multi::{self, COMMANDS, Line, Meta, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
 use crate::cli::ShellArgs;
@@ -40,9 +40,7 @@ struct MultiShell {
     ns: String,
     nodes: Vec<Node>,
     names: Vec<String>,
-    gather: bool,
-    color: bool,
-    prefix: char,
+    look: settings::Look,
     config: tether_cluster::config::Config,
     tx: mpsc::Sender<Event>,
     rx: mpsc::Receiver<Event>,
@@ -72,14 +70,17 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         bail!("--name {name:?}: give a name without '/' or control characters");
     }
     let (tx, rx) = mpsc::channel();
+    let look = settings::Look::new(
+        &config.shell_settings(args.cluster.as_deref()),
+        &args,
+        &name,
+    )?;
     let mut sh = MultiShell {
         ns: namespace(&name),
         name,
         nodes: names.iter().cloned().map(Node::new).collect(),
         names,
-        gather: args.gather,
-        color: std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
-        prefix: args.prefix,
+        look,
         config,
         tx,
         rx,
@@ -130,18 +131,6 @@ fn watch_ctrl_c(tx: mpsc::Sender<Event>) {
         });
 }
 
-/// The history file of session `name`, in the daemon's private directory.
-fn history_file(name: &str) -> Result<std::path::PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = tether_daemon::Paths::from_env().dir.join("history");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir.join(namespace(name)))
-}
-
 impl MultiShell {
     fn session_loop(&mut self) -> Result<i32> {
         let all: Vec<usize> = (0..self.nodes.len()).collect();
@@ -150,10 +139,10 @@ impl MultiShell {
             self.name,
             self.nodes.len(),
             fold(&self.names),
-            self.prefix
+            self.look.prefix
         );
         self.execute("true", &all, false);
-        let history = history_file(&self.name)?;
+        let history = self.look.history.clone();
         let config = rustyline::Config::builder()
             .auto_add_history(false)
             .history_ignore_space(true)
@@ -162,10 +151,12 @@ impl MultiShell {
         let mut rl: rustyline::Editor<editor::Complete, FileHistory> =
             rustyline::Editor::with_config(config)?;
         rl.set_helper(Some(editor::Complete {
-            prefix: self.prefix,
+            prefix: self.look.prefix,
             nodes: self.names.clone(),
         }));
-        let _ = rl.load_history(&history);
+        if let Some(file) = &history {
+            let _ = rl.load_history(file);
+        }
         loop {
             let prompt = self.prompt();
             // (The editor keeps what it read past a line, with the
@@ -184,9 +175,11 @@ impl MultiShell {
             };
             if !line.trim().is_empty() {
                 let _ = rl.add_history_entry(line.as_str());
-                let _ = rl.save_history(&history);
+                if let Some(file) = &history {
+                    let _ = rl.save_history(file);
+                }
             }
-            let parsed = match multi::parse(&line, self.prefix) {
+            let parsed = match multi::parse(&line, self.look.prefix) {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("tether: {e}");
@@ -220,17 +213,17 @@ impl MultiShell {
                 let all: Vec<usize> = (0..self.nodes.len()).collect();
                 self.execute(&command, &all, true);
             }
-            Meta::Gather(on) => self.gather = on,
+            Meta::Gather(on) => self.look.gather = on,
             Meta::Status => self.status(),
             Meta::Attach(node) => self.attach(&node),
             Meta::Help => {
                 for (name, arg, what) in COMMANDS {
-                    let usage = format!("{}{name} {arg}", self.prefix);
+                    let usage = format!("{}{name} {arg}", self.look.prefix);
                     println!("  {usage:<18} {what}");
                 }
                 println!(
                     "  {:<18} make NODE (or a node set) the active nodes",
-                    format!("{}NODE", self.prefix)
+                    format!("{}NODE", self.look.prefix)
                 );
                 println!("  other lines run on the active nodes; Ctrl-C interrupts them there");
             }
@@ -276,7 +269,7 @@ impl MultiShell {
                     self.tx.clone(),
                 );
             }
-            let mut printer = Printer::new(&self.names, self.color, self.gather);
+            let mut printer = self.printer();
             let ends = runner::wait(&self.ns, &self.names, &pending, &self.rx, &mut printer);
             self.record(ends);
         }
@@ -287,7 +280,7 @@ impl MultiShell {
                 if busy {
                     eprintln!(
                         "tether: {} still runs its last command; not sent there ({}attach {} to see it)",
-                        self.names[i], self.prefix, self.names[i]
+                        self.names[i], self.look.prefix, self.names[i]
                     );
                 }
                 !busy
@@ -305,7 +298,7 @@ impl MultiShell {
                 self.tx.clone(),
             );
         }
-        let mut printer = Printer::new(&self.names, self.color, self.gather);
+        let mut printer = self.printer();
         let ends = runner::wait(&self.ns, &self.names, &go, &self.rx, &mut printer);
         let results = self.record(ends);
         if summary && !results.is_empty() {
@@ -314,14 +307,16 @@ impl MultiShell {
                 .map(|(i, o)| (self.names[*i].as_str(), o.clone()))
                 .collect();
             let line = multi::summary(&named);
-            if self.color {
+            if self.look.color {
                 println!("\x1b[2m{line}\x1b[0m");
             } else {
                 println!("{line}");
             }
         }
         for (i, outcome) in &results {
-            if let Outcome::Waiting(program) = outcome {
+            if let Outcome::Waiting(program) = outcome
+                && self.look.waiting_hint
+            {
                 let what = if program.is_empty() {
                     String::new()
                 } else {
@@ -329,7 +324,7 @@ impl MultiShell {
                 };
                 println!(
                     "{} waits for input{what}: {}attach {} to answer it",
-                    self.names[*i], self.prefix, self.names[*i]
+                    self.names[*i], self.look.prefix, self.names[*i]
                 );
             }
         }
@@ -379,6 +374,15 @@ impl MultiShell {
         out
     }
 
+    fn printer(&self) -> Printer {
+        Printer::new(
+            &self.names,
+            self.look.color,
+            self.look.gather,
+            self.look.timestamps.then(Instant::now),
+        )
+    }
+
     fn prompt(&self) -> String {
         let states: Vec<(&str, NodeState)> = self
             .nodes
@@ -406,7 +410,7 @@ impl MultiShell {
                 )
             })
             .count();
-        multi::render(&states, cwd, failed, &PromptStyle::default())
+        multi::render(&states, cwd, failed, &self.look.prompt)
     }
 
     fn list(&self) {
@@ -463,7 +467,7 @@ impl MultiShell {
         println!("  active:  {}", pick(&|n| n.selected));
         println!("  down:    {}", pick(&|n| n.down.is_some()));
         println!("  running: {}", pick(&|n| n.pending()));
-        println!("  gather:  {}", if self.gather { "on" } else { "off" });
+        println!("  gather:  {}", if self.look.gather { "on" } else { "off" });
     }
 
     fn select(&mut self, expr: &str) {

@@ -20,11 +20,18 @@ pub struct Printer {
     gather: bool,
     partial: Vec<String>,
     whole: Vec<String>,
+    since: Option<std::time::Instant>,
 }
 
 impl Printer {
-    /// A printer for nodes `names` (indexes as in events).
-    pub fn new(names: &[String], color: bool, gather: bool) -> Printer {
+    /// A printer for nodes `names` (indexes as in events); `since`: lines
+    /// start with the time since then.
+    pub fn new(
+        names: &[String],
+        color: bool,
+        gather: bool,
+        since: Option<std::time::Instant>,
+    ) -> Printer {
         Printer {
             width: names.iter().map(String::len).max().unwrap_or(0),
             names: names.to_vec(),
@@ -32,6 +39,7 @@ impl Printer {
             gather,
             partial: vec![String::new(); names.len()],
             whole: vec![String::new(); names.len()],
+            since,
         }
     }
 
@@ -102,11 +110,15 @@ impl Printer {
 
     fn prefix(&self, i: usize) -> String {
         let name = &self.names[i];
+        let time = self
+            .since
+            .map(|t| format!("[+{:.2}s] ", t.elapsed().as_secs_f64()))
+            .unwrap_or_default();
         if self.color {
             let c = PALETTE[i % PALETTE.len()];
-            format!("{c}{name:<w$}\x1b[0m: ", w = self.width)
+            format!("{time}{c}{name:<w$}\x1b[0m: ", w = self.width)
         } else {
-            format!("{name:<w$}: ", w = self.width)
+            format!("{time}{name:<w$}: ", w = self.width)
         }
     }
 }

@@ -135,6 +135,15 @@ fn a_node_waiting_for_input_is_answered_through_attach() {
     // Back at the prompt; the node's finished command is collected.
     line(&p, "echo next");
     p.sees("node2: next");
+    // Or answered from the prompt: `!send` types a line into the nodes
+    // waiting for input.
+    line(&p, "!all");
+    line(&p, "read -r a; echo got-$a-here");
+    p.sees("node[1-3] wait for input");
+    line(&p, "!send yes");
+    p.sees("node1: got-yes-here");
+    p.sees("node3: got-yes-here");
+    p.sees("node[1-3]: 0");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }
@@ -190,11 +199,31 @@ fn a_node_whose_link_dies_comes_back_and_the_others_go_on() {
         .and_then(|s| s.split('.').next())
         .and_then(|s| s.parse().ok())
         .expect("the pid");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    // The shell's parent and, for a user other than root, the privileged
+    // monitor above it: both serve this one connection (the listener,
+    // started with `-f sshd_config`, stays).
+    let parent = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<i32>()
+                .ok()
+        })
+        .unwrap_or(0);
+    let monitor = std::fs::read_to_string(format!("/proc/{parent}/cmdline")).unwrap_or_default();
+    let mut doomed = vec![pid];
+    if parent > 1 && monitor.starts_with("sshd") && !monitor.contains("sshd_config") {
+        doomed.push(parent);
+    }
+    for victim in doomed {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(victim),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
     line(&p, "!all");
     line(&p, "echo alive-$((2+3))");
     p.sees("node1: alive-5");

@@ -33,6 +33,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "fold identical outputs under one node set",
     ),
     (
+        "send",
+        "TEXT",
+        "type TEXT and Enter into the nodes waiting for input",
+    ),
+    (
         "status",
         "",
         "the session: nodes, active ones, connections, settings",
@@ -77,6 +82,8 @@ pub enum Meta {
     Broadcast(String),
     /// `!gather on|off`.
     Gather(bool),
+    /// `!send TEXT`.
+    Send(String),
     /// `!status`.
     Status,
     /// `!attach NODE`.
@@ -155,6 +162,7 @@ pub fn parse(line: &str, prefix: char) -> Result<Line, ClusterError> {
             "off" => Meta::Gather(false),
             _ => return Err(bad(line, prefix, format!("{prefix}gather takes on or off"))),
         },
+        "send" => Meta::Send(arg.to_owned()),
         "status" => Meta::Status,
         "attach" if arg.contains(char::is_whitespace) => {
             return Err(bad(line, prefix, format!("{prefix}attach takes one node")));
@@ -211,6 +219,7 @@ mod tests {
         );
         assert_eq!(p("!gather on"), Line::Meta(Meta::Gather(true)));
         assert_eq!(p("!gather off"), Line::Meta(Meta::Gather(false)));
+        assert_eq!(p("!send y"), Line::Meta(Meta::Send("y".into())));
         assert_eq!(p("!attach web03"), Line::Meta(Meta::Attach("web03".into())));
         for (line, meta) in [
             ("!status", Meta::Status),

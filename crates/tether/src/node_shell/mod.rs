@@ -27,7 +27,7 @@ use crate::cli::ShellArgs;
 use crate::ssh_opts;
 use nodes::Node;
 use printer::Printer;
-use runner::{Ended, Event};
+use runner::{Ask, Ended, Event};
 
 /// The session's namespace in the daemon.
 fn namespace(name: &str) -> String {
@@ -214,6 +214,7 @@ impl MultiShell {
                 self.execute(&command, &all, true);
             }
             Meta::Gather(on) => self.look.gather = on,
+            Meta::Send(text) => self.answer(&text),
             Meta::Status => self.status(),
             Meta::Attach(node) => self.attach(&node),
             Meta::Help => {
@@ -265,7 +266,7 @@ impl MultiShell {
                     self.ns.clone(),
                     i,
                     self.names[i].clone(),
-                    None,
+                    Ask::Collect,
                     self.tx.clone(),
                 );
             }
@@ -294,14 +295,22 @@ impl MultiShell {
                 self.ns.clone(),
                 i,
                 self.names[i].clone(),
-                Some(command.to_owned()),
+                Ask::Run(command.to_owned()),
                 self.tx.clone(),
             );
         }
         let mut printer = self.printer();
         let ends = runner::wait(&self.ns, &self.names, &go, &self.rx, &mut printer);
         let results = self.record(ends);
-        if summary && !results.is_empty() {
+        if summary {
+            self.report(&results);
+        }
+    }
+
+    /// The summary line of a line's outcomes, and how to answer the nodes
+    /// waiting for input.
+    fn report(&self, results: &[(usize, Outcome)]) {
+        if !results.is_empty() {
             let named: Vec<(&str, Outcome)> = results
                 .iter()
                 .map(|(i, o)| (self.names[*i].as_str(), o.clone()))
@@ -313,20 +322,21 @@ impl MultiShell {
                 println!("{line}");
             }
         }
-        for (i, outcome) in &results {
-            if let Outcome::Waiting(program) = outcome
-                && self.look.waiting_hint
-            {
-                let what = if program.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({program})")
-                };
-                println!(
-                    "{} waits for input{what}: {}attach {} to answer it",
-                    self.names[*i], self.look.prefix, self.names[*i]
-                );
-            }
+        if !self.look.waiting_hint {
+            return;
+        }
+        let waiting: Vec<String> = results
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Waiting(_)))
+            .map(|(i, _)| self.names[*i].clone())
+            .collect();
+        if let Some(first) = waiting.first() {
+            println!(
+                "{} {} for input: {p}send TEXT types a line there, {p}attach {first} shows one",
+                fold(&waiting),
+                if waiting.len() == 1 { "waits" } else { "wait" },
+                p = self.look.prefix
+            );
         }
     }
 
@@ -372,6 +382,31 @@ impl MultiShell {
             out.push((i, outcome));
         }
         out
+    }
+
+    /// `!send TEXT`: the line typed into every node waiting for input.
+    fn answer(&mut self, text: &str) {
+        let waiting: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| matches!(self.nodes[i].last, Some(Outcome::Waiting(_))))
+            .collect();
+        if waiting.is_empty() {
+            eprintln!("tether: no node is waiting for input");
+            return;
+        }
+        while self.rx.try_recv().is_ok() {}
+        for &i in &waiting {
+            runner::start(
+                self.ns.clone(),
+                i,
+                self.names[i].clone(),
+                Ask::Answer(text.to_owned()),
+                self.tx.clone(),
+            );
+        }
+        let mut printer = self.printer();
+        let ends = runner::wait(&self.ns, &self.names, &waiting, &self.rx, &mut printer);
+        let results = self.record(ends);
+        self.report(&results);
     }
 
     fn printer(&self) -> Printer {

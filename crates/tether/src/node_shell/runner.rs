@@ -89,18 +89,21 @@ fn failed(e: DaemonError) -> Ended {
     }
 }
 
-/// Runs `command` on node `i` (`name`), streaming events to `tx`; no
-/// command: collects the rest of one left running there.
-pub fn start(
-    namespace: String,
-    i: usize,
-    name: String,
-    command: Option<String>,
-    tx: Sender<Event>,
-) {
+/// What a node is asked.
+pub enum Ask {
+    /// Run a command line.
+    Run(String),
+    /// Collect the rest of the command left running there.
+    Collect,
+    /// Type a line into the program waiting for input there.
+    Answer(String),
+}
+
+/// Asks node `i` (`name`), streaming events to `tx`.
+pub fn start(namespace: String, i: usize, name: String, ask: Ask, tx: Sender<Event>) {
     std::thread::spawn(move || {
-        let first = match command {
-            Some(command) => Request::Run {
+        let first = match ask {
+            Ask::Run(command) => Request::Run {
                 session: name.clone(),
                 command,
                 host: Some(name.clone()),
@@ -111,9 +114,15 @@ pub fn start(
                 create: Create::default(),
                 stdin: None,
             },
-            None => Request::Read {
+            Ask::Collect => Request::Read {
                 session: name.clone(),
                 wait_s: 0.0,
+            },
+            Ask::Answer(text) => Request::Send {
+                session: name.clone(),
+                input: Some(format!("{text}\n")),
+                keys: Vec::new(),
+                wait_s: STEP.as_secs_f64(),
             },
         };
         let mut request = first;

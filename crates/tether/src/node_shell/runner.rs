@@ -62,6 +62,9 @@ impl Ended {
                     .map_or_else(String::new, |f| f.command.clone()),
             ),
             (Status::IncompleteInput, _, _) => Outcome::Incomplete,
+            // Its shell ended (a signal, or its connection lost): the next
+            // line gets a fresh one.
+            (Status::ShellExited, _, _) => Outcome::ShellExited,
             (_, Some(sig), _) => Outcome::Signal(sig.trim_start_matches("SIG").to_owned()),
             (Status::Exited | Status::TimedOut, None, Some(code)) => Outcome::Exit(code),
             _ => Outcome::ShellExited,

@@ -56,7 +56,8 @@ fn lines_run_on_the_active_nodes_with_their_output_and_codes() {
     p.sees("node2: /tmp");
     p.sees("node[1-2]: 0");
     line(&p, "!all");
-    line(&p, "!list");
+    // Tab completes the commands (and node names).
+    line(&p, "!li\t");
     p.sees("CWD");
     wait_lines(&p, "!list", &["node1 ", "/tmp"]);
     // A failure on one node: the summary folds, the prompt says so.
@@ -112,7 +113,13 @@ fn ctrl_c_interrupts_every_node_and_the_next_line_runs() {
     p.sees("node[1-5]: signal INT");
     line(&p, "echo after-$((1+1))");
     p.sees("node5: after-2");
-    line(&p, "!exit");
+    // Ctrl-D on an empty line of the prompt leaves (nothing runs: no
+    // question).
+    common::wait_for(20, "the prompt", || {
+        let after = since(&p, "after-2");
+        (after.contains("node[1-5]: 0") && after.ends_with("\x1b[?2026l")).then_some(())
+    });
+    p.pty.write(b"\x04".to_vec()).unwrap();
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }
 

@@ -8,6 +8,7 @@
 //! `!` parser, the prompt, the summary) are `tether_cluster::multi`.
 
 mod editor;
+mod meta;
 mod nodes;
 mod printer;
 mod runner;
@@ -20,7 +21,7 @@ use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use tether_cluster::NodeSet;
-use tether_cluster::multi::{self, COMMANDS, Line, Meta, NodeState, Outcome};
+use tether_cluster::multi::{self, Line, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
 use crate::cli::ShellArgs;
@@ -201,46 +202,6 @@ impl MultiShell {
                 }
             }
         }
-    }
-
-    /// A `!` command; `Some(code)` when the session is left.
-    fn meta(&mut self, meta: Meta) -> Result<Option<i32>> {
-        match meta {
-            Meta::List => self.list(),
-            Meta::Use(expr) | Meta::Select(expr) => self.select(&expr),
-            Meta::All => self.nodes.iter_mut().for_each(|n| n.selected = true),
-            Meta::Broadcast(command) => {
-                let all: Vec<usize> = (0..self.nodes.len()).collect();
-                self.execute(&command, &all, true);
-            }
-            Meta::Gather(on) => self.look.gather = on,
-            Meta::Send(text) => self.answer(&text),
-            Meta::Status => self.status(),
-            Meta::Attach(node) => self.attach(&node),
-            Meta::Help => {
-                for (name, arg, what) in COMMANDS {
-                    let usage = format!("{}{name} {arg}", self.look.prefix);
-                    println!("  {usage:<18} {what}");
-                }
-                println!(
-                    "  {:<18} make NODE (or a node set) the active nodes",
-                    format!("{}NODE", self.look.prefix)
-                );
-                println!("  other lines run on the active nodes; Ctrl-C interrupts them there");
-            }
-            Meta::Exit => {
-                self.close_all();
-                return Ok(Some(0));
-            }
-            Meta::Detach => {
-                println!(
-                    "detached; every node's shell keeps running: `tether shell --attach {}` comes back",
-                    self.name
-                );
-                return Ok(Some(0));
-            }
-        }
-        Ok(None)
     }
 
     /// Runs `command` on `targets`; `summary`: print the outcome line.
@@ -446,106 +407,6 @@ impl MultiShell {
             })
             .count();
         multi::render(&states, cwd, failed, &self.look.prompt)
-    }
-
-    fn list(&self) {
-        let width = self.names.iter().map(String::len).max().unwrap_or(4).max(4);
-        println!(
-            "{:<width$}  {:<8}  {:<5}  {:>8}  CWD",
-            "NODE", "STATE", "LAST", "TIME"
-        );
-        for n in &self.nodes {
-            let state = match n.state() {
-                NodeState::Active => "active",
-                NodeState::Inactive => "inactive",
-                NodeState::Down => "down",
-            };
-            let last = match &n.last {
-                Some(Outcome::Exit(c)) => c.to_string(),
-                Some(Outcome::Running) => "running".into(),
-                Some(Outcome::Waiting(_)) => "waiting".into(),
-                Some(Outcome::Signal(s)) => s.clone(),
-                Some(_) => "-".into(),
-                None => "-".into(),
-            };
-            let time = n
-                .last_ms
-                .map_or_else(|| "-".into(), |ms| format!("{ms} ms"));
-            let cwd = n.cwd.as_deref().unwrap_or("-");
-            print!(
-                "{:<width$}  {state:<8}  {last:<5}  {time:>8}  {cwd}",
-                n.name
-            );
-            if let Some(d) = &n.down {
-                print!("  ({})", d.why);
-            }
-            println!();
-        }
-    }
-
-    fn status(&self) {
-        let pick = |f: &dyn Fn(&Node) -> bool| -> String {
-            let names: Vec<String> = self
-                .nodes
-                .iter()
-                .filter(|n| f(n))
-                .map(|n| n.name.clone())
-                .collect();
-            if names.is_empty() {
-                "none".into()
-            } else {
-                fold(&names)
-            }
-        };
-        println!("session {} (daemon namespace {})", self.name, self.ns);
-        println!("  nodes:   {} ({})", fold(&self.names), self.nodes.len());
-        println!("  active:  {}", pick(&|n| n.selected));
-        println!("  down:    {}", pick(&|n| n.down.is_some()));
-        println!("  running: {}", pick(&|n| n.pending()));
-        println!("  gather:  {}", if self.look.gather { "on" } else { "off" });
-    }
-
-    fn select(&mut self, expr: &str) {
-        let set = match self.config.nodes(expr) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("tether: {e:#}");
-                return;
-            }
-        };
-        let unknown: Vec<String> = set
-            .names()
-            .into_iter()
-            .filter(|n| !self.names.contains(n))
-            .collect();
-        if !unknown.is_empty() {
-            eprintln!(
-                "tether: {} not in this session (its nodes: {})",
-                fold(&unknown),
-                fold(&self.names)
-            );
-            return;
-        }
-        for n in &mut self.nodes {
-            n.selected = set.contains(&n.name);
-        }
-    }
-
-    fn attach(&mut self, node: &str) {
-        if !self.names.iter().any(|n| n == node) {
-            eprintln!(
-                "tether: {node} is not in this session (its nodes: {})",
-                fold(&self.names)
-            );
-            return;
-        }
-        println!("attaching to {node}'s shell; ~. comes back here");
-        let args = crate::cli::AttachArgs {
-            session: format!("{}/{node}", self.ns),
-        };
-        if let Err(e) = crate::attach_cmd::run(args) {
-            eprintln!("tether: {e:#}");
-        }
     }
 
     fn confirm_exit(

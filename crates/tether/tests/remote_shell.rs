@@ -444,3 +444,71 @@ fn piped_stdin_reaches_a_remote_command() {
     ]);
     assert_eq!(stdout(&out), "0\n", "{out:?}");
 }
+
+/// The SSH link under a remote session dies while a person is attached:
+/// attach ends by itself (no restart came), with 128+1 (a lost link is a
+/// hang-up) and a line saying so, the terminal restored; it does not wait
+/// for `~.`.
+#[test]
+fn attach_ends_when_the_link_under_a_remote_session_dies() {
+    let Some(r) = start("remote-attach-loss") else {
+        return;
+    };
+    let out = r.tether(&["run", "-s", "rl", "--host", "web01", "--", "echo PID=$$."]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    let shell: i32 = text
+        .trim()
+        .trim_start_matches("PID=")
+        .trim_end_matches('.')
+        .parse()
+        .unwrap();
+    let person = common::Person::attach(&r.daemon, "rl");
+    common::wait_for(20, "the attachment", || {
+        let ls = stdout(&r.tether(&["ls", "--json"]));
+        ls.contains("\"attached\": 1").then_some(())
+    });
+    // Every process between the shell and the sshd listener serves this
+    // connection: killed, the listener stays.
+    let parent_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let mut at = parent_of(shell).unwrap();
+    let mut chain = Vec::new();
+    while at > 1 {
+        let cmdline = std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
+        if cmdline.contains("sshd_config") {
+            break;
+        }
+        chain.push(at);
+        at = parent_of(at).unwrap_or(1);
+    }
+    assert!(!chain.is_empty());
+    for pid in chain {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let exit = person.exit();
+    person.sees("connection lost): rl]");
+    assert_eq!(
+        exit,
+        tether_transport::ExitInfo::Code(129),
+        "{:?}",
+        person.text()
+    );
+    // The restore (the fallback's: this test's terminal answers no
+    // capture), then the farewell.
+    let text = person.text();
+    assert!(
+        text.ends_with("\x1b[>4;0m\r\n[the session's shell ended by signal 1 (killed, or its terminal's connection lost): rl]\r\n"),
+        "{text:?}"
+    );
+}

@@ -206,35 +206,7 @@ fn a_node_whose_link_dies_comes_back_and_the_others_go_on() {
         .and_then(|s| s.split('.').next())
         .and_then(|s| s.parse().ok())
         .expect("the pid");
-    // Every process between the shell and its sshd listener serves this
-    // one connection (for a user other than root, the privileged monitor
-    // too): kill them all, the listener stays.
-    let parent_of = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit(')')
-            .next()?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
-    let mut chain = Vec::new();
-    let mut at = parent_of(shell_pid).expect("the shell's parent");
-    loop {
-        let cmdline = std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
-        if at <= 1 || cmdline.contains("sshd_config") {
-            break;
-        }
-        chain.push(at);
-        at = parent_of(at).unwrap_or(1);
-    }
-    assert!(!chain.is_empty(), "no sshd above the shell");
-    for victim in chain {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(victim),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
+    common::remote::kill_connection_above(shell_pid);
     line(&p, "!all");
     line(&p, "echo alive-$((2+3))");
     p.sees("node1: alive-5");

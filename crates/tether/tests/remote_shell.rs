@@ -468,34 +468,7 @@ fn attach_ends_when_the_link_under_a_remote_session_dies() {
         let ls = stdout(&r.tether(&["ls", "--json"]));
         ls.contains("\"attached\": 1").then_some(())
     });
-    // Every process between the shell and the sshd listener serves this
-    // connection: killed, the listener stays.
-    let parent_of = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit(')')
-            .next()?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
-    let mut at = parent_of(shell).unwrap();
-    let mut chain = Vec::new();
-    while at > 1 {
-        let cmdline = std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
-        if cmdline.contains("sshd_config") {
-            break;
-        }
-        chain.push(at);
-        at = parent_of(at).unwrap_or(1);
-    }
-    assert!(!chain.is_empty());
-    for pid in chain {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
+    common::remote::kill_connection_above(shell);
     let exit = person.exit();
     person.sees("connection lost): rl]");
     assert_eq!(

@@ -13,7 +13,8 @@
 mod common;
 
 use common::outer::{
-    ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT, HIDDEN_QUERY_FROM_MAIN, Model, Outer, show,
+    ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT, HIDDEN_QUERY_FROM_MAIN, Model, Outer,
+    assert_keyboard_back, show,
 };
 use common::remote::{Remote, start};
 use tether_transport::ExitInfo;
@@ -42,21 +43,7 @@ fn check(o: &Outer, code: i32, want: &[&[u8]], before: &Model) {
         "every byte tether wrote (left), and what it must write (right)"
     );
     assert_eq!(exit, ExitInfo::Code(code));
-    assert_eq!(
-        (
-            after.alt,
-            &after.kitty_main,
-            &after.kitty_alt,
-            after.modify_other_keys
-        ),
-        (
-            before.alt,
-            &before.kitty_main,
-            &before.kitty_alt,
-            before.modify_other_keys
-        ),
-        "the terminal's screen and keyboard after tether"
-    );
+    assert_keyboard_back(&after, before);
 }
 
 fn main_screen() -> Model {

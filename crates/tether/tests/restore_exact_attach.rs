@@ -12,7 +12,8 @@
 mod common;
 
 use common::outer::{
-    ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT, HIDDEN_QUERY_FROM_MAIN, Model, Outer, show,
+    ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT, HIDDEN_QUERY_FROM_MAIN, Model, Outer,
+    assert_keyboard_back, show,
 };
 use common::{Daemon, wait_for};
 use tether_transport::ExitInfo;
@@ -53,21 +54,7 @@ fn check(o: &Outer, code: i32, capture: &[&[u8]], last: &[u8], restore: &[&[u8]]
         "what tether wrote after the session's last bytes (left), and what it must write (right)"
     );
     assert_eq!(exit, ExitInfo::Code(code));
-    assert_eq!(
-        (
-            after.alt,
-            &after.kitty_main,
-            &after.kitty_alt,
-            after.modify_other_keys
-        ),
-        (
-            before.alt,
-            &before.kitty_main,
-            &before.kitty_alt,
-            before.modify_other_keys
-        ),
-        "the terminal's screen and keyboard after tether"
-    );
+    assert_keyboard_back(&after, before);
 }
 
 const CAPTURED_MAIN: &[&[u8]] = &[ACTIVE_QUERY, HIDDEN_QUERY_FROM_MAIN];

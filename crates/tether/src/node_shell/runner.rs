@@ -128,6 +128,10 @@ pub fn start(namespace: String, i: usize, name: String, ask: Ask, tx: Sender<Eve
                 wait_s: STEP.as_secs_f64(),
             },
         };
+        // An answer that changed nothing yet (the program has not read it
+        // when the daemon looked) gets one more look before the node is
+        // called waiting again.
+        let mut answered = matches!(first, Request::Send { .. });
         let mut request = first;
         loop {
             let r = match call(&namespace, &request) {
@@ -140,7 +144,10 @@ pub fn start(namespace: String, i: usize, name: String, ask: Ask, tx: Sender<Eve
             if !r.output.is_empty() && tx.send(Event::Output(i, r.output.clone())).is_err() {
                 return;
             }
-            if r.status != Status::Running {
+            let again = std::mem::take(&mut answered)
+                && r.status == Status::WaitingForInput
+                && r.output.is_empty();
+            if r.status != Status::Running && !again {
                 let _ = tx.send(Event::Done(i, Ended::Result(Box::new(r))));
                 return;
             }

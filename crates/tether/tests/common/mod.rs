@@ -60,6 +60,21 @@ impl Drop for Daemon {
     }
 }
 
+/// `program ARGS` with tether's environment for `d` (its directory, PATH,
+/// an xterm TERM) and `env` added.
+pub fn spawn_spec(program: &str, args: &[&str], d: &Daemon, env: &[(&str, String)]) -> SpawnSpec {
+    let mut spec = SpawnSpec::new(program);
+    spec.args = args.iter().map(|a| (*a).to_owned()).collect();
+    spec.env = vec![
+        ("TETHER_DIR".into(), d.dir.display().to_string()),
+        ("PATH".into(), std::env::var("PATH").unwrap()),
+        ("TERM".into(), "xterm-256color".into()),
+    ];
+    spec.env
+        .extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+    spec
+}
+
 /// Polls `f` until it returns `Some`, or panics after `secs`.
 pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -96,16 +111,7 @@ impl Person {
         d: &Daemon,
         env: &[(&str, String)],
     ) -> Person {
-        let mut spec = SpawnSpec::new(program);
-        spec.args = args.iter().map(|a| (*a).to_owned()).collect();
-        spec.env = vec![
-            ("TETHER_DIR".into(), d.dir.display().to_string()),
-            ("PATH".into(), std::env::var("PATH").unwrap()),
-            ("TERM".into(), "xterm-256color".into()),
-        ];
-        spec.env
-            .extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
-        let pty = LocalPty::spawn(&spec).unwrap();
+        let pty = LocalPty::spawn(&spawn_spec(program, args, d, env)).unwrap();
         let mut out = pty.take_output().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);

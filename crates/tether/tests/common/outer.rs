@@ -11,10 +11,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use tether_pty::{LocalPty, SpawnSpec};
+use tether_pty::LocalPty;
 use tether_transport::{ExitInfo, Terminal};
 
-use super::{Daemon, TETHER, wait_for};
+use super::{Daemon, TETHER, spawn_spec, wait_for};
 
 /// The capture's first transaction, as tether writes it.
 pub const ACTIVE_QUERY: &[u8] = b"\x1b[?u\x1b[?1049$p\x1b[?1047$p\x1b[?47$p\x1b[?4m\x1b[c";
@@ -195,16 +195,7 @@ impl Outer {
         model: Model,
         answers: bool,
     ) -> Outer {
-        let mut spec = SpawnSpec::new(TETHER);
-        spec.args = args.iter().map(|a| (*a).to_owned()).collect();
-        spec.env = vec![
-            ("TETHER_DIR".into(), d.dir.display().to_string()),
-            ("PATH".into(), std::env::var("PATH").unwrap()),
-            ("TERM".into(), "xterm-256color".into()),
-        ];
-        spec.env
-            .extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
-        let pty = Arc::new(LocalPty::spawn(&spec).unwrap());
+        let pty = Arc::new(LocalPty::spawn(&spawn_spec(TETHER, args, d, env)).unwrap());
         let mut out = pty.take_output().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let model = Arc::new(Mutex::new(model));
@@ -276,6 +267,27 @@ impl Outer {
             .unwrap();
         assert!(status.success());
     }
+}
+
+/// Asserts the terminal's screen and keyboard after tether are as before
+/// (which mode showed the alternate screen may differ: mode 47 returns
+/// to it).
+pub fn assert_keyboard_back(after: &Model, before: &Model) {
+    assert_eq!(
+        (
+            after.alt,
+            &after.kitty_main,
+            &after.kitty_alt,
+            after.modify_other_keys
+        ),
+        (
+            before.alt,
+            &before.kitty_main,
+            &before.kitty_alt,
+            before.modify_other_keys
+        ),
+        "the terminal's screen and keyboard after tether"
+    );
 }
 
 /// Shows bytes with escapes visible, for assertion messages.

@@ -90,3 +90,36 @@ impl Remote {
         (out.status.code().unwrap(), v)
     }
 }
+
+/// Kills every process between a remote shell (`shell_pid`, as `$$`
+/// printed it) and its sshd listener: they all serve that one connection
+/// (for a user other than root, the privileged monitor too). The listener
+/// (started with `-f sshd_config`) stays, so the host can be reached again.
+pub fn kill_connection_above(shell_pid: i32) {
+    let parent_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let mut at = parent_of(shell_pid).expect("the shell's parent");
+    let mut chain = Vec::new();
+    while at > 1 {
+        let cmdline = std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
+        if cmdline.contains("sshd_config") {
+            break;
+        }
+        chain.push(at);
+        at = parent_of(at).unwrap_or(1);
+    }
+    assert!(!chain.is_empty(), "no sshd above the shell {shell_pid}");
+    for pid in chain {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}

@@ -113,7 +113,8 @@ impl Connection {
                 }
                 Input::Stream(mut chunks) => {
                     while let Some(c) = chunks.recv().await {
-                        if write.data(&c[..]).await.is_err() {
+                        // Moved into the packet, not copied (see pty.rs).
+                        if write.data_bytes(c).await.is_err() {
                             break;
                         }
                     }

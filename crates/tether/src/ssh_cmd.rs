@@ -71,8 +71,11 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     if command.is_none() && !tty {
         bail!("-T without a command: name the command to run");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread for the whole session: a keystroke and its echo cross no
+    // thread but the stdin reader's (a multi-thread runtime added two
+    // wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets are
+    // asked on `spawn_blocking`, which this runtime has too.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

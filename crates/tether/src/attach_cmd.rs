@@ -50,7 +50,11 @@ async fn attached(
 ) -> Result<(i32, String)> {
     stream.set_nonblocking(true)?;
     let (from_daemon, mut to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
-    let mut from_daemon = std::io::Cursor::new(early).chain(from_daemon);
+    // Buffered: a frame's header and payload in one read, not three.
+    let mut from_daemon = tokio::io::BufReader::with_capacity(
+        64 * 1024,
+        std::io::Cursor::new(early).chain(from_daemon),
+    );
     let (far_tx, from_far) = mpsc::channel::<FarEvent>(256);
     tokio::spawn(async move {
         let gone = FarEvent::Ended {

@@ -28,7 +28,7 @@ use crate::cli::ShellArgs;
 use crate::ssh_opts;
 use nodes::Node;
 use printer::Printer;
-use runner::{Ask, Ended, Event};
+use runner::{Ask, Ended, Event, Pool};
 
 /// The session's namespace in the daemon.
 fn namespace(name: &str) -> String {
@@ -45,6 +45,8 @@ struct MultiShell {
     config: tether_cluster::config::Config,
     tx: mpsc::Sender<Event>,
     rx: mpsc::Receiver<Event>,
+    /// A worker per node, kept from line to line.
+    pool: Pool,
 }
 
 pub fn run(args: ShellArgs) -> Result<i32> {
@@ -77,6 +79,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         &name,
     )?;
     let mut sh = MultiShell {
+        pool: Pool::new(namespace(&name), names.len()),
         ns: namespace(&name),
         name,
         nodes: names.iter().cloned().map(Node::new).collect(),
@@ -223,16 +226,11 @@ impl MultiShell {
             .collect();
         if !pending.is_empty() {
             for &i in &pending {
-                runner::start(
-                    self.ns.clone(),
-                    i,
-                    self.names[i].clone(),
-                    Ask::Collect,
-                    self.tx.clone(),
-                );
+                self.pool
+                    .start(i, self.names[i].clone(), Ask::Collect, self.tx.clone());
             }
             let mut printer = self.printer();
-            let ends = runner::wait(&self.ns, &self.names, &pending, &self.rx, &mut printer);
+            let ends = self.wait(&pending, &mut printer);
             self.record(ends);
         }
         let go: Vec<usize> = go
@@ -252,8 +250,7 @@ impl MultiShell {
             return;
         }
         for &i in &go {
-            runner::start(
-                self.ns.clone(),
+            self.pool.start(
                 i,
                 self.names[i].clone(),
                 Ask::Run(command.to_owned()),
@@ -261,11 +258,23 @@ impl MultiShell {
             );
         }
         let mut printer = self.printer();
-        let ends = runner::wait(&self.ns, &self.names, &go, &self.rx, &mut printer);
+        let ends = self.wait(&go, &mut printer);
         let results = self.record(ends);
         if summary {
             self.report(&results);
         }
+    }
+
+    /// Waits for `targets`, printing what they print; a node left running
+    /// (a second Ctrl-C) has its worker left to that command.
+    fn wait(&mut self, targets: &[usize], printer: &mut Printer) -> Vec<(usize, Option<Ended>)> {
+        let ends = runner::wait(&self.ns, &self.names, targets, &self.rx, printer);
+        for (i, end) in &ends {
+            if end.is_none() {
+                self.pool.abandon(*i);
+            }
+        }
+        ends
     }
 
     /// The summary line of a line's outcomes, and how to answer the nodes
@@ -356,8 +365,7 @@ impl MultiShell {
         }
         while self.rx.try_recv().is_ok() {}
         for &i in &waiting {
-            runner::start(
-                self.ns.clone(),
+            self.pool.start(
                 i,
                 self.names[i].clone(),
                 Ask::Answer(text.to_owned()),
@@ -365,7 +373,7 @@ impl MultiShell {
             );
         }
         let mut printer = self.printer();
-        let ends = runner::wait(&self.ns, &self.names, &waiting, &self.rx, &mut printer);
+        let ends = self.wait(&waiting, &mut printer);
         let results = self.record(ends);
         self.report(&results);
     }

@@ -1,12 +1,15 @@
-//! One line on many nodes: a thread per node asks the daemon to run it in
-//! that node's persistent shell, and streams what it prints (a command
-//! still running after [`STEP`] is followed with `read` every [`STEP`]);
-//! the caller's thread prints and waits. Ctrl-C interrupts the command on
-//! every node still running it (the engine's INT, on connections of their
-//! own, so it acts at once); a second Ctrl-C leaves them running and
-//! returns to the prompt.
+//! One line on many nodes: a worker thread per node asks the daemon to
+//! run it in that node's persistent shell, and streams what it prints (a
+//! command still running after [`STEP`] is followed with `read` every
+//! [`STEP`]); the caller's thread prints and waits. The workers, and each
+//! one's connection to the daemon, are kept from line to line ([`Pool`]):
+//! starting 50 threads and 50 connections for every line cost more than
+//! the line itself on the client. Ctrl-C interrupts the command on every
+//! node still running it (the engine's INT, on connections of their own,
+//! so it acts at once); a second Ctrl-C leaves them running and returns to
+//! the prompt.
 
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use tether_cluster::multi::Outcome;
@@ -78,8 +81,38 @@ pub fn connect(namespace: &str) -> Result<Client, DaemonError> {
     Client::connect_or_start(&Paths::from_env(), &hello, &daemon_cmd::launch)
 }
 
-fn call(namespace: &str, request: &Request) -> Result<ShellResult, DaemonError> {
-    connect(namespace)?.request(request)
+/// Sends `request` on the worker's kept connection `conn`, or on a new one
+/// (kept for the next request while it works).
+fn call(
+    namespace: &str,
+    conn: &mut Option<Client>,
+    request: &Request,
+) -> Result<ShellResult, DaemonError> {
+    if let Some(client) = conn.as_mut() {
+        match client.request(request) {
+            // The kept connection failed while the request was written: the
+            // daemon never read it (it stopped, or another one runs now), so
+            // it goes on a new connection, which starts a daemon if needed.
+            Err(DaemonError::Connection(_)) => *conn = None,
+            other => return keep(conn, other),
+        }
+    }
+    let mut client = connect(namespace)?;
+    let r = client.request(request);
+    *conn = Some(client);
+    keep(conn, r)
+}
+
+/// Keeps the connection after an answer (a refusal is one), not after a
+/// connection that broke or carried something unreadable.
+fn keep(
+    conn: &mut Option<Client>,
+    r: Result<ShellResult, DaemonError>,
+) -> Result<ShellResult, DaemonError> {
+    if !matches!(r, Ok(_) | Err(DaemonError::Refused(_))) {
+        *conn = None;
+    }
+    r
 }
 
 /// How a failed call ended: the engine could not start the shell there
@@ -102,61 +135,128 @@ pub enum Ask {
     Answer(String),
 }
 
-/// Asks node `i` (`name`), streaming events to `tx`.
-pub fn start(namespace: String, i: usize, name: String, ask: Ask, tx: Sender<Event>) {
-    std::thread::spawn(move || {
-        let first = match ask {
-            Ask::Run(command) => Request::Run {
-                session: name.clone(),
-                command,
-                host: Some(name.clone()),
-                timeout_s: STEP.as_secs_f64(),
-                on_timeout: OnTimeout::Keep,
-                output_limit: OUTPUT_LIMIT,
-                workdir: None,
-                create: Create::default(),
-                stdin: None,
-            },
-            Ask::Collect => Request::Read {
-                session: name.clone(),
-                wait_s: 0.0,
-            },
-            Ask::Answer(text) => Request::Send {
-                session: name.clone(),
-                input: Some(format!("{text}\n")),
-                keys: Vec::new(),
-                wait_s: STEP.as_secs_f64(),
-            },
-        };
-        // An answer that changed nothing yet (the program has not read it
-        // when the daemon looked) gets one more look before the node is
-        // called waiting again.
-        let mut answered = matches!(first, Request::Send { .. });
-        let mut request = first;
-        loop {
-            let r = match call(&namespace, &request) {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Event::Done(i, failed(e)));
-                    return;
-                }
-            };
-            if !r.output.is_empty() && tx.send(Event::Output(i, r.output.clone())).is_err() {
-                return;
-            }
-            let again = std::mem::take(&mut answered)
-                && r.status == Status::WaitingForInput
-                && r.output.is_empty();
-            if r.status != Status::Running && !again {
-                let _ = tx.send(Event::Done(i, Ended::Result(Box::new(r))));
-                return;
-            }
-            request = Request::Read {
-                session: name.clone(),
-                wait_s: STEP.as_secs_f64(),
-            };
+/// One node's part of a line.
+struct Job {
+    i: usize,
+    name: String,
+    ask: Ask,
+    tx: Sender<Event>,
+}
+
+/// A worker per node, started at its first line and kept, with its
+/// connection to the daemon, for the next ones.
+pub struct Pool {
+    namespace: String,
+    workers: Vec<Option<Sender<Job>>>,
+}
+
+impl Pool {
+    /// No workers yet, for `nodes` nodes of the session's `namespace`.
+    pub fn new(namespace: String, nodes: usize) -> Pool {
+        Pool {
+            namespace,
+            workers: (0..nodes).map(|_| None).collect(),
         }
-    });
+    }
+
+    /// Asks node `i` (`name`), streaming events to `tx`.
+    pub fn start(&mut self, i: usize, name: String, ask: Ask, tx: Sender<Event>) {
+        let mut job = Job { i, name, ask, tx };
+        if let Some(worker) = &self.workers[i] {
+            match worker.send(job) {
+                Ok(()) => return,
+                // Its thread is gone: a new one takes the job.
+                Err(mpsc::SendError(back)) => job = back,
+            }
+        }
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let namespace = self.namespace.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("node-{i}"))
+            .spawn(move || {
+                let mut conn = None;
+                for job in queue {
+                    serve(&namespace, &mut conn, job);
+                }
+            });
+        match spawned {
+            Ok(_) => {
+                let _ = jobs.send(job);
+                self.workers[i] = Some(jobs);
+            }
+            Err(e) => {
+                let _ = job.tx.send(Event::Done(
+                    i,
+                    Ended::Lost(format!("cannot start a thread: {e}")),
+                ));
+            }
+        }
+    }
+
+    /// Node `i`'s worker is left to its job (a command left running after
+    /// a second Ctrl-C): it ends after that job, and the node's next job
+    /// gets a new worker, so nothing waits behind it.
+    pub fn abandon(&mut self, i: usize) {
+        self.workers[i] = None;
+    }
+}
+
+/// Runs one job on the worker's connection `conn`.
+fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
+    let Job { i, name, ask, tx } = job;
+    let first = match ask {
+        Ask::Run(command) => Request::Run {
+            session: name.clone(),
+            command,
+            host: Some(name.clone()),
+            timeout_s: STEP.as_secs_f64(),
+            on_timeout: OnTimeout::Keep,
+            output_limit: OUTPUT_LIMIT,
+            workdir: None,
+            create: Create::default(),
+            stdin: None,
+        },
+        Ask::Collect => Request::Read {
+            session: name.clone(),
+            wait_s: 0.0,
+        },
+        Ask::Answer(text) => Request::Send {
+            session: name.clone(),
+            input: Some(format!("{text}\n")),
+            keys: Vec::new(),
+            wait_s: STEP.as_secs_f64(),
+        },
+    };
+    // An answer that changed nothing yet (the program has not read it
+    // when the daemon looked) gets one more look before the node is
+    // called waiting again.
+    let mut answered = matches!(first, Request::Send { .. });
+    let mut request = first;
+    loop {
+        let mut r = match call(namespace, conn, &request) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.send(Event::Done(i, failed(e)));
+                return;
+            }
+        };
+        // (Only the printer needs the output.)
+        let output = std::mem::take(&mut r.output);
+        let again = std::mem::take(&mut answered)
+            && r.status == Status::WaitingForInput
+            && output.is_empty();
+        if !output.is_empty() && tx.send(Event::Output(i, output)).is_err() {
+            return;
+        }
+        if r.status != Status::Running && !again {
+            let _ = tx.send(Event::Done(i, Ended::Result(Box::new(r))));
+            return;
+        }
+        request = Request::Read {
+            session: name.clone(),
+            wait_s: STEP.as_secs_f64(),
+        };
+    }
 }
 
 /// Sends INT to node `name`'s command, on a connection of its own.

@@ -14,8 +14,19 @@ use crate::result_out;
 /// waits (a thread with its own small runtime; the blocking call stays on
 /// the caller's thread).
 pub fn watch(session: String) {
-    let spawned = std::thread::Builder::new()
-        .name("ctrl-c".into())
+    if let Err(e) = on_own_thread("ctrl-c", on_sigint(session)) {
+        eprintln!("tether: Ctrl-C will end tether, not the command ({e})");
+    }
+}
+
+/// Runs `task` on a small current-thread runtime of a thread of its own
+/// (signal watchers beside a caller that blocks).
+pub fn on_own_thread<F>(name: &str, task: F) -> std::io::Result<()>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.into())
         .spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -23,11 +34,9 @@ pub fn watch(session: String) {
             else {
                 return;
             };
-            rt.block_on(on_sigint(session));
-        });
-    if let Err(e) = spawned {
-        eprintln!("tether: Ctrl-C will end tether, not the command ({e})");
-    }
+            rt.block_on(task);
+        })
+        .map(|_| ())
 }
 
 async fn on_sigint(session: String) {

@@ -178,11 +178,7 @@ fn transport_loss_in_a_remote_alternate_screen() {
     );
     let pid = remote_pid(&o);
     let remote = format!("\x1b[?1049h\x1b[>15uPID={pid}.");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    common::sigkill(pid);
     check(
         &o,
         255,

@@ -158,11 +158,7 @@ fn transport_loss_in_an_alternate_screen() {
         .and_then(|s| s.split(')').next())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no pid in {status:?}"));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    common::sigkill(pid);
     check(
         &o,
         1,

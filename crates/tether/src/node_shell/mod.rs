@@ -112,27 +112,20 @@ fn existing_nodes(name: &str) -> Result<Vec<String>> {
 /// Ctrl-C while a line runs (the terminal is not raw then) becomes an
 /// event; at the prompt the editor reads it as a key.
 fn watch_ctrl_c(tx: mpsc::Sender<Event>) {
-    let _ = std::thread::Builder::new()
-        .name("ctrl-c".into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
+    let watched = crate::run_interrupt::on_own_thread("ctrl-c", async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut int) = signal(SignalKind::interrupt()) else {
+            return;
+        };
+        while int.recv().await.is_some() {
+            if tx.send(Event::Interrupt).is_err() {
                 return;
-            };
-            rt.block_on(async move {
-                use tokio::signal::unix::{SignalKind, signal};
-                let Ok(mut int) = signal(SignalKind::interrupt()) else {
-                    return;
-                };
-                while int.recv().await.is_some() {
-                    if tx.send(Event::Interrupt).is_err() {
-                        return;
-                    }
-                }
-            });
-        });
+            }
+        }
+    });
+    if let Err(e) = watched {
+        eprintln!("tether: Ctrl-C will end tether shell, not the commands ({e})");
+    }
 }
 
 impl MultiShell {

@@ -75,6 +75,14 @@ pub fn spawn_spec(program: &str, args: &[&str], d: &Daemon, env: &[(&str, String
     spec
 }
 
+/// SIGKILL to `pid` (gone already is fine).
+pub fn sigkill(pid: i32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
 /// Polls `f` until it returns `Some`, or panics after `secs`.
 pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);

@@ -117,9 +117,6 @@ pub fn kill_connection_above(shell_pid: i32) {
     }
     assert!(!chain.is_empty(), "no sshd above the shell {shell_pid}");
     for pid in chain {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        super::sigkill(pid);
     }
 }

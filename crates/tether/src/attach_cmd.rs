@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::AttachArgs;
 use crate::daemon_cmd;
-use crate::interactive::{Bridge, FarEvent, Settings, ToFar};
+use crate::interactive::{Bridge, FarEnd, FarEvent, Gone, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
 
 /// Exit code: the session ended while attached.
@@ -49,7 +49,7 @@ async fn attached(
     typed: Vec<u8>,
 ) -> Result<(i32, String)> {
     stream.set_nonblocking(true)?;
-    let (from_daemon, mut to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
+    let (from_daemon, to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
     // Buffered: a frame's header and payload in one read, not three.
     let mut from_daemon = tokio::io::BufReader::with_capacity(
         64 * 1024,
@@ -81,20 +81,6 @@ async fn attached(
             }
         }
     });
-    let (to_far, mut to_daemon_rx) = mpsc::channel::<ToFar>(64);
-    tokio::spawn(async move {
-        while let Some(msg) = to_daemon_rx.recv().await {
-            let frame = match msg {
-                ToFar::Input(bytes) => Frame::Input(bytes),
-                ToFar::Resize { rows, cols } => Frame::Resize { rows, cols },
-                ToFar::Detach => Frame::Detach,
-            };
-            let detach = frame == Frame::Detach;
-            if to_daemon.write_all(&frame.encode()).await.is_err() || detach {
-                break;
-            }
-        }
-    });
     let bridge = Bridge {
         term,
         settings: Settings {
@@ -104,8 +90,39 @@ async fn attached(
             leaving: "detached",
             left_code: 0,
         },
-        from_far,
-        to_far,
+        far: DaemonFar {
+            from_daemon: from_far,
+            to_daemon,
+        },
     };
     bridge.run(typed).await
+}
+
+/// The daemon's attach connection as a far end: frames read by a task
+/// (a frame read cut short by another `select!` branch would lose bytes),
+/// frames written straight from the bridge (one wake-up less a key).
+struct DaemonFar {
+    from_daemon: mpsc::Receiver<FarEvent>,
+    to_daemon: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl FarEnd for DaemonFar {
+    async fn recv(&mut self) -> FarEvent {
+        self.from_daemon.recv().await.unwrap_or(FarEvent::Ended {
+            code: SESSION_ENDED,
+            why: "the daemon went away".into(),
+        })
+    }
+
+    async fn send(&mut self, msg: ToFar) -> Result<(), Gone> {
+        let frame = match msg {
+            ToFar::Input(bytes) => Frame::Input(bytes),
+            ToFar::Resize { rows, cols } => Frame::Resize { rows, cols },
+            ToFar::Detach => Frame::Detach,
+        };
+        self.to_daemon
+            .write_all(&frame.encode())
+            .await
+            .map_err(|_| Gone)
+    }
 }

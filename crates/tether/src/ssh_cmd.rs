@@ -12,11 +12,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use tether_cluster::exec::{self, HostSpec, Overrides};
 use tether_ssh::{Connection, Event, Input, PtyRequest};
-use tether_transport::{ExitInfo, TermSize, Terminal};
+use tether_transport::{TermSize, Terminal};
 use tokio::sync::mpsc;
 
 use crate::cli::SshCmdArgs;
-use crate::interactive::{Bridge, FarEvent, LOST, Settings, ToFar};
+use crate::interactive::{Bridge, LOST, Settings, TerminalFar};
 use crate::local_term::{self, LocalTerminal};
 use crate::ssh_opts;
 
@@ -120,46 +120,10 @@ async fn with_terminal(
         command,
     };
     let remote: Arc<dyn Terminal> = Arc::new(conn.open_pty(&request).await?);
-    let mut output = remote
+    let output = remote
         .take_output()
         .context("the remote terminal's output was taken")?;
     let (mut term, typed) = LocalTerminal::enter()?;
-    let (far_tx, from_far) = mpsc::channel::<FarEvent>(64);
-    let exit = remote.exit();
-    tokio::spawn(async move {
-        while let Some(bytes) = output.recv().await {
-            if far_tx.send(FarEvent::Output(bytes)).await.is_err() {
-                return;
-            }
-        }
-        let mut exit = exit;
-        let info = exit.wait_for(Option::is_some).await.ok().and_then(|i| *i);
-        let (code, why) = match info {
-            Some(ExitInfo::Code(c)) => (c, String::new()),
-            Some(ExitInfo::Signal(s)) => {
-                (128 + s, format!("the remote program ended by signal {s}"))
-            }
-            None => (FAILED, LOST.to_owned()),
-        };
-        let _ = far_tx.send(FarEvent::Ended { code, why }).await;
-    });
-    let (to_far, mut from_person) = mpsc::channel::<ToFar>(64);
-    let writer = Arc::clone(&remote);
-    tokio::spawn(async move {
-        while let Some(msg) = from_person.recv().await {
-            let sent = match msg {
-                ToFar::Input(bytes) => writer.write(bytes),
-                ToFar::Resize { rows, cols } => writer.resize(TermSize { rows, cols }),
-                ToFar::Detach => {
-                    let _ = writer.kill(std::time::Duration::ZERO);
-                    return;
-                }
-            };
-            if sent.is_err() {
-                return;
-            }
-        }
-    });
     let bridge = Bridge {
         term: &mut term,
         settings: Settings {
@@ -169,8 +133,7 @@ async fn with_terminal(
             leaving: "disconnected",
             left_code: FAILED,
         },
-        from_far,
-        to_far,
+        far: TerminalFar::new(Arc::clone(&remote), output, FAILED),
     };
     let (mut code, mut why) = bridge.run(typed).await?;
     // A channel that closed without an exit status, on a connection that

@@ -1,52 +1,20 @@
-//! The loop between the person's terminal and the far end, over two
-//! channels: what the far end says ([`FarEvent`]) and what the person
-//! sends it ([`ToFar`]).
+//! The loop between the person's terminal and the far end ([`FarEnd`]):
+//! what the far end says ([`FarEvent`]) and what the person sends it
+//! ([`ToFar`]).
 
 use std::time::Duration;
 
 use anyhow::Result;
 use tether_term::{EscapeScanner, Keyed, QueryFilter, ResponseFilter};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
 
+use super::far::{FarEnd, FarEvent, LOST, ToFar};
+use super::keys::Keys;
 use crate::local_term::{self, LocalTerminal};
-
-/// Why the bridge ended when the far end went away without a word.
-pub const LOST: &str = "the connection was lost";
 
 /// How long a lone ESC (or another partial sequence) is held to see
 /// whether it is part of a longer sequence.
 const PARTIAL_HOLD: Duration = Duration::from_millis(20);
-
-/// What the far end says.
-#[derive(Debug)]
-pub enum FarEvent {
-    /// Bytes for the person's terminal.
-    Output(Vec<u8>),
-    /// It ended: the bridge's exit code, and why (shown to the person).
-    Ended {
-        /// tether's exit code.
-        code: i32,
-        /// What happened.
-        why: String,
-    },
-}
-
-/// What the person sends the far end.
-#[derive(Debug)]
-pub enum ToFar {
-    /// Bytes typed.
-    Input(Vec<u8>),
-    /// The terminal's new size.
-    Resize {
-        /// Rows.
-        rows: u16,
-        /// Columns.
-        cols: u16,
-    },
-    /// The person leaves (`~.`, input closed, a signal).
-    Detach,
-}
 
 /// How the bridge behaves for its far end.
 #[derive(Clone, Debug)]
@@ -67,29 +35,22 @@ pub struct Settings {
     pub left_code: i32,
 }
 
-/// The bridge: the person's terminal (raw, captured) and the far end's
-/// channels.
-pub struct Bridge<'a> {
+/// The bridge: the person's terminal (raw, captured) and the far end.
+pub struct Bridge<'a, F: FarEnd> {
     /// The person's terminal.
     pub term: &'a mut LocalTerminal,
     /// How it behaves.
     pub settings: Settings,
-    /// What the far end says.
-    pub from_far: mpsc::Receiver<FarEvent>,
-    /// What goes to the far end.
-    pub to_far: mpsc::Sender<ToFar>,
+    /// The far end.
+    pub far: F,
 }
 
-impl Bridge<'_> {
+impl<F: FarEnd> Bridge<'_, F> {
     /// Runs until the far end ends or the person leaves; returns tether's
     /// exit code and the farewell line. `typed`: keys read during the
     /// capture, sent first.
     pub async fn run(mut self, typed: Vec<u8>) -> Result<(i32, String)> {
-        let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(64);
-        if !typed.is_empty() {
-            let _ = keys_tx.send(typed).await;
-        }
-        let _reader = local_term::spawn_stdin_reader(keys_tx);
+        let mut keys = Keys::start();
         let mut winch = signal(SignalKind::window_change())?;
         let mut term_sig = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
@@ -102,12 +63,21 @@ impl Bridge<'_> {
         let mut queries = elsewhere.then(QueryFilter::new);
         let mut escapes = EscapeScanner::with_escape(self.settings.escape);
         let (mut shown, mut typed_now) = (Vec::new(), Vec::new());
+        if !typed.is_empty() {
+            match replies.as_mut() {
+                Some(f) => f.feed(&typed, &mut typed_now),
+                None => typed_now.extend_from_slice(&typed),
+            }
+            if let Some(end) = self.forward(&mut escapes, &typed_now).await? {
+                return Ok(end);
+            }
+        }
         loop {
             let holding_keys = replies.as_ref().is_some_and(|f| f.pending() > 0);
             let holding_output = queries.as_ref().is_some_and(|f| f.pending() > 0);
             tokio::select! {
-                ev = self.from_far.recv() => match ev {
-                    Some(FarEvent::Output(bytes)) => match queries.as_mut() {
+                ev = self.far.recv() => match ev {
+                    FarEvent::Output(bytes) => match queries.as_mut() {
                         Some(q) => {
                             shown.clear();
                             q.feed(&bytes, &mut shown);
@@ -115,12 +85,11 @@ impl Bridge<'_> {
                         }
                         None => self.term.write(&bytes)?,
                     },
-                    Some(FarEvent::Ended { code, why }) => return Ok((code, why)),
-                    None => return Ok((255, LOST.into())),
+                    FarEvent::Ended { code, why } => return Ok((code, why)),
                 },
                 k = keys.recv() => {
                     let Some(input) = k else {
-                        let _ = self.to_far.send(ToFar::Detach).await;
+                        let _ = self.far.send(ToFar::Detach).await;
                         return Ok((self.settings.left_code, format!("input closed; {}", self.settings.leaving)));
                     };
                     typed_now.clear();
@@ -150,7 +119,7 @@ impl Bridge<'_> {
                 }
                 _ = winch.recv() => {
                     let (rows, cols) = local_term::size();
-                    let _ = self.to_far.send(ToFar::Resize { rows, cols }).await;
+                    let _ = self.far.send(ToFar::Resize { rows, cols }).await;
                 }
                 _ = term_sig.recv() => return Ok(self.signalled(143, "terminated").await),
                 _ = hup.recv() => return Ok(self.signalled(129, "hung up").await),
@@ -160,7 +129,7 @@ impl Bridge<'_> {
     }
 
     async fn signalled(&mut self, code: i32, what: &str) -> (i32, String) {
-        let _ = self.to_far.send(ToFar::Detach).await;
+        let _ = self.far.send(ToFar::Detach).await;
         (code, format!("{what}; {}", self.settings.leaving))
     }
 
@@ -174,7 +143,7 @@ impl Bridge<'_> {
         for keyed in escapes.feed(input) {
             match keyed {
                 Keyed::Send(bytes) => {
-                    if self.to_far.send(ToFar::Input(bytes)).await.is_err() {
+                    if self.far.send(ToFar::Input(bytes)).await.is_err() {
                         return Ok(Some((255, LOST.into())));
                     }
                 }
@@ -190,10 +159,10 @@ impl Bridge<'_> {
                     // A resize while stopped was not seen (the signal goes
                     // to the foreground job): send the size now.
                     let (rows, cols) = local_term::size();
-                    let _ = self.to_far.send(ToFar::Resize { rows, cols }).await;
+                    let _ = self.far.send(ToFar::Resize { rows, cols }).await;
                 }
                 Keyed::Detach => {
-                    let _ = self.to_far.send(ToFar::Detach).await;
+                    let _ = self.far.send(ToFar::Detach).await;
                     return Ok(Some((
                         self.settings.left_code,
                         self.settings.leaving.to_owned(),

@@ -16,5 +16,5 @@ mod secrets;
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::SshError;
 pub use exec::{Ended, Event, Input};
-pub use pty::{PtyRequest, PtyTerminal, signal_number};
+pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};

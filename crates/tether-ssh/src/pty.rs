@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use russh::{ChannelMsg, Pty, Sig};
+use russh::{ChannelMsg, ChannelReadHalf, Pty, Sig};
 use tether_transport::{
     ExitInfo, Foreground, Inspection, OutputStream, Signal, TermSize, Terminal, TransportError,
 };
@@ -39,6 +39,7 @@ pub struct PtyRequest {
     pub command: Option<String>,
 }
 
+#[derive(Debug)]
 enum Cmd {
     Write(Vec<u8>),
     Resize(TermSize),
@@ -79,10 +80,91 @@ pub fn signal_number(name: &str) -> i32 {
     }
 }
 
+/// What a remote PTY's channel says.
+#[derive(Debug)]
+pub enum PtyEvent {
+    /// Output (stdout and stderr alike, as a terminal mixes them).
+    Output(Vec<u8>),
+    /// The channel closed: the program's exit status (a channel closed
+    /// without one is reported as a hang-up, signal 1).
+    Ended(ExitInfo),
+}
+
+/// A program on a remote PTY, read by its owner directly: for a front-end
+/// that reads nothing else (`tether ssh`), one task less between the
+/// connection and the person's terminal than [`PtyTerminal`].
+pub struct PtyChannel {
+    read: ChannelReadHalf,
+    status: Option<ExitInfo>,
+    writer: PtyWriter,
+}
+
+/// What goes to a remote PTY: keys, sizes, signals, the close. Writes are
+/// queued (a paste waits there for the channel's window, while its owner
+/// goes on reading output), in order.
+#[derive(Clone, Debug)]
+pub struct PtyWriter {
+    cmds: mpsc::UnboundedSender<Cmd>,
+}
+
+impl PtyWriter {
+    /// Queues bytes typed.
+    pub fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.send(Cmd::Write(bytes))
+    }
+
+    /// Queues a window change.
+    pub fn resize(&self, size: TermSize) -> Result<(), TransportError> {
+        self.send(Cmd::Resize(size))
+    }
+
+    /// Hangs up: a HUP to the session's program, then the channel closed
+    /// (sshd hangs up the terminal, as closing an ssh connection does).
+    pub fn hang_up(&self) -> Result<(), TransportError> {
+        let _ = self.send(Cmd::Signal(Sig::HUP));
+        self.send(Cmd::Close)
+    }
+
+    fn send(&self, cmd: Cmd) -> Result<(), TransportError> {
+        self.cmds.send(cmd).map_err(|_| TransportError::Closed)
+    }
+}
+
+impl PtyChannel {
+    /// The next output chunk, or the end with the exit status.
+    /// Cancel-safe: a `select!` branch that loses drops nothing.
+    pub async fn next(&mut self) -> PtyEvent {
+        loop {
+            match self.read.wait().await {
+                Some(ChannelMsg::Data { data } | ChannelMsg::ExtendedData { data, .. }) => {
+                    return PtyEvent::Output(data.to_vec());
+                }
+                Some(ChannelMsg::ExitStatus { exit_status }) => {
+                    let code = i32::try_from(exit_status).unwrap_or(255);
+                    self.status = Some(ExitInfo::Code(code));
+                }
+                Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
+                    let n = signal_number(&format!("{signal_name:?}"));
+                    self.status = Some(ExitInfo::Signal(n));
+                }
+                Some(ChannelMsg::Close) | None => {
+                    return PtyEvent::Ended(self.status.unwrap_or(ExitInfo::Signal(1)));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Where keys, sizes and the close go.
+    pub fn writer(&self) -> &PtyWriter {
+        &self.writer
+    }
+}
+
 impl Connection {
     /// Opens a session channel with a PTY and starts `req.command` (or the
-    /// login shell) on it.
-    pub async fn open_pty(&self, req: &PtyRequest) -> Result<PtyTerminal, SshError> {
+    /// login shell) on it, for its owner to read.
+    pub async fn open_pty_channel(&self, req: &PtyRequest) -> Result<PtyChannel, SshError> {
         let protocol = |what: String| self.protocol(what);
         let channel = self.session_channel(&req.env).await?;
         let modes = [
@@ -99,11 +181,8 @@ impl Connection {
             None => channel.request_shell(true).await,
         }
         .map_err(|e| protocol(format!("cannot start the program: {e}")))?;
-        let (mut read, write) = channel.split();
+        let (read, write) = channel.split();
         let (cmds, mut cmd_rx) = mpsc::unbounded_channel::<Cmd>();
-        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
-        let (exit_tx, exit) = watch::channel(None);
-        let delivered = Arc::new(AtomicU64::new(0));
         tokio::spawn(async move {
             while let Some(cmd) = cmd_rx.recv().await {
                 let done = match cmd {
@@ -129,30 +208,37 @@ impl Connection {
                 }
             }
         });
+        Ok(PtyChannel {
+            read,
+            status: None,
+            writer: PtyWriter { cmds },
+        })
+    }
+
+    /// Opens a session channel with a PTY and starts `req.command` (or the
+    /// login shell) on it, as a [`Terminal`].
+    pub async fn open_pty(&self, req: &PtyRequest) -> Result<PtyTerminal, SshError> {
+        let mut channel = self.open_pty_channel(req).await?;
+        let cmds = channel.writer.cmds.clone();
+        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
+        let (exit_tx, exit) = watch::channel(None);
+        let delivered = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&delivered);
         tokio::spawn(async move {
-            let mut info = None;
-            while let Some(msg) = read.wait().await {
-                match msg {
-                    ChannelMsg::Data { data } | ChannelMsg::ExtendedData { data, .. } => {
+            let info = loop {
+                match channel.next().await {
+                    PtyEvent::Output(data) => {
                         counter.fetch_add(data.len() as u64, Ordering::AcqRel);
-                        if out_tx.send(data.to_vec()).await.is_err() {
-                            break;
+                        if out_tx.send(data).await.is_err() {
+                            break channel.status.unwrap_or(ExitInfo::Signal(1));
                         }
                     }
-                    ChannelMsg::ExitStatus { exit_status } => {
-                        info = Some(ExitInfo::Code(i32::try_from(exit_status).unwrap_or(255)));
-                    }
-                    ChannelMsg::ExitSignal { signal_name, .. } => {
-                        info = Some(ExitInfo::Signal(signal_number(&format!("{signal_name:?}"))));
-                    }
-                    ChannelMsg::Close => break,
-                    _ => {}
+                    PtyEvent::Ended(info) => break info,
                 }
-            }
+            };
             // Output first, then the exit: a reader of both sees all bytes.
             drop(out_tx);
-            exit_tx.send_replace(Some(info.unwrap_or(ExitInfo::Signal(1))));
+            exit_tx.send_replace(Some(info));
         });
         Ok(PtyTerminal {
             cmds,

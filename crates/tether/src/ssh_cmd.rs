@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tether_cluster::exec::{self, HostSpec, Overrides};
-use tether_ssh::{Connection, Event, Input, PtyRequest};
-use tether_transport::{TermSize, Terminal};
+use tether_ssh::{Connection, Event, Input, PtyChannel, PtyEvent, PtyRequest};
+use tether_transport::{ExitInfo, TermSize};
 use tokio::sync::mpsc;
 
 use crate::cli::SshCmdArgs;
-use crate::interactive::{Bridge, LOST, Settings, TerminalFar};
+use crate::interactive::{Bridge, FarEnd, FarEvent, Gone, LOST, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
 use crate::ssh_opts;
 
@@ -119,10 +119,8 @@ async fn with_terminal(
         ],
         command,
     };
-    let remote: Arc<dyn Terminal> = Arc::new(conn.open_pty(&request).await?);
-    let output = remote
-        .take_output()
-        .context("the remote terminal's output was taken")?;
+    let remote = conn.open_pty_channel(&request).await?;
+    let writer = remote.writer().clone();
     let (mut term, typed) = LocalTerminal::enter()?;
     let bridge = Bridge {
         term: &mut term,
@@ -133,7 +131,7 @@ async fn with_terminal(
             leaving: "disconnected",
             left_code: FAILED,
         },
-        far: TerminalFar::new(Arc::clone(&remote), output, FAILED),
+        far: SshFar { remote },
     };
     let (mut code, mut why) = bridge.run(typed).await?;
     // A channel that closed without an exit status, on a connection that
@@ -151,8 +149,40 @@ async fn with_terminal(
         other => format!("\r\ntether: {other} ({host})\r\n"),
     };
     term.restore(&farewell);
-    let _ = remote.kill(std::time::Duration::ZERO);
+    let _ = writer.hang_up();
     Ok(code)
+}
+
+/// The remote PTY's channel as the bridge's far end: its output read in
+/// the bridge's own loop, keys queued for the channel's writer.
+struct SshFar {
+    remote: PtyChannel,
+}
+
+impl FarEnd for SshFar {
+    async fn recv(&mut self) -> FarEvent {
+        match self.remote.next().await {
+            PtyEvent::Output(bytes) => FarEvent::Output(bytes),
+            PtyEvent::Ended(ExitInfo::Code(code)) => FarEvent::Ended {
+                code,
+                why: String::new(),
+            },
+            PtyEvent::Ended(ExitInfo::Signal(s)) => FarEvent::Ended {
+                code: 128 + s,
+                why: format!("the remote program ended by signal {s}"),
+            },
+        }
+    }
+
+    async fn send(&mut self, msg: ToFar) -> Result<(), Gone> {
+        let writer = self.remote.writer();
+        match msg {
+            ToFar::Input(bytes) => writer.write(bytes),
+            ToFar::Resize { rows, cols } => writer.resize(TermSize { rows, cols }),
+            ToFar::Detach => writer.hang_up(),
+        }
+        .map_err(|_| Gone)
+    }
 }
 
 /// A command without a terminal: stdin streamed to it, stdout and stderr

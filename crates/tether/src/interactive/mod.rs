@@ -10,4 +10,4 @@ mod far;
 mod keys;
 
 pub use bridge::{Bridge, Settings};
-pub use far::{FarEnd, FarEvent, Gone, LOST, TerminalFar, ToFar};
+pub use far::{FarEnd, FarEvent, Gone, LOST, ToFar};

@@ -27,7 +27,15 @@ struct Target {
 /// ours carrying `marker` (`NAME=VALUE` in their environment), and their
 /// descendants by parentage.
 fn members(root: i32, pts: Option<&Path>, marker: Option<&str>) -> Vec<Target> {
-    let all = procfs::all_processes();
+    let me = std::process::id() as i32;
+    // This process, and a child of ours other than the root, are never in
+    // the tree: such a child is another terminal's program caught between
+    // fork and exec, still holding a descriptor this process had open on
+    // this PTY for a moment (an inspection opens the slave).
+    let all: Vec<Stat> = procfs::all_processes()
+        .into_iter()
+        .filter(|s| s.pid != me && (s.ppid != me || s.pid == root))
+        .collect();
     let mut tree: HashSet<i32> = HashSet::new();
     if root > 0 {
         tree.insert(root);
@@ -37,10 +45,10 @@ fn members(root: i32, pts: Option<&Path>, marker: Option<&str>) -> Vec<Target> {
     }
     if let Some(marker) = marker {
         use std::os::unix::fs::MetadataExt;
-        let me = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+        let uid = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
         tree.extend(
             all.iter()
-                .filter(|s| s.pid != std::process::id() as i32 && carries(s.pid, me, marker))
+                .filter(|s| carries(s.pid, uid, marker))
                 .map(|s| s.pid),
         );
     }

@@ -120,8 +120,11 @@ async fn inspector_sees_select_and_poll_readers() {
 async fn signals_go_to_the_verified_foreground_group() {
     let (pty, mut out) = spawn("bash", &["--norc", "--noprofile", "-i"]);
     pty.write(b"sleep 30 | cat\n".to_vec()).unwrap();
+    // The group's leader is bash's fork until it has exec'd sleep.
     let i = inspect_until(&pty, "the pipeline in the foreground", |i| {
-        i.foreground.as_ref().is_some_and(|f| !f.is_top)
+        i.foreground
+            .as_ref()
+            .is_some_and(|f| !f.is_top && f.process.as_ref().is_some_and(|p| p.command == "sleep"))
     });
     let fg = i.foreground.unwrap();
     assert_eq!(fg.process.as_ref().unwrap().command, "sleep");
@@ -254,4 +257,33 @@ async fn a_working_directory_that_cannot_be_entered_is_named_as_that() {
             && !text.contains("PATH"),
         "{text}"
     );
+}
+
+/// Ending a tree never ends another program of ours that happens to hold
+/// its terminal: a child of this process caught between fork and exec
+/// holds every descriptor this process had open at the fork, and an
+/// inspection opens the slave for a moment (seen killing other sessions'
+/// programs when sessions start and end side by side).
+#[tokio::test]
+async fn ending_a_tree_spares_another_child_of_ours_holding_its_terminal() {
+    let (pty, mut out) = spawn("sh", &["-c", "echo ready; exec sleep 30"]);
+    read_until(&mut out, &mut Vec::new(), "ready").await;
+    let pts = std::fs::OpenOptions::new()
+        .read(true)
+        .open(pty.pts_path())
+        .unwrap();
+    let mut bystander = std::process::Command::new("sleep")
+        .arg(unique("304"))
+        .stdin(pts)
+        .spawn()
+        .unwrap();
+    let root = tether_pty::inspect::process_info(pty.pid()).unwrap();
+    pty.kill(Duration::from_millis(300)).unwrap();
+    wait_gone(root.pid, root.start_time);
+    assert!(
+        bystander.try_wait().unwrap().is_none(),
+        "the other child of ours was ended with the tree"
+    );
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
 }

@@ -74,6 +74,9 @@ impl SpawnSpec {
 pub struct LocalPty {
     pty: Arc<pty_process::blocking::Pty>,
     id: PtyIdentity,
+    /// The top program's start time, to tell it from a later process given
+    /// its pid.
+    root_start: Option<u64>,
     /// `NAME=VALUE` of the tree marker.
     marker: Option<String>,
     writer: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
@@ -153,6 +156,8 @@ impl LocalPty {
                 source: e,
             })?;
         let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+        // Read before the waiter can reap it: the pid is surely ours.
+        let root_start = crate::procfs::stat(pid).map(|s| s.start_time);
         let pty = Arc::new(pty);
         let (exit_tx, exit) = watch::channel(None);
         std::thread::Builder::new()
@@ -170,6 +175,7 @@ impl LocalPty {
                 pts: pts_path,
                 session: pid,
             },
+            root_start,
             writer: Mutex::new(Some(writer)),
             output: Mutex::new(Some(output)),
             delivered,
@@ -306,7 +312,13 @@ impl Terminal for LocalPty {
     }
 
     fn kill(&self, grace: Duration) -> Result<(), TransportError> {
-        tree::kill_tree(self.id.session, &self.id.pts, self.marker.as_deref(), grace);
+        tree::kill_tree(
+            self.id.session,
+            self.root_start,
+            &self.id.pts,
+            self.marker.as_deref(),
+            grace,
+        );
         Ok(())
     }
 
@@ -399,6 +411,7 @@ impl Drop for LocalPty {
         if self.exit.borrow().is_none() {
             tree::kill_tree(
                 self.id.session,
+                self.root_start,
                 &self.id.pts,
                 self.marker.as_deref(),
                 Duration::from_millis(500),

@@ -104,7 +104,20 @@ fn send(t: &Target, signal: Signal) {
 /// stopped jobs can act on them), then SIGKILL for anything still alive
 /// after `grace`. Returns once every member is gone or `grace` has passed
 /// twice.
-pub fn kill_tree(root: i32, pts: &Path, marker: Option<&str>, grace: Duration) {
+///
+/// `root_start` is the root's start time when it was spawned: a root that
+/// has been reaped and whose pid now names another process is left out
+/// (its session, if any of it survives, still holds its terminal; the
+/// kernel never reuses a pid that still names a session).
+pub fn kill_tree(
+    root: i32,
+    root_start: Option<u64>,
+    pts: &Path,
+    marker: Option<&str>,
+    grace: Duration,
+) {
+    let reused = procfs::stat(root).is_some_and(|s| Some(s.start_time) != root_start);
+    let root = if reused { 0 } else { root };
     end(root, Some(pts), marker, grace);
 }
 

@@ -287,3 +287,51 @@ async fn ending_a_tree_spares_another_child_of_ours_holding_its_terminal() {
     bystander.kill().unwrap();
     bystander.wait().unwrap();
 }
+
+/// Ending a tree whose top program was reaped long ago never ends a later
+/// process given the same pid. The pid is reused on purpose (root writes
+/// `ns_last_pid`); elsewhere the test skips, saying so.
+#[tokio::test]
+async fn ending_a_tree_spares_a_later_process_with_the_roots_pid() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: reusing a pid on purpose needs root (ns_last_pid)");
+        return;
+    }
+    let (pty, mut out) = spawn("sh", &["-c", "echo ready; read x"]);
+    read_until(&mut out, &mut Vec::new(), "ready").await;
+    let root = pty.pid();
+    let root_start = tether_pty::procfs::stat(root).unwrap().start_time;
+    pty.write(b"\n".to_vec()).unwrap();
+    let mut exit = pty.exit();
+    exit.wait_for(|e| e.is_some()).await.unwrap();
+    // Other processes may take the pid first, and a process started in
+    // the same clock tick is the same process as far as /proc can tell:
+    // tries until a later one has the pid.
+    let mut bystander = None;
+    for _ in 0..200 {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", root - 1)).unwrap();
+        let child = std::process::Command::new("sleep")
+            .arg(unique("305"))
+            .spawn();
+        let Ok(mut child) = child else { continue };
+        let later = tether_pty::procfs::stat(root).is_some_and(|s| s.start_time != root_start);
+        if child.id() as i32 == root && later {
+            bystander = Some(child);
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let Some(mut bystander) = bystander else {
+        eprintln!("skipped: pid {root} was never handed out again a tick later in 200 tries");
+        return;
+    };
+    pty.kill(Duration::from_millis(300)).unwrap();
+    assert!(
+        bystander.try_wait().unwrap().is_none(),
+        "a later process with the root's pid was ended: {:?}",
+        bystander.try_wait()
+    );
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
+}

@@ -2,8 +2,10 @@
 //!
 //! [`LocalPty`] starts a program as the session leader of a fresh PTY (its
 //! controlling terminal), with IUTF8 set and default signal dispositions,
-//! and implements [`tether_transport::Terminal`] for it: ordered writes, a
-//! bounded output stream (EIO on the master is end of stream), resize,
+//! and implements [`tether_transport::Terminal`] for it: ordered writes
+//! (at once while nothing is queued, else by a writer thread), a bounded
+//! output stream (EIO on the master is end of stream) read by a thread or,
+//! with [`LocalPty::spawn_on`], by a task on a runtime, resize,
 //! verified foreground signalling, whole-tree kill, exit status, and the
 //! `/proc` process inspector ([`inspect`]) that tells whether the
 //! foreground program is blocked reading the terminal.
@@ -12,6 +14,7 @@
 
 pub mod inspect;
 mod local;
+mod master;
 mod modes;
 pub mod procfs;
 mod signals;

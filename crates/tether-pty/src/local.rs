@@ -1,10 +1,9 @@
 //! [`LocalPty`]: a program on a fresh local PTY, as a [`Terminal`].
 
-use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
@@ -12,18 +11,12 @@ use tether_transport::{
     ExitInfo, Foreground, Inspection, LineModes, ModesRestored, OutputStream, Signal, TermSize,
     Terminal, TransportError,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::inspect::{self, PtyIdentity};
+use crate::master::{self, Writer};
 use crate::signals;
 use crate::tree;
-
-/// Output chunks buffered between the reader thread and the consumer; when
-/// full, the reader stops reading and the kernel's flow control holds the
-/// program, so a flood cannot grow memory.
-const OUTPUT_QUEUE: usize = 64;
-/// Bytes per read from the PTY master.
-const READ_SIZE: usize = 64 * 1024;
 
 /// What to start, and how the terminal is set up.
 #[derive(Clone, Debug)]
@@ -79,11 +72,9 @@ pub struct LocalPty {
     root_start: Option<u64>,
     /// `NAME=VALUE` of the tree marker.
     marker: Option<String>,
-    writer: Mutex<Option<std_mpsc::Sender<Vec<u8>>>>,
+    writer: Writer,
     output: Mutex<Option<OutputStream>>,
     delivered: Arc<AtomicU64>,
-    accepted: AtomicU64,
-    written: Arc<AtomicU64>,
     exit: watch::Receiver<Option<ExitInfo>>,
 }
 
@@ -93,7 +84,7 @@ impl std::fmt::Debug for LocalPty {
     }
 }
 
-fn setup(what: &'static str) -> impl FnOnce(std::io::Error) -> TransportError {
+pub(crate) fn setup(what: &'static str) -> impl FnOnce(std::io::Error) -> TransportError {
     move |source| TransportError::Setup { what, source }
 }
 
@@ -123,8 +114,32 @@ pub fn check_cwd(dir: &std::path::Path) -> std::io::Result<()> {
 impl LocalPty {
     /// Starts `spec.program` as a session leader whose controlling terminal
     /// is a new PTY, with default signal dispositions and an empty signal
-    /// mask whatever tether inherited.
+    /// mask whatever tether inherited. Its output is read by a thread of
+    /// its own, so this needs no runtime.
     pub fn spawn(spec: &SpawnSpec) -> Result<LocalPty, TransportError> {
+        Self::start(spec, None)
+    }
+
+    /// As [`LocalPty::spawn`], with the output read by a task on `runtime`
+    /// instead of a thread: one thread wake-up fewer per chunk, which a
+    /// person typing into an attached session feels. `runtime` must outlive
+    /// the PTY (its output stream ends when the runtime shuts down) and
+    /// have its IO driver enabled.
+    ///
+    /// # Panics
+    ///
+    /// When `runtime`'s IO driver is not enabled.
+    pub fn spawn_on(
+        spec: &SpawnSpec,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<LocalPty, TransportError> {
+        Self::start(spec, Some(runtime))
+    }
+
+    fn start(
+        spec: &SpawnSpec,
+        runtime: Option<&tokio::runtime::Handle>,
+    ) -> Result<LocalPty, TransportError> {
         // A directory the child cannot enter fails its spawn with the same
         // errno as a missing program: tell them apart first.
         if let Some(cwd) = &spec.cwd {
@@ -138,6 +153,7 @@ impl LocalPty {
         pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
             .map_err(|e| setup("resize")(pty_err(e)))?;
         configure(&pts, spec)?;
+        master::set_nonblocking(&pty)?;
         let pts_path = std::fs::read_link(format!("/proc/self/fd/{}", pts.as_raw_fd()))
             .map_err(setup("slave lookup"))?;
         let mut cmd = pty_process::blocking::Command::new(&spec.program)
@@ -165,9 +181,11 @@ impl LocalPty {
             .spawn(move || wait_child(child, exit_tx))
             .map_err(setup("waiter thread"))?;
         let delivered = Arc::new(AtomicU64::new(0));
-        let output = start_reader(Arc::clone(&pty), Arc::clone(&delivered))?;
-        let written = Arc::new(AtomicU64::new(0));
-        let writer = start_writer(Arc::clone(&pty), Arc::clone(&written))?;
+        let output = match runtime {
+            Some(rt) => master::read_on_runtime(&pty, rt, Arc::clone(&delivered))?,
+            None => master::read_on_thread(Arc::clone(&pty), Arc::clone(&delivered))?,
+        };
+        let writer = Writer::start(Arc::clone(&pty))?;
         Ok(LocalPty {
             pty,
             marker: spec.tree_marker.as_ref().map(|(k, v)| format!("{k}={v}")),
@@ -176,11 +194,9 @@ impl LocalPty {
                 session: pid,
             },
             root_start,
-            writer: Mutex::new(Some(writer)),
+            writer,
             output: Mutex::new(Some(output)),
             delivered,
-            accepted: AtomicU64::new(0),
-            written,
             exit,
         })
     }
@@ -219,63 +235,9 @@ fn wait_child(mut child: std::process::Child, exit: watch::Sender<Option<ExitInf
     let _ = exit.send(Some(info));
 }
 
-fn start_reader(
-    pty: Arc<pty_process::blocking::Pty>,
-    delivered: Arc<AtomicU64>,
-) -> Result<OutputStream, TransportError> {
-    let (tx, rx) = mpsc::channel(OUTPUT_QUEUE);
-    std::thread::Builder::new()
-        .name("tether-pty-read".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; READ_SIZE];
-            loop {
-                match (&*pty).read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        // Counted as soon as read, so bytes between here and
-                        // the consumer never look settled.
-                        delivered.fetch_add(n as u64, Ordering::Release);
-                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    // EIO: every slave descriptor is closed: end of stream.
-                    Err(_) => break,
-                }
-            }
-        })
-        .map_err(setup("reader thread"))?;
-    Ok(rx)
-}
-
-fn start_writer(
-    pty: Arc<pty_process::blocking::Pty>,
-    written: Arc<AtomicU64>,
-) -> Result<std_mpsc::Sender<Vec<u8>>, TransportError> {
-    let (tx, rx) = std_mpsc::channel::<Vec<u8>>();
-    std::thread::Builder::new()
-        .name("tether-pty-write".into())
-        .spawn(move || {
-            for bytes in rx {
-                if (&*pty).write_all(&bytes).is_err() {
-                    break;
-                }
-                written.fetch_add(bytes.len() as u64, Ordering::Release);
-            }
-        })
-        .map_err(setup("writer thread"))?;
-    Ok(tx)
-}
-
 impl Terminal for LocalPty {
     fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
-        let guard = self.writer.lock().map_err(|_| TransportError::Closed)?;
-        let tx = guard.as_ref().ok_or(TransportError::Closed)?;
-        let n = bytes.len() as u64;
-        tx.send(bytes).map_err(|_| TransportError::Closed)?;
-        self.accepted.fetch_add(n, Ordering::Release);
-        Ok(())
+        self.writer.write(bytes)
     }
 
     fn take_output(&self) -> Option<OutputStream> {
@@ -387,10 +349,7 @@ impl LocalPty {
     fn input_queued(&self) -> Option<u64> {
         use rustix::fs::{Mode, OFlags};
         // Queued in our writer first, then in the kernel's input queue.
-        let unwritten = self
-            .accepted
-            .load(Ordering::Acquire)
-            .saturating_sub(self.written.load(Ordering::Acquire));
+        let unwritten = self.writer.unwritten();
         let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd = rustix::fs::open(&self.id.pts, flags, Mode::empty()).ok()?;
         Some(unwritten + rustix::io::ioctl_fionread(&fd).ok()?)
@@ -405,9 +364,7 @@ impl LocalPty {
 
 impl Drop for LocalPty {
     fn drop(&mut self) {
-        if let Ok(mut w) = self.writer.lock() {
-            w.take();
-        }
+        self.writer.close();
         if self.exit.borrow().is_none() {
             tree::kill_tree(
                 self.id.session,

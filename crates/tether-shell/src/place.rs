@@ -166,7 +166,15 @@ impl Place for Local {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .map(|id| (crate::session::TREE_MARKER.to_owned(), id.to_owned()));
-            let pty: Arc<dyn Terminal> = Arc::new(LocalPty::spawn(&spec)?);
+            // The engine runs on the runtime that holds its sessions (the
+            // daemon's, or `run --once`'s), which outlives them: reading the
+            // output there saves a thread wake-up per chunk, which a person
+            // typing into an attached session feels.
+            let pty = match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => LocalPty::spawn_on(&spec, &runtime)?,
+                Err(_) => LocalPty::spawn(&spec)?,
+            };
+            let pty: Arc<dyn Terminal> = Arc::new(pty);
             Ok(pty)
         })
     }

@@ -234,7 +234,7 @@ pub(crate) fn printf_to_file(builtin: &str, path: &Path, bytes: &[u8]) -> Option
 /// `builtin` is the prefix that bypasses functions (`builtin` in bash and
 /// zsh, `command` in POSIX sh).
 pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
-    let mut s = modes_function(ctx.line_modes);
+    let mut s = String::new();
     if let Some(env) = ctx.restore_env {
         // The new login's own description of itself wins over the
         // snapshot's (a remote shell restarted on a new connection).
@@ -246,6 +246,9 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     if let Some(cwd) = ctx.restore_cwd {
         s.push_str(&cd_line(builtin, cwd));
     }
+    // After the snapshot: what an earlier shell remembered of its modes
+    // (exported under `set -a`) is forgotten.
+    s.push_str(&modes_function(ctx.line_modes));
     s.push_str(&format!(
         "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
         ctx.nonce.a, ctx.nonce.b
@@ -254,14 +257,56 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
 }
 
 /// `__tether_modes`, which every POSIX-family end mark calls first: `stty`
-/// with the session's line modes on a remote terminal (a program may have
-/// left it raw), nothing locally (the engine sets the PTY's modes itself).
+/// with the session's line modes on a remote terminal, or busybox's (a
+/// program may have left it raw), nothing locally (the engine sets the
+/// PTY's modes itself).
+///
+/// That `stty` is a fork and an exec at every end mark, about a quarter of
+/// a remote shell's CPU for a short command, so it is skipped when nothing
+/// can have changed the modes since the last one: the echo asked is the
+/// same, the shell has no child now (a job stopped after changing them is
+/// one: dash, busybox and zsh leave its modes), and it reaped none since.
+/// The last is `cminflt`, the minor faults of the shell's waited-for
+/// children in `/proc/self/stat` (field 11): every child that ran adds at
+/// least one (its first write after the fork); builtins add none. A
+/// command made only of builtins (`cd`, `export`, `echo`, `true`) then
+/// costs no process: builtins that change the modes (`read -s`) put them
+/// back. (In a subshell, where POSIX sh's prompt hook runs it, the look is
+/// the subshell's own, and the `stty` runs.) A
+/// process that is not the shell's child (a job that left its session)
+/// could change them just after a `stty` as well, so the skip adds no
+/// case the `stty` covered. Without `/proc` (or the `children` file,
+/// Linux 3.17 and `CONFIG_PROC_CHILDREN`) the `stty` runs every time.
+/// Nothing here may fail: the ERR trap under the user's `set -e` would
+/// take it for the command's status.
 fn modes_function(args: Option<&[String]>) -> String {
+    const LOOK: &str = r#"__tether_look() {
+  __tether_k=x __tether_c=x
+  { IFS= read -r __tether_k < /proc/self/stat; } 2>/dev/null || :
+  { IFS= read -r __tether_c < /proc/thread-self/children; } 2>/dev/null || :
+  __tether_k=${__tether_k##*) }
+  __tether_k=${__tether_k#* * * * * * * * }
+  __tether_k=${__tether_k%% *}
+}
+"#;
     match args {
         Some(args) => {
             let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
             format!(
-                "__tether_modes() {{ command stty {} \"${{__tether_echo--echo}}\" 2>/dev/null; }}\n",
+                r#"{LOOK}__tether_modes() {{
+  __tether_look
+  case $__tether_c in
+    '') case $__tether_k/${{__tether_echo--echo}} in "${{__tether_m-}}") return 0 ;; esac ;;
+  esac
+  command stty {} "${{__tether_echo--echo}}" 2>/dev/null || :
+  __tether_look
+  case $__tether_k in
+    ''|*[!0123456789]*) __tether_m= ;;
+    *) __tether_m=$__tether_k/${{__tether_echo--echo}} ;;
+  esac
+}}
+unset __tether_m
+"#,
                 words.join(" ")
             )
         }
@@ -364,6 +409,70 @@ mod tests {
         }
         assert_eq!(printf_to_file("command", &path, b"a\0b"), None);
         assert_eq!(printf_to_file("command", &path, &[b'#'; INLINE_MAX]), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `__tether_modes` runs `stty` when a child could have changed the
+    /// modes or the echo asked changed, and only then, in every POSIX shell
+    /// installed here; nothing it does fails (an ERR trap would see it).
+    #[test]
+    fn the_modes_are_set_again_only_when_something_could_have_changed_them() {
+        let dir = std::env::temp_dir().join(format!("tether-modes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("log");
+        let fake = dir.join("stty");
+        std::fs::write(
+            &fake,
+            format!("#!/bin/sh\necho \"stty $*\" >> '{}'\n", log.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let setup = modes_function(Some(&["sane".to_owned()]));
+        let script = format!(
+            r#"{setup}
+m() {{ echo "$1" >> '{log}'; __tether_modes; }}
+m first
+m again
+cd /; true; echo x >/dev/null; __tether_x=1; m builtins
+/bin/true; m external
+(:); m subshell
+__tether_echo=echo; m echo
+m same
+sleep 30 & m child
+kill $! 2>/dev/null; wait $! 2>/dev/null || :
+"#,
+            log = log.display()
+        );
+        let want = "first\nstty sane -echo\nagain\nbuiltins\nexternal\nstty sane -echo\nsubshell\nstty sane -echo\necho\nstty sane echo\nsame\nchild\nstty sane echo\n";
+        let path = format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        for (sh, errexit) in [
+            ("bash", "set -eE; trap 'echo ERR >> \"$L\"' ERR"),
+            ("zsh", "set -e; trap 'echo ERR >> \"$L\"' ZERR"),
+            ("dash", "set -e"),
+            ("sh", "set -e"),
+            ("busybox", "set -e"),
+        ] {
+            let _ = std::fs::remove_file(&log);
+            let mut cmd = std::process::Command::new(sh);
+            if sh == "busybox" {
+                cmd.arg("sh");
+            }
+            let Ok(out) = cmd
+                .arg("-c")
+                .arg(format!("L='{}'; {errexit}\n{script}", log.display()))
+                .env("PATH", &path)
+                .output()
+            else {
+                continue;
+            };
+            assert!(out.status.success(), "{sh}: {out:?}");
+            assert_eq!(std::fs::read_to_string(&log).unwrap(), want, "{sh}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -271,22 +271,28 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
 /// least one (its first write after the fork); builtins add none. A
 /// command made only of builtins (`cd`, `export`, `echo`, `true`) then
 /// costs no process: builtins that change the modes (`read -s`) put them
-/// back. (In a subshell, where POSIX sh's prompt hook runs it, the look is
-/// the subshell's own, and the `stty` runs.) A
-/// process that is not the shell's child (a job that left its session)
-/// could change them just after a `stty` as well, so the skip adds no
-/// case the `stty` covered. Without `/proc` (or the `children` file,
-/// Linux 3.17 and `CONFIG_PROC_CHILDREN`) the `stty` runs every time.
-/// Nothing here may fail: the ERR trap under the user's `set -e` would
-/// take it for the command's status.
+/// back. The children are listed before `cminflt` is read: a child reaped
+/// in between (bash reaps in a signal handler) is then counted by the
+/// latter. (In a subshell, where POSIX sh's prompt hook runs it, the look
+/// is the subshell's own, and the `stty` runs.) A process that is not the
+/// shell's child (a job that left its session) could change the modes
+/// just after a `stty` as well, so the skip adds no case the `stty`
+/// covered. Without `/proc` (or the `children` file: Linux 3.17 and
+/// `CONFIG_PROC_CHILDREN`) the `stty` runs every time.
+///
+/// `__tether_look` sets `__tether_k` to `cminflt`, or `x` when it cannot
+/// be known: the fields are split by `read` (pattern matching over the
+/// line costs several times more in bash and zsh), and the line is used
+/// only when the command's name (`(comm)`, which may hold spaces) is the
+/// second word and no later one holds a `)`. Nothing here may fail: the
+/// ERR trap under the user's `set -e` would take it for the command's
+/// status.
 fn modes_function(args: Option<&[String]>) -> String {
     const LOOK: &str = r#"__tether_look() {
-  __tether_k=x __tether_c=x
-  { IFS= read -r __tether_k < /proc/self/stat; } 2>/dev/null || :
-  { IFS= read -r __tether_c < /proc/thread-self/children; } 2>/dev/null || :
-  __tether_k=${__tether_k##*) }
-  __tether_k=${__tether_k#* * * * * * * * }
-  __tether_k=${__tether_k%% *}
+  __tether_k=x
+  { IFS=' ' read -r __tether_p __tether_n __tether_w1 __tether_w2 __tether_w3 __tether_w4 __tether_w5 __tether_w6 __tether_w7 __tether_w8 __tether_k __tether_r < /proc/self/stat; } 2>/dev/null || __tether_k=x
+  case $__tether_n in '('*')') ;; *) __tether_k=x ;; esac
+  case $__tether_w1$__tether_w2$__tether_w3$__tether_w4$__tether_w5$__tether_w6$__tether_w7$__tether_w8$__tether_k$__tether_r in *')'*) __tether_k=x ;; esac
 }
 "#;
     match args {
@@ -294,6 +300,8 @@ fn modes_function(args: Option<&[String]>) -> String {
             let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
             format!(
                 r#"{LOOK}__tether_modes() {{
+  __tether_c=x
+  {{ IFS= read -r __tether_c < /proc/thread-self/children; }} 2>/dev/null || :
   __tether_look
   case $__tether_c in
     '') case $__tether_k/${{__tether_echo--echo}} in "${{__tether_m-}}") return 0 ;; esac ;;
@@ -472,6 +480,22 @@ kill $! 2>/dev/null; wait $! 2>/dev/null || :
             };
             assert!(out.status.success(), "{sh}: {out:?}");
             assert_eq!(std::fs::read_to_string(&log).unwrap(), want, "{sh}");
+        }
+        // A shell whose name holds `) (` and spaces could be misread (as
+        // its flags, which do not change): it is not read at all, and the
+        // stty runs every time.
+        let odd = dir.join("sh) (x y");
+        if std::os::unix::fs::symlink("/bin/bash", &odd).is_ok() {
+            let _ = std::fs::remove_file(&log);
+            let out = std::process::Command::new(&odd)
+                .arg("-c")
+                .arg(&script)
+                .env("PATH", &path)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            let log = std::fs::read_to_string(&log).unwrap();
+            assert_eq!(log.matches("stty").count(), 8, "{log}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

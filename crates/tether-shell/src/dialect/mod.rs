@@ -10,6 +10,7 @@
 
 mod bash;
 mod heredoc;
+mod modes;
 mod posix;
 mod pwsh;
 mod rename;
@@ -17,6 +18,7 @@ mod zsh;
 
 pub use bash::Bash;
 pub use heredoc::unterminated_heredoc;
+pub(crate) use modes::probably_builtins;
 pub use posix::Posix;
 pub use pwsh::{Pwsh, quote_for_pwsh};
 pub use rename::Rename;
@@ -248,78 +250,12 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     }
     // After the snapshot: what an earlier shell remembered of its modes
     // (exported under `set -a`) is forgotten.
-    s.push_str(&modes_function(ctx.line_modes));
+    s.push_str(&modes::modes_function(ctx.line_modes));
     s.push_str(&format!(
         "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
         ctx.nonce.a, ctx.nonce.b
     ));
     s
-}
-
-/// `__tether_modes`, which every POSIX-family end mark calls first: `stty`
-/// with the session's line modes on a remote terminal, or busybox's (a
-/// program may have left it raw), nothing locally (the engine sets the
-/// PTY's modes itself).
-///
-/// That `stty` is a fork and an exec at every end mark, about a quarter of
-/// a remote shell's CPU for a short command, so it is skipped when nothing
-/// can have changed the modes since the last one: the echo asked is the
-/// same, the shell has no child now (a job stopped after changing them is
-/// one: dash, busybox and zsh leave its modes), and it reaped none since.
-/// The last is `cminflt`, the minor faults of the shell's waited-for
-/// children in `/proc/self/stat` (field 11): every child that ran adds at
-/// least one (its first write after the fork); builtins add none. A
-/// command made only of builtins (`cd`, `export`, `echo`, `true`) then
-/// costs no process: builtins that change the modes (`read -s`) put them
-/// back. The children are listed before `cminflt` is read: a child reaped
-/// in between (bash reaps in a signal handler) is then counted by the
-/// latter. (In a subshell, where POSIX sh's prompt hook runs it, the look
-/// is the subshell's own, and the `stty` runs.) A process that is not the
-/// shell's child (a job that left its session) could change the modes
-/// just after a `stty` as well, so the skip adds no case the `stty`
-/// covered. Without `/proc` (or the `children` file: Linux 3.17 and
-/// `CONFIG_PROC_CHILDREN`) the `stty` runs every time.
-///
-/// `__tether_look` sets `__tether_k` to `cminflt`, or `x` when it cannot
-/// be known: the fields are split by `read` (pattern matching over the
-/// line costs several times more in bash and zsh), and the line is used
-/// only when the command's name (`(comm)`, which may hold spaces) is the
-/// second word and no later one holds a `)`. Nothing here may fail: the
-/// ERR trap under the user's `set -e` would take it for the command's
-/// status.
-fn modes_function(args: Option<&[String]>) -> String {
-    const LOOK: &str = r#"__tether_look() {
-  __tether_k=x
-  { IFS=' ' read -r __tether_p __tether_n __tether_w1 __tether_w2 __tether_w3 __tether_w4 __tether_w5 __tether_w6 __tether_w7 __tether_w8 __tether_k __tether_r < /proc/self/stat; } 2>/dev/null || __tether_k=x
-  case $__tether_n in '('*')') ;; *) __tether_k=x ;; esac
-  case $__tether_w1$__tether_w2$__tether_w3$__tether_w4$__tether_w5$__tether_w6$__tether_w7$__tether_w8$__tether_k$__tether_r in *')'*) __tether_k=x ;; esac
-}
-"#;
-    match args {
-        Some(args) => {
-            let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
-            format!(
-                r#"{LOOK}__tether_modes() {{
-  __tether_c=x
-  {{ IFS= read -r __tether_c < /proc/thread-self/children; }} 2>/dev/null || :
-  __tether_look
-  case $__tether_c in
-    '') case $__tether_k/${{__tether_echo--echo}} in "${{__tether_m-}}") return 0 ;; esac ;;
-  esac
-  command stty {} "${{__tether_echo--echo}}" 2>/dev/null || :
-  __tether_look
-  case $__tether_k in
-    ''|*[!0123456789]*) __tether_m= ;;
-    *) __tether_m=$__tether_k/${{__tether_echo--echo}} ;;
-  esac
-}}
-unset __tether_m
-"#,
-                words.join(" ")
-            )
-        }
-        None => "__tether_modes() { :; }\n".to_owned(),
-    }
 }
 
 /// The setup line that enters `dir`, whatever its bytes: quoted as it is
@@ -417,86 +353,6 @@ mod tests {
         }
         assert_eq!(printf_to_file("command", &path, b"a\0b"), None);
         assert_eq!(printf_to_file("command", &path, &[b'#'; INLINE_MAX]), None);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// `__tether_modes` runs `stty` when a child could have changed the
-    /// modes or the echo asked changed, and only then, in every POSIX shell
-    /// installed here; nothing it does fails (an ERR trap would see it).
-    #[test]
-    fn the_modes_are_set_again_only_when_something_could_have_changed_them() {
-        let dir = std::env::temp_dir().join(format!("tether-modes-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let log = dir.join("log");
-        let fake = dir.join("stty");
-        std::fs::write(
-            &fake,
-            format!("#!/bin/sh\necho \"stty $*\" >> '{}'\n", log.display()),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let setup = modes_function(Some(&["sane".to_owned()]));
-        let script = format!(
-            r#"{setup}
-m() {{ echo "$1" >> '{log}'; __tether_modes; }}
-m first
-m again
-cd /; true; echo x >/dev/null; __tether_x=1; m builtins
-/bin/true; m external
-(:); m subshell
-__tether_echo=echo; m echo
-m same
-sleep 30 & m child
-kill $! 2>/dev/null; wait $! 2>/dev/null || :
-"#,
-            log = log.display()
-        );
-        let want = "first\nstty sane -echo\nagain\nbuiltins\nexternal\nstty sane -echo\nsubshell\nstty sane -echo\necho\nstty sane echo\nsame\nchild\nstty sane echo\n";
-        let path = format!(
-            "{}:{}",
-            dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        for (sh, errexit) in [
-            ("bash", "set -eE; trap 'echo ERR >> \"$L\"' ERR"),
-            ("zsh", "set -e; trap 'echo ERR >> \"$L\"' ZERR"),
-            ("dash", "set -e"),
-            ("sh", "set -e"),
-            ("busybox", "set -e"),
-        ] {
-            let _ = std::fs::remove_file(&log);
-            let mut cmd = std::process::Command::new(sh);
-            if sh == "busybox" {
-                cmd.arg("sh");
-            }
-            let Ok(out) = cmd
-                .arg("-c")
-                .arg(format!("L='{}'; {errexit}\n{script}", log.display()))
-                .env("PATH", &path)
-                .output()
-            else {
-                continue;
-            };
-            assert!(out.status.success(), "{sh}: {out:?}");
-            assert_eq!(std::fs::read_to_string(&log).unwrap(), want, "{sh}");
-        }
-        // A shell whose name holds `) (` and spaces could be misread (as
-        // its flags, which do not change): it is not read at all, and the
-        // stty runs every time.
-        let odd = dir.join("sh) (x y");
-        if std::os::unix::fs::symlink("/bin/bash", &odd).is_ok() {
-            let _ = std::fs::remove_file(&log);
-            let out = std::process::Command::new(&odd)
-                .arg("-c")
-                .arg(&script)
-                .env("PATH", &path)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
-            let log = std::fs::read_to_string(&log).unwrap();
-            assert_eq!(log.matches("stty").count(), 8, "{log}");
-        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

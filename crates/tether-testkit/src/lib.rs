@@ -312,11 +312,20 @@ pub fn sftp_subsystem(start_dir: &Path, flags: &str, prefix: &str) -> Result<Str
     let server = sftp_server().context("OpenSSH's sftp-server is not installed")?;
     std::fs::create_dir_all(start_dir)?;
     give_to_login_user(start_dir)?;
-    Ok(format!(
-        "Subsystem sftp {prefix} exec {} {flags} -d {}\n",
+    let command = format!(
+        "exec {} {flags} -d {}",
         server.display(),
         start_dir.display()
-    ))
+    );
+    if prefix.is_empty() {
+        return Ok(format!("Subsystem sftp {command}\n"));
+    }
+    // sshd_config would take the prefix's quotes for its own: a script.
+    let script = start_dir.with_extension("sftp.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{prefix} {command}\n"))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok(format!("Subsystem sftp {}\n", script.display()))
 }
 
 /// Makes `path` (and everything under it) the login user's, when the tests

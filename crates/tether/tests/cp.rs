@@ -281,3 +281,34 @@ fn a_listing_that_names_a_way_out_is_refused() {
         "fine\n"
     );
 }
+
+#[test]
+fn patterns_pull_what_matches_on_each_host() {
+    let Some(h) = Hosts::start("glob", 2, &|_, _| String::new()) else {
+        return;
+    };
+    for (i, names) in [
+        (0, &["a.log", "b.log", "c.txt", ".h.log"][..]),
+        (1, &["z.log"][..]),
+    ] {
+        std::fs::create_dir_all(h.root(i).join("var/app1")).unwrap();
+        for n in names {
+            std::fs::write(h.root(i).join("var/app1").join(n), n).unwrap();
+        }
+        tether_testkit::give_to_login_user(&h.root(i)).unwrap();
+    }
+    let into = h.scratch.0.join("got");
+    let out = h.cp(
+        &["--mkdir"],
+        &["node[1-2]:var/app?/*.log", into.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(cp_kit::names(&into.join("node1")), ["a.log", "b.log"]);
+    assert_eq!(cp_kit::names(&into.join("node2")), ["z.log"]);
+    let out = h.cp(&[], &["node[1-2]:var/*.txt", into.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing on the host matches var/*.txt"),
+        "{out:?}"
+    );
+}

@@ -2,12 +2,14 @@
 //! sliding window, resolution and cancellation: a push sends one walked
 //! [`Plan`] to every host, a pull brings each host's sources into a
 //! directory of its own. Every file is written under a temporary name
-//! beside its real one and renamed into place once whole, so a failed or
+//! beside its real one and renamed into place once whole (a pull's
+//! sources may be shell patterns, matched on each host), so a failed or
 //! interrupted copy never leaves a partial file under the real name. Each
 //! host keeps a bounded number of requests in flight (its window) and a
 //! bounded number of files open, so memory does not grow with file sizes
 //! or host counts beyond `fanout × window × piece`.
 
+mod glob;
 mod names;
 mod plan;
 mod pull;

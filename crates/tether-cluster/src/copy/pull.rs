@@ -14,6 +14,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use tether_ssh::{Attrs, Kind};
 
+use super::glob;
 use super::names::{self, safe_name};
 use super::tasks::Tasks;
 use super::{Ctx, FILES_AT_ONCE};
@@ -87,10 +88,23 @@ fn host_dir(dir: &Path, host: &str) -> Result<PathBuf, HostError> {
 /// Pulls `sources` from this host into `dir/HOST/`.
 pub(super) async fn pull(ctx: &Arc<Ctx>, sources: &[String], dir: &Path) -> Result<(), HostError> {
     let base = host_dir(dir, &ctx.host)?;
-    // Every source is looked at before anything is written.
-    let mut roots = Vec::new();
+    // Patterns become the paths they match on this host.
+    let mut paths = Vec::new();
     for src in sources {
         let path = names::remote(src);
+        if !glob::has_magic(&path) {
+            paths.push((src, path));
+            continue;
+        }
+        let found = expand(ctx, &path).await?;
+        if found.is_empty() {
+            return Err(copy_err(format!("nothing on the host matches {path}")));
+        }
+        paths.extend(found.into_iter().map(|p| (src, p)));
+    }
+    // Every source is looked at before anything is written.
+    let mut roots = Vec::new();
+    for (src, path) in paths {
         let (_, name) = names::split(&path);
         if !safe_name(&name) {
             return Err(copy_err(format!(
@@ -175,6 +189,47 @@ pub(super) async fn pull(ctx: &Arc<Ctx>, sources: &[String], dir: &Path) -> Resu
         }
     }
     Ok(())
+}
+
+/// The paths `pattern` matches on this host, each component's matches in
+/// name order. A directory that cannot be listed matches nothing; a name
+/// that is not a plain name is refused.
+async fn expand(ctx: &Ctx, pattern: &str) -> Result<Vec<String>, HostError> {
+    let start = if pattern.starts_with('/') { "/" } else { "." };
+    let mut found = vec![start.to_owned()];
+    for comp in pattern.split('/').filter(|c| !c.is_empty()) {
+        let mut next = Vec::new();
+        for dir in &found {
+            if !glob::has_magic(comp) {
+                next.push(names::join(dir, &glob::unescape(comp)));
+                continue;
+            }
+            let listing = match ctx.sftp.read_dir(dir).await {
+                Ok(l) => l,
+                Err(tether_ssh::SshError::Sftp { problem, .. })
+                    if problem != tether_ssh::SftpProblem::Lost =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(ctx.err(e)),
+            };
+            let mut matched: Vec<String> = listing
+                .into_iter()
+                .map(|e| e.name)
+                .filter(|n| glob::matches(comp, n))
+                .collect();
+            if let Some(bad) = matched.iter().find(|n| !safe_name(n)) {
+                return Err(copy_err(format!(
+                    "the listing of {dir} names {bad:?}, which is not a name in that directory; \
+                     refusing it and everything after it from this host"
+                )));
+            }
+            matched.sort();
+            next.extend(matched.iter().map(|n| names::join(dir, n)));
+        }
+        found = next;
+    }
+    Ok(found)
 }
 
 /// The temporary path beside `local`, and `local`'s directory.

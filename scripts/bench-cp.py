@@ -15,6 +15,8 @@ as a plain user with a clean start-up (default tether-test). Needs root,
 sshd, pdsh (pdcp), clustershell and pssh (parallel-scp).
 
 usage: scripts/bench-cp.py [TETHER] [ROUNDS] [USER]
+       PEERS="tether cp,pdcp" BENCH=big10,big1,small10 (defaults: all)
+       TETHER_B=/path/to/other/tether adds a second build (10 hosts)
 """
 import os
 import pwd
@@ -152,8 +154,10 @@ def suite(source, hosts, recursive):
             "scp": (["scp", "-F", cfg, "-q", *r, source, f"{hosts[0]}:{DEST}/"], None),
             "sftp": (["sftp", "-F", cfg, "-q", "-b", batch, hosts[0]], None),
         }
+    b = os.environ.get("TETHER_B")
     return {
         "tether cp": ([tether, "cp", "-F", cfg, "-f", str(n), *r, source, f"{nodes}:{DEST}/"], None),
+        **({"tether B cp": ([b, "cp", "-F", cfg, "-f", str(n), *r, source, f"{nodes}:{DEST}/"], None)} if b else {}),
         "pdcp": (["pdcp", "-R", "ssh", "-f", str(n), "-w", plain, *r, source, f"{DEST}/"], pdsh_env),
         "clush --copy": (["clush", "-f", str(n), "-o", f"-F {cfg}", "-w", nodes, "--copy", source, "--dest", f"{DEST}/"], None),
         "parallel-scp": (["parallel-scp", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(hosts), *r, source, f"{DEST}/"], None),
@@ -161,20 +165,30 @@ def suite(source, hosts, recursive):
 
 
 def timed(argv, extra_env):
+    """Wall, client CPU and peak RSS (GNU time's %M: a child forked from
+    this Python would carry its RSS as a floor across exec)."""
     env = dict(os.environ, **(extra_env or {}))
+    rss_file = f"{d}/rss"
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(["/usr/bin/time", "-o", rss_file, "-f", "%M", *argv],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     err = p.stderr.read().decode()
     p.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv[0]} failed: {err[:500]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+    rss = int(open(rss_file).read().split()[-1]) / 1024
+    return wall, ru.ru_utime + ru.ru_stime, rss
 
 
-def bench(title, source, hosts, recursive, expect):
+def bench(key, title, source, hosts, recursive, expect):
+    if os.environ.get("BENCH") and key not in os.environ["BENCH"].split(","):
+        return
     peers = suite(source, hosts, recursive)
+    if os.environ.get("PEERS"):
+        wanted = os.environ["PEERS"].split(",")
+        peers = {k: v for k, v in peers.items() if k in wanted}
     samples = {k: [] for k in peers}
     for r in range(rounds + 1):
         for k, (argv, env) in peers.items():
@@ -187,22 +201,23 @@ def bench(title, source, hosts, recursive, expect):
             if r > 0:  # the first round warms up
                 samples[k].append(sample)
     clear()
+    sys.stdout.flush()
     print(f"\n{title}, {rounds} rounds interleaved, cipher {cipher}")
     walls = {k: statistics.median(w for w, _, _ in s) for k, s in samples.items()}
-    fastest_peer = min(w for k, w in walls.items() if k != "tether cp")
+    fastest_peer = min((w for k, w in walls.items() if not k.startswith("tether")), default=float("nan"))
     for k, s in samples.items():
         wall = walls[k]
         cpu = statistics.median(c for _, c, _ in s)
         rss = max(m for _, _, m in s)
         rate = expect * len(hosts) / wall / (1 << 20)
         print(f"{k:14} wall {wall:7.3f} s  {rate:7.0f} MiB/s  client CPU {cpu:7.3f} s  peak RSS {rss:6.1f} MiB"
-              + (f"   ({wall / fastest_peer:.2f}x the fastest peer)" if k == "tether cp" else ""))
+              + (f"   ({wall / fastest_peer:.2f}x the fastest peer)" if k.startswith("tether") else ""))
 
 
 try:
-    bench(f"1 GiB pushed to {n} hosts", big, ips, False, GIB)
-    bench("1 GiB pushed to one host", big, ips[:1], False, GIB)
-    bench(f"1,000 files of 4 KiB pushed recursively to {n} hosts", small, ips, True, 1000 * 4096)
+    bench("big10", f"1 GiB pushed to {n} hosts", big, ips, False, GIB)
+    bench("big1", "1 GiB pushed to one host", big, ips[:1], False, GIB)
+    bench("small10", f"1,000 files of 4 KiB pushed recursively to {n} hosts", small, ips, True, 1000 * 4096)
 finally:
     for p in sshd.values():
         p.terminate()

@@ -7,7 +7,7 @@
 //! interrupted copy never leaves a partial file under the real name. Each
 //! host keeps a bounded number of requests in flight (its window) and a
 //! bounded number of files open, so memory does not grow with file sizes
-//! or host counts beyond `fanout × window × piece`.
+//! or host counts beyond `fanout ×` [`WINDOW_BYTES`].
 
 mod glob;
 mod names;
@@ -71,8 +71,14 @@ pub struct CopyOptions {
     pub transferred: Arc<AtomicU64>,
 }
 
-/// Requests in flight per host (each carries one piece, 64 KiB at most).
-pub const WINDOW: usize = 32;
+/// Bytes in flight per host: the requests out at once are this over the
+/// piece size (8 of OpenSSH's 255 KiB), within [`MIN_REQUESTS`] and
+/// [`MAX_REQUESTS`]. 2 MiB is what sshd's channel window holds anyway.
+pub const WINDOW_BYTES: usize = 2 << 20;
+/// The fewest requests out at once per host.
+pub const MIN_REQUESTS: usize = 4;
+/// The most requests out at once per host.
+pub const MAX_REQUESTS: usize = 64;
 /// Files copied at once per host.
 pub const FILES_AT_ONCE: usize = 16;
 
@@ -238,11 +244,12 @@ async fn one(
             return result;
         }
     };
+    let requests = (WINDOW_BYTES / sftp.chunk().max(1)).clamp(MIN_REQUESTS, MAX_REQUESTS);
     let ctx = Arc::new(Ctx {
         host: host.clone(),
         sftp,
         opts: Arc::clone(&opts),
-        window: Arc::new(Semaphore::new(WINDOW)),
+        window: Arc::new(Semaphore::new(requests)),
         bytes: AtomicU64::new(0),
         files: AtomicU64::new(0),
         dirs: AtomicU64::new(0),

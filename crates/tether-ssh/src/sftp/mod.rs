@@ -22,9 +22,15 @@ pub use pipe::{Reader, Writer};
 /// for gone.
 const REQUEST_TIMEOUT_S: u64 = 60;
 
-/// The largest piece written or read per request (OpenSSH's sftp-server
-/// takes up to 255 KiB; `limits@openssh.com` may say less).
-const MAX_CHUNK: u64 = 64 * 1024;
+/// The largest piece written or read per request when the server states
+/// its limits (`limits@openssh.com`: OpenSSH's sftp-server takes 255 KiB):
+/// fewer, larger requests cost the server less per byte. The answer to a
+/// read of this much still fits the client's 256 KiB packet bound.
+const MAX_CHUNK: u64 = 255 * 1024;
+
+/// The piece for a server that does not state its limits: 32 KiB, which
+/// every server must take.
+const SAFE_CHUNK: u64 = 32 * 1024;
 
 /// What a path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,10 +133,11 @@ impl Connection {
             .await
             .map_err(|e| fail(&host, "start SFTP", "", e))?;
         let has = |name: &str| version.extensions.contains_key(name);
-        let mut chunk = MAX_CHUNK;
+        let mut chunk = SAFE_CHUNK;
         if has("limits@openssh.com")
             && let Ok(l) = raw.limits().await
         {
+            chunk = MAX_CHUNK;
             for limit in [l.max_write_len, l.max_read_len] {
                 if limit > 0 {
                     chunk = chunk.min(limit);

@@ -218,6 +218,21 @@ fn a_host_down_a_read_only_one_and_a_full_one_fail_alone() {
         "{:?}",
         real_names(&h.root(2))
     );
+
+    // One host at a time, failing fast: the hosts after the first
+    // failure are not started.
+    let out = h.cp(
+        &["-f", "1", "--fail-fast", "--exit-code", "all-zero"],
+        &[src.to_str().unwrap(), "node2,node4:again"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("node4: cancelled (fail fast): not started"),
+        "{err}"
+    );
+    assert!(err.contains("--fail-fast cancelled node4 (1)"), "{err}");
+    assert!(!h.root(3).join("again").exists());
 }
 
 #[test]

@@ -314,32 +314,38 @@ pub async fn run(
         .collect();
     // Hosts start in the order given (one feeder takes the permits in turn).
     let feeder_opts = Arc::clone(&opts);
+    let feeder_cancel = Arc::clone(&cancel_tx);
     tokio::spawn(async move {
         for spec in hosts {
             let Ok(permit) = Arc::clone(&window).acquire_owned().await else {
                 return;
             };
-            let (job, opts, tx, cancel) = (
+            let (job, opts, tx, cancel, cancel_tx) = (
                 Arc::clone(&job),
                 Arc::clone(&feeder_opts),
                 tx.clone(),
                 cancel.clone(),
+                Arc::clone(&feeder_cancel),
             );
             tokio::spawn(async move {
                 let _permit = permit;
-                let r = one(spec, job, opts, tx.clone(), cancel).await;
+                let r = one(spec, job, Arc::clone(&opts), tx.clone(), cancel).await;
+                // Before the permit goes: the next host must see it.
+                if opts.fail_fast && !r.succeeded() {
+                    cancel_tx.send_if_modified(|c| {
+                        let first = c.is_none();
+                        if first {
+                            *c = Some(StopReason::FailFast);
+                        }
+                        first
+                    });
+                }
                 let _ = tx.send(CopyProgress::Done(r)).await;
             });
         }
     });
     let mut done = Vec::with_capacity(position.len());
     while let Some(p) = rx.recv().await {
-        if let CopyProgress::Done(r) = &p
-            && !r.succeeded()
-            && opts.fail_fast
-        {
-            cancel_tx.send_if_modified(|c| c.replace(StopReason::FailFast).is_none());
-        }
         progress(&p);
         if let CopyProgress::Done(r) = p {
             done.push(r);

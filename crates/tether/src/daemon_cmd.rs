@@ -15,6 +15,30 @@ use crate::cli::DaemonAction;
 /// Seconds with no sessions and no clients before the daemon exits.
 const DEFAULT_IDLE_EXIT_S: f64 = 60.0;
 
+/// How long `tether daemon stop` waits for the daemon to end its sessions
+/// and exit.
+const STOP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Waits until process `pid` has exited (or is a zombie), up to `deadline`.
+fn wait_gone(pid: u32, deadline: Duration) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    let end = std::time::Instant::now() + deadline;
+    loop {
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_ok();
+        let zombie = std::fs::read_to_string(format!("/proc/{raw}/stat"))
+            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| r.starts_with(" Z")));
+        if !alive || zombie {
+            return true;
+        }
+        if std::time::Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// This program, for hellos and welcomes.
 pub fn me() -> String {
     format!("tether {}", env!("CARGO_PKG_VERSION"))
@@ -119,7 +143,20 @@ pub fn run(action: DaemonAction) -> Result<i32> {
             match Client::connect(&paths, &hello) {
                 Ok(mut c) => {
                     c.call(&Request::Stop)?;
-                    eprintln!("tether: the daemon (pid {}) is stopping", c.welcome.pid);
+                    let pid = c.welcome.pid;
+                    drop(c);
+                    // Returns once the daemon is gone, so the next command
+                    // starts a fresh one instead of reaching (or racing)
+                    // the daemon that is ending its sessions.
+                    if !wait_gone(pid, STOP_DEADLINE) {
+                        eprintln!(
+                            "tether: the daemon (pid {pid}) was asked to stop and is still \
+                             ending its sessions after {}s; `kill {pid}` ends it at once",
+                            STOP_DEADLINE.as_secs()
+                        );
+                        return Ok(1);
+                    }
+                    eprintln!("tether: the daemon (pid {pid}) stopped");
                 }
                 Err(DaemonError::Unreachable { .. }) => eprintln!("tether: no daemon is running"),
                 Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {

@@ -150,6 +150,17 @@ fn close_while_a_call_waits_ends_it_as_closed() {
     assert_eq!(d.stdout(&["ls"]).trim(), "", "no session is left");
 }
 
+/// The running daemon's pid, from `tether daemon status`.
+fn daemon_pid(d: &Daemon) -> i32 {
+    let status = d.stdout(&["daemon", "status"]);
+    status
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{status}"))
+}
+
 #[test]
 fn daemon_stop_and_sigterm_while_calls_wait() {
     let d = Daemon::new("ctl-stop");
@@ -158,8 +169,12 @@ fn daemon_stop_and_sigterm_while_calls_wait() {
     let run_a = busy(&d, "a", &a);
     let run_b = busy(&d, "b", &b);
     let (pa, pb) = (sleeper(&a), sleeper(&b));
+    let first = daemon_pid(&d);
     let out = d.run(&["daemon", "stop"]);
     assert!(out.status.success(), "{out:?}");
+    // `daemon stop` returns once the daemon is gone, so the next command
+    // starts a fresh daemon instead of reaching the one ending its sessions.
+    assert!(!alive(first), "the daemon still runs after `daemon stop`");
     for (run, pid) in [(run_a, pa), (run_b, pb)] {
         let r = json(&run.wait_with_output().unwrap());
         assert_eq!(r["status"], "closed", "{r}");
@@ -168,14 +183,8 @@ fn daemon_stop_and_sigterm_while_calls_wait() {
     // SIGTERM to a new daemon does the same.
     let run = busy(&d, "c", &dir.join("c"));
     let pc = sleeper(&dir.join("c"));
-    let status = d.stdout(&["daemon", "status"]);
-    let daemon_pid: i32 = status
-        .split("(pid ")
-        .nth(1)
-        .and_then(|r| r.split(')').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("{status}"));
-    kill(Pid::from_raw(daemon_pid), Signal::SIGTERM).unwrap();
+    assert_ne!(daemon_pid(&d), first, "a fresh daemon serves");
+    kill(Pid::from_raw(daemon_pid(&d)), Signal::SIGTERM).unwrap();
     let r = json(&run.wait_with_output().unwrap());
     assert_eq!(r["status"], "closed", "{r}");
     wait_for(10, "the sleep to end", || (!alive(pc)).then_some(()));

@@ -119,11 +119,15 @@ impl Shared {
 /// Runs until the output stream ends.
 pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: Arc<Shared>) {
     while let Some(chunk) = output.recv().await {
-        let replies = shared.lock().process(&chunk);
+        let mut st = shared.lock();
+        let replies = st.process(&chunk);
         if !replies.is_empty() {
-            // Replies go out before any later caller input.
+            // Replies go out before any later caller input, and under the
+            // lock that counts the chunk processed: whoever sees the count
+            // finds the replies in the terminal's input already.
             let _ = terminal.write(replies);
         }
+        drop(st);
         shared.changed.notify_waiters();
     }
     shared.lock().finish_capture();

@@ -198,10 +198,8 @@ impl Session {
             .then(|| self.opts.dialect.inline_file(&file, text.as_bytes()))
             .flatten();
         if inline.is_none() {
-            self.write_shell_file(file.clone(), text.into_bytes())
-                .await?;
+            self.write_command_file(file.clone(), text).await?;
         }
-        self.note_command_file(&file);
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();

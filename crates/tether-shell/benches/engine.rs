@@ -5,7 +5,10 @@
 //!
 //! Run: `cargo bench -p tether-shell --bench engine` (add `-- --quick` for a
 //! smaller run, `-- --only round-trip|waiting|flood|idle|peers` for one part,
-//! as a profiler wants it, `-- --calls N` for N round trips). Peers come from `scripts/bench-peers.py` (pexpect), which
+//! as a profiler wants it, `-- --calls N` for N round trips). With
+//! `-- --serve` it reads a number N per line on stdin and answers with the
+//! latencies (ms) of N round trips of `true` in one warm session, on one
+//! line: `scripts/bench-agent.py` runs it beside the other peers. Peers come from `scripts/bench-peers.py` (pexpect), which
 //! installs what it needs into a venv. Figures go to `docs/BENCHMARKS.md`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -40,6 +43,38 @@ fn norc(output_processing: bool) -> SessionOptions {
         run_rc_files: false,
         output_processing,
         ..SessionOptions::default()
+    }
+}
+
+/// `--serve`: one warm session; each line `N` on stdin runs N round trips
+/// of `true` and prints their latencies in ms on one line.
+async fn serve() {
+    use std::io::{BufRead, Write};
+    let mut s = Session::start(norc(false)).await.unwrap();
+    let opts = RunOptions::default();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<usize>(1);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(n) = line.unwrap_or_default().trim().parse() else {
+                break;
+            };
+            if tx.blocking_send(n).is_err() {
+                break;
+            }
+        }
+    });
+    println!("ready");
+    while let Some(n) = rx.recv().await {
+        let mut ms = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            let r = s.run("true", &opts).await.unwrap();
+            ms.push(format!("{:.4}", t.elapsed().as_secs_f64() * 1e3));
+            assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)));
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", ms.join(" ")).unwrap();
+        out.flush().unwrap();
     }
 }
 
@@ -233,6 +268,9 @@ fn peers(calls: usize) -> Option<serde_json::Value> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--serve") {
+        return serve().await;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let only = args
         .iter()

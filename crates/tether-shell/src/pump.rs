@@ -87,6 +87,11 @@ pub struct PumpState {
     pub processed: u64,
     /// The terminal echoes typed input (turned on for a person attached).
     pub echo_on: bool,
+    /// Marks a waiter wakes for (ready, end, exiting) seen so far: not a
+    /// start mark, which a waiter needs only on its own clock (a
+    /// command's quiet is timed from it), so a fast command wakes its
+    /// caller once.
+    pub marks_seen: u64,
     /// Display output for people watching the session (`None` after the
     /// stream ends, which tells them the terminal is gone).
     pub watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
@@ -120,6 +125,7 @@ impl Shared {
 pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: Arc<Shared>) {
     while let Some(chunk) = output.recv().await {
         let mut st = shared.lock();
+        let marks_before = st.marks_seen;
         let replies = st.process(&chunk);
         if !replies.is_empty() {
             // Replies go out before any later caller input, and under the
@@ -127,8 +133,14 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
             // finds the replies in the terminal's input already.
             let _ = terminal.write(replies);
         }
+        let marked = st.marks_seen != marks_before;
         drop(st);
-        shared.changed.notify_waiters();
+        // Waiters wait for marks (ready, end, exit) and the end of the
+        // stream; output alone they look at on their own clock (the quiet
+        // before a look), so a chunk without such a mark wakes nobody.
+        if marked {
+            shared.changed.notify_waiters();
+        }
     }
     shared.lock().finish_capture();
     {
@@ -260,6 +272,9 @@ impl PumpState {
         let Marker::Engine { kind, fields } = m.marker else {
             return;
         };
+        if kind != "start" {
+            self.marks_seen += 1;
+        }
         match kind.as_str() {
             "ready" => self.ready = true,
             "start" if self.phase == Phase::Sent => {
@@ -347,6 +362,7 @@ pub fn initial_state(
         eof: false,
         processed: 0,
         echo_on: false,
+        marks_seen: 0,
         watch: Some(broadcast::channel(WATCH_CHUNKS).0),
     })
 }

@@ -403,7 +403,10 @@ impl Session {
                 return Woke::Deadline;
             }
             let next_look = match last_look {
-                _ if !started || silence_denied => LOOK_EVERY_MAX,
+                // The start mark wakes nobody: a command typed is looked
+                // at again within the quiet its first look needs anyway.
+                _ if !started => QUIET,
+                _ if silence_denied => LOOK_EVERY_MAX,
                 _ if idle < QUIET => QUIET - idle,
                 Some((at, _)) => every.saturating_sub(now.duration_since(at)),
                 None => LOOK_EVERY_MAX,

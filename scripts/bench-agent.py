@@ -22,6 +22,11 @@ Peers (each skipped with a note when it cannot run here):
 Usage:
   python3 scripts/bench-agent.py [--tether BIN] [--engine BIN] [--rounds R]
                                  [--block N] [--only a,b,...] [--json]
+                                 [--base-tether BIN] [--base-engine BIN]
+
+--base-tether and --base-engine add a second build (its own daemon) to the
+same rounds: rows `engine (base)`, `daemon (base)`, `mcp-raw (base)` and
+`cli (base)`, for a before/after measured side by side.
 
 The engine binary is built (cargo bench --no-run) when not given; the
 tether binary is target/release/tether (build it first). Each round runs
@@ -394,6 +399,8 @@ def main():
     ap.add_argument("--block", type=int, default=100, help="calls per block (default 100)")
     ap.add_argument("--only", help="comma-separated peer names")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--base-tether", help="a second tether build, measured in the same rounds")
+    ap.add_argument("--base-engine", help="a second engine bench binary (with --serve)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -409,18 +416,31 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
 
+    base = None
+    if args.base_tether:
+        base = Ctx()
+        base.tether = os.path.abspath(args.base_tether)
+        base.protocol = ctx.protocol
+        base.engine = args.base_engine or ctx.engine
+        base.daemon = Daemon(base.tether)
+    todo = [(cls, ctx, "") for cls in PEERS]
+    if base:
+        todo += [(cls, base, " (base)") for cls in (Engine, DaemonRaw, McpRaw, Cli)
+                 if cls is not Engine or args.base_engine]
+
     peers, notes = [], {}
     try:
-        for cls in PEERS:
+        for cls, c, suffix in todo:
             if only and cls.name not in only:
                 continue
             try:
-                peer = cls(ctx)
+                peer = cls(c)
+                peer.name = cls.name + suffix
                 peer.block(max(1, args.block // getattr(cls, "scale", 1) // 5))  # warm-up
                 peers.append(peer)
             except Exception as e:  # noqa: BLE001 - a peer that cannot run is a note
-                notes[cls.name] = f"skipped: {e}"
-                log(f"{cls.name} skipped: {e}")
+                notes[cls.name + suffix] = f"skipped: {e}"
+                log(f"{cls.name}{suffix} skipped: {e}")
         samples = {p.name: [] for p in peers}
         for r in range(args.rounds):
             order = peers[:]
@@ -436,13 +456,15 @@ def main():
             except Exception:
                 pass
         ctx.daemon.stop()
+        if base:
+            base.daemon.stop()
 
     result = {}
     for p in peers:
         s = sorted(samples[p.name])
         result[p.name] = {"median": statistics.median(s), "p90": percentile(s, 0.9), "p99": percentile(s, 0.99),
                           "n": len(s), "note": p.note}
-    base = result.get("engine", {}).get("median")
+    ref = result.get("engine", {}).get("median")
     if args.json:
         print(json.dumps({"peers": result, "skipped": notes, "date": time.strftime("%Y-%m-%d")}))
         return
@@ -450,7 +472,7 @@ def main():
     print("| peer | median | p90 | p99 | n | median / engine |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, r in result.items():
-        ratio = f"{r['median'] / base:.2f}" if base else "–"
+        ratio = f"{r['median'] / ref:.2f}" if ref else "–"
         print(f"| {name}: {r['note']} | {r['median']:.3f} | {r['p90']:.3f} | {r['p99']:.3f} | {r['n']} | {ratio} |")
     for name, why in notes.items():
         print(f"| {name} | {why} | | | | |")

@@ -8,7 +8,8 @@
 //! as a profiler wants it, `-- --calls N` for N round trips). With
 //! `-- --serve` it reads a number N per line on stdin and answers with the
 //! latencies (ms) of N round trips of `true` in one warm session, on one
-//! line: `scripts/bench-agent.py` runs it beside the other peers. Peers come from `scripts/bench-peers.py` (pexpect), which
+//! line: `scripts/bench-agent.py` runs it beside the other peers. With
+//! `--current-thread` the runtime has one thread instead of two workers. Peers come from `scripts/bench-peers.py` (pexpect), which
 //! installs what it needs into a venv. Figures go to `docs/BENCHMARKS.md`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -265,12 +266,28 @@ fn peers(calls: usize) -> Option<serde_json::Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `--current-thread`: the engine on one thread, as `tether mcp` runs.
+    let rt = if args.iter().any(|a| a == "--current-thread") {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    };
+    let rt = rt.unwrap();
     if args.iter().any(|a| a == "--serve") {
-        return serve().await;
+        // The calls run in a task on the runtime, as the daemon's do.
+        return rt.block_on(async { tokio::spawn(serve()).await.unwrap() });
     }
+    rt.block_on(bench(args));
+}
+
+async fn bench(args: Vec<String>) {
     let quick = args.iter().any(|a| a == "--quick");
     let only = args
         .iter()

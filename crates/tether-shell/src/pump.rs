@@ -79,7 +79,8 @@ pub struct PumpState {
     /// current command (its exit hook's `exiting` mark: an `exit` prints
     /// no end mark).
     pub exit_cwd: Option<PathBuf>,
-    /// When output last arrived.
+    /// When output last arrived, or a command was typed (its quiet is
+    /// timed from then).
     pub last_output: Instant,
     /// The output stream ended.
     pub eof: bool,
@@ -101,7 +102,8 @@ pub struct PumpState {
 #[derive(Debug)]
 pub struct Shared {
     state: Mutex<PumpState>,
-    /// Signalled after every chunk and at end of stream.
+    /// Signalled after a chunk with a mark a waiter waits for (ready, end,
+    /// exit) or after a quiet spell, and at end of stream.
     pub changed: Notify,
 }
 
@@ -126,6 +128,10 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
     while let Some(chunk) = output.recv().await {
         let mut st = shared.lock();
         let marks_before = st.marks_seen;
+        // Output after a quiet spell may find a waiter asleep for long (its
+        // looks grow apart with the quiet): it is woken to time the quiet
+        // afresh.
+        let after_quiet = st.last_output.elapsed() >= crate::run::QUIET;
         let replies = st.process(&chunk);
         if !replies.is_empty() {
             // Replies go out before any later caller input, and under the
@@ -137,8 +143,8 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
         drop(st);
         // Waiters wait for marks (ready, end, exit) and the end of the
         // stream; output alone they look at on their own clock (the quiet
-        // before a look), so a chunk without such a mark wakes nobody.
-        if marked {
+        // before a look), so a chunk close behind another wakes nobody.
+        if marked || after_quiet {
             shared.changed.notify_waiters();
         }
     }

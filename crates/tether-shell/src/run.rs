@@ -23,7 +23,7 @@ pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
 /// How long output must be quiet before the kernel is asked whether the
 /// foreground program is reading the terminal (a program that asks for
 /// input has just written its prompt).
-const QUIET: Duration = Duration::from_millis(3);
+pub(crate) const QUIET: Duration = Duration::from_millis(3);
 
 /// The longest a wait sleeps between looks at the session; looks at a
 /// quiet foreground grow apart up to this as the quiet lasts, so a long
@@ -217,6 +217,9 @@ impl Session {
                 .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
             st.command_start = st.processed;
+            // The command's quiet starts now: its start mark, close
+            // behind, then wakes nobody (its caller waits for the end).
+            st.last_output = Instant::now();
             if st.echo_on && st.watched() {
                 st.tell_watchers(command_note(code));
             }

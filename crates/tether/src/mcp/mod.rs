@@ -42,6 +42,10 @@ struct Link {
     pool: std::sync::Mutex<Vec<AsyncClient>>,
     /// Skip the user's start-up files in new sessions.
     norc: bool,
+    /// This server's directory and environment, for the sessions it
+    /// starts: read once (nothing here changes them), not per call.
+    cwd: Option<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Link {
@@ -213,6 +217,10 @@ impl TetherMcp {
             lease: std::sync::Mutex::new(None),
             pool: std::sync::Mutex::new(Vec::new()),
             norc,
+            cwd: std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string()),
+            env: std::env::vars().collect(),
         };
         let mut tool_router = Self::tool_router();
         schema::standardize(&mut tool_router);
@@ -247,10 +255,8 @@ impl TetherMcp {
             create: Create {
                 shell: None,
                 norc: self.link.norc,
-                cwd: std::env::current_dir()
-                    .ok()
-                    .map(|d| d.display().to_string()),
-                env: Some(std::env::vars().collect()),
+                cwd: self.link.cwd.clone(),
+                env: Some(self.link.env.clone()),
             },
             stdin: None,
         };

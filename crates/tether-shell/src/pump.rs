@@ -170,9 +170,17 @@ impl PumpState {
         self.markers.feed(chunk, &mut marks);
         // The capture gets the bytes between marks; the tail the scanner
         // still holds waits, so a mark split across chunks never reaches it.
-        let mut routed = std::mem::take(&mut self.unrouted);
-        let rbase = base - routed.len() as u64;
-        routed.extend_from_slice(chunk);
+        let held_before = std::mem::take(&mut self.unrouted);
+        let rbase = base - held_before.len() as u64;
+        // Joined only when something was held (a mark's start cut at the
+        // end of the last chunk): a chunk is routed as it is, not copied.
+        let joined;
+        let routed: &[u8] = if held_before.is_empty() {
+            chunk
+        } else {
+            joined = [held_before.as_slice(), chunk].concat();
+            &joined
+        };
         let held = (base + chunk.len() as u64).saturating_sub(self.markers.offset());
         let known = routed.len() - usize::try_from(held).unwrap_or(0).min(routed.len());
         let within = |off: u64, len: usize| {
@@ -208,7 +216,7 @@ impl PumpState {
             self.route(&routed[rat..known]);
             rat = known;
         }
-        self.unrouted = routed.split_off(rat);
+        self.unrouted = routed[rat..].to_vec();
         if let (Some(d), Some(w)) = (display, &self.watch)
             && !d.is_empty()
         {

@@ -370,7 +370,12 @@ def main():
                             if comm(pid) != "ssh":
                                 print(f"clush: killing its child {pid} ({comm(pid)}), "
                                       f"stuck for {time.perf_counter() - t:.0f} s on `{cmd}`", file=sys.stderr)
-                                os.kill(pid, signal.SIGKILL)
+                                # (It may have ended meanwhile, or be the
+                                # one killed a second ago, not yet reaped.)
+                                try:
+                                    os.kill(pid, signal.SIGKILL)
+                                except ProcessLookupError:
+                                    continue
                                 killed = True
                     if time.perf_counter() - t > 300:
                         raise

@@ -54,6 +54,14 @@ pub enum ClusterError {
         /// What the OS said.
         reason: String,
     },
+    /// A local source of a copy that cannot be copied (nothing was).
+    #[error("cannot copy {}: {problem}; nothing was copied", path.display())]
+    CopySource {
+        /// The source.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A cluster the config does not define.
     #[error("there is no cluster {0:?} in the config; define it under [clusters.{0}]")]
     UnknownCluster(String),

@@ -5,13 +5,15 @@
 //! `,` union, `!` difference, `&` intersection, `^` symmetric difference,
 //! `@group`), expanded, folded and counted the way ClusterShell's `nodeset`
 //! does (no I/O: groups come from a resolver the caller passes); tether's
-//! TOML [`config`]; the parallel executor ([`exec`]); and the [`pool`] of
+//! TOML [`config`]; the parallel executor ([`exec`]) and copies over SFTP
+//! on the same kind of window ([`copy`]); and the [`pool`] of
 //! shared connections for remote persistent shells; and the pure parts of
 //! the multi-node prompt ([`multi`]: its `!` commands, the prompt, the
 //! outcome summary). It knows nothing of
 //! shells or output formats beyond gathering identical results.
 
 pub mod config;
+pub mod copy;
 mod error;
 pub mod exec;
 pub mod multi;

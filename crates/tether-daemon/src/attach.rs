@@ -13,9 +13,9 @@ use tether_shell::Live;
 use tether_transport::TermSize;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 
-use crate::frame::{Frame, read_frame_async};
+use crate::frame::{Frame, FrameReader};
 use crate::ops;
 use crate::protocol::{AttachReply, FailureKind, Reply};
 use crate::server::{State, write_line};
@@ -181,23 +181,9 @@ pub(crate) async fn serve(
     if !write_line(&mut write, &Reply::Ok(ok)).await {
         return;
     }
-    let (tx, mut from_client) = mpsc::channel::<Result<Frame, String>>(64);
-    tokio::spawn(async move {
-        let mut read = read;
-        loop {
-            let f = match read_frame_async(&mut read).await {
-                Ok(Some(f)) => Ok(f),
-                Ok(None) => break,
-                Err(e) => Err(format!(
-                    "tether: the attach connection sent a bad frame: {e}"
-                )),
-            };
-            let last = f.is_err();
-            if tx.send(f).await.is_err() || last {
-                break;
-            }
-        }
-    });
+    // Read in this loop (cancel-safe), not by a task of its own: one
+    // wake-up less a key.
+    let mut frames = FrameReader::new(read, Vec::new());
     let mut size = TermSize { rows, cols };
     let mut live = lives.borrow_and_update().clone();
     state.attachments.join(&key, &live);
@@ -218,7 +204,7 @@ pub(crate) async fn serve(
                     state.attachments.ensure_echo(&key, &live, true);
                     continue;
                 }
-                f = from_client.recv() => match from(f) {
+                f = next_frame(&mut frames) => match from(f) {
                     Step::Resize(s) => size = s,
                     Step::End(end) => break end,
                     Step::Input(_) | Step::Nothing => {}
@@ -244,7 +230,7 @@ pub(crate) async fn serve(
                         break Some(End::Left);
                     }
                 }
-                f = from_client.recv() => match from(f) {
+                f = next_frame(&mut frames) => match from(f) {
                     Step::Input(bytes) => {
                         let _ = live.write(bytes);
                     }
@@ -273,6 +259,20 @@ pub(crate) async fn serve(
         End::Left => {}
     }
     let _ = write.shutdown().await;
+}
+
+/// The next frame from the person's side as [`from`] takes it: `None` at
+/// the end, the error's reason for a broken frame. Cancel-safe.
+async fn next_frame(
+    frames: &mut FrameReader<BufReader<OwnedReadHalf>>,
+) -> Option<Result<Frame, String>> {
+    match frames.next().await {
+        Ok(Some(f)) => Some(Ok(f)),
+        Ok(None) => None,
+        Err(e) => Some(Err(format!(
+            "tether: the attach connection sent a bad frame: {e}"
+        ))),
+    }
 }
 
 /// What a frame from the person's side asks for.

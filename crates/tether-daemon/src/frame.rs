@@ -128,26 +128,112 @@ pub fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Frame>> {
     Frame::decode(header[0], payload).map(Some)
 }
 
-/// Reads one frame; `None` at a clean end of stream.
-pub async fn read_frame_async(r: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Option<Frame>> {
-    let mut header = [0u8; 5];
-    match r.read_exact(&mut header).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
+/// Frames read through a buffer of its own: [`FrameReader::next`] is
+/// cancel-safe (a read cut short by a losing `select!` branch keeps what
+/// it read for the next call), so a loop can wait for frames beside other
+/// work without a task and a channel between (one wake-up less a key for
+/// `tether attach`).
+pub struct FrameReader<R> {
+    r: R,
+    buf: Vec<u8>,
+}
+
+/// Bytes asked of the stream per read at most.
+const READ_CHUNK: usize = 64 * 1024;
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// Reads frames from `r`, after the bytes already read from it
+    /// (`early`).
+    pub fn new(r: R, early: Vec<u8>) -> FrameReader<R> {
+        FrameReader { r, buf: early }
     }
-    let len = length(header)?;
-    let mut payload = Vec::new();
-    (&mut *r).take(len as u64).read_to_end(&mut payload).await?;
-    if payload.len() < len {
-        return Err(short(len, payload.len()));
+
+    /// The next frame; `None` at a clean end of stream.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.take_frame()? {
+                return Ok(Some(frame));
+            }
+            // Room for more, never the announced length at once (a header
+            // alone never costs its length).
+            if self.buf.capacity() - self.buf.len() < 4096 {
+                self.buf.reserve(READ_CHUNK);
+            }
+            if self.r.read_buf(&mut self.buf).await? == 0 {
+                return match self.buf.len() {
+                    0 => Ok(None),
+                    n if n < 5 => Err(short(5, n)),
+                    n => Err(short(length(header(&self.buf))?, n - 5)),
+                };
+            }
+        }
     }
-    Frame::decode(header[0], payload).map(Some)
+
+    /// A whole frame from the buffer, if one is there.
+    fn take_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        if self.buf.len() < 5 {
+            return Ok(None);
+        }
+        let head = header(&self.buf);
+        let len = length(head)?;
+        if self.buf.len() < 5 + len {
+            return Ok(None);
+        }
+        let payload = self.buf[5..5 + len].to_vec();
+        self.buf.drain(..5 + len);
+        Frame::decode(head[0], payload).map(Some)
+    }
+}
+
+/// The first five bytes of `buf` (at least five long).
+fn header(buf: &[u8]) -> [u8; 5] {
+    [buf[0], buf[1], buf[2], buf[3], buf[4]]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_frame_reader_cut_short_loses_nothing() {
+        use tokio::io::AsyncWriteExt;
+        let (mut tx, rx) = tokio::io::duplex(1 << 16);
+        let mut reader = FrameReader::new(rx, Vec::new());
+        let a = Frame::Input(b"first".to_vec()).encode();
+        let b = Frame::Resize {
+            rows: 30,
+            cols: 100,
+        }
+        .encode();
+        let mut stream = [a.as_slice(), b.as_slice()].concat();
+        // Half of the first frame, then a read that is given up.
+        tx.write_all(&stream[..4]).await.unwrap();
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(20), reader.next()).await;
+        assert!(cut.is_err(), "no frame from half a header");
+        tx.write_all(&stream[4..a.len() + 3]).await.unwrap();
+        let first = reader.next().await.unwrap();
+        assert_eq!(first, Some(Frame::Input(b"first".to_vec())));
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(20), reader.next()).await;
+        assert!(cut.is_err(), "no frame from part of one");
+        tx.write_all(&stream.split_off(a.len() + 3)).await.unwrap();
+        drop(tx);
+        assert_eq!(
+            reader.next().await.unwrap(),
+            Some(Frame::Resize {
+                rows: 30,
+                cols: 100
+            })
+        );
+        assert_eq!(reader.next().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_frame_reader_reports_a_stream_cut_inside_a_frame() {
+        let bytes = Frame::Output(vec![b'x'; 100]).encode();
+        let mut reader = FrameReader::new(&bytes[..50], Vec::new());
+        let err = reader.next().await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    }
 
     #[test]
     fn every_frame_reads_back_as_written() {

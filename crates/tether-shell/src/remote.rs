@@ -14,18 +14,13 @@ use tether_transport::{HostOutput, RemoteHost, TransportError};
 use crate::dialect::sh_quote;
 use crate::error::ShellError;
 
-/// Makes a fresh 0700 directory for one session under
-/// `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-UID`, refusing a base that
-/// is a symlink or someone else's, and returns its path.
+/// Makes a fresh 0700 directory for one session and returns its path:
+/// `sessions/ID` under `$XDG_RUNTIME_DIR/tether`, else
+/// `/dev/shm/tether-UID`, else `/tmp/tether-UID` (see [`dir_script`]).
 pub(crate) async fn make_dir(host: &dyn RemoteHost) -> Result<PathBuf, ShellError> {
-    const SCRIPT: &str = r#"umask 077
-if [ -n "${XDG_RUNTIME_DIR-}" ] && [ -d "$XDG_RUNTIME_DIR" ]; then b=$XDG_RUNTIME_DIR/tether; else b=/tmp/tether-$(id -u); fi
-mkdir -p "$b" 2>/dev/null
-if [ -L "$b" ] || [ ! -d "$b" ] || [ ! -O "$b" ]; then echo "$b is a symlink, missing, or belongs to another user; remove it" >&2; exit 1; fi
-chmod 700 "$b" && mkdir -p "$b/sessions" && d=$(mktemp -d "$b/sessions/XXXXXXXXXXXX") && printf '%s' "$d""#;
     let out = run_ok(
         host,
-        SCRIPT.to_owned(),
+        dir_script("/dev/shm", "/tmp"),
         Vec::new(),
         "create the session directory",
     )
@@ -35,6 +30,29 @@ chmod 700 "$b" && mkdir -p "$b/sessions" && d=$(mktemp -d "$b/sessions/XXXXXXXXX
         return Err(failed(host, "create the session directory", &out));
     }
     Ok(PathBuf::from(dir))
+}
+
+/// The script that makes a session's directory on a host, with `shm` and
+/// `tmp` for `/dev/shm` and `/tmp` (tests give others). Without
+/// `XDG_RUNTIME_DIR` (a login without pam_systemd) the base is in memory
+/// when `shm` is a sticky directory the user may write to, as for local
+/// sessions: each command's file is created and removed there, which on a
+/// disk file system costs the journal's work at every line. A base that
+/// exists but is a symlink, not a directory or someone else's is refused
+/// (somebody may have planted it), never used or repaired; one that cannot
+/// be made in `shm` (full, read-only) falls back to `tmp`.
+fn dir_script(shm: &str, tmp: &str) -> String {
+    const SCRIPT: &str = r#"umask 077
+u=$(id -u)
+__tether_mk() {
+  mkdir -p "$1" 2>/dev/null
+  if [ -L "$1" ] || { [ -e "$1" ] && { [ ! -d "$1" ] || [ ! -O "$1" ]; }; }; then echo "$1 is a symlink, not a directory, or belongs to another user; remove it" >&2; exit 1; fi
+  [ -d "$1" ] && chmod 700 "$1" && mkdir -p "$1/sessions" && d=$(mktemp -d "$1/sessions/XXXXXXXXXXXX") && printf '%s' "$d"
+}
+if [ -n "${XDG_RUNTIME_DIR-}" ] && [ -d "$XDG_RUNTIME_DIR" ]; then __tether_mk "$XDG_RUNTIME_DIR/tether"
+else { [ -d "$shm" ] && [ -w "$shm" ] && [ -k "$shm" ] && __tether_mk "$shm/tether-$u"; } || __tether_mk "$tmp/tether-$u"
+fi || { echo "cannot make a private directory for the session" >&2; exit 1; }"#;
+    format!("shm={}\ntmp={}\n{SCRIPT}", sh_quote(shm), sh_quote(tmp))
 }
 
 /// Writes `files`, each readable only by the user (parent directories
@@ -263,7 +281,130 @@ fn failed(host: &dyn RemoteHost, what: &'static str, out: &HostOutput) -> ShellE
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A scratch `shm` (sticky, writable by all, as `/dev/shm`) and `tmp`.
+    struct Bases {
+        root: PathBuf,
+        shm: PathBuf,
+        tmp: PathBuf,
+    }
+
+    impl Bases {
+        fn new(name: &str) -> Bases {
+            let root = std::env::temp_dir().join(format!("tether-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&root);
+            let (shm, tmp) = (root.join("shm"), root.join("tmp"));
+            for d in [&shm, &tmp] {
+                std::fs::create_dir_all(d).unwrap();
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+            }
+            Bases { root, shm, tmp }
+        }
+
+        /// The script's output in each POSIX shell installed here, with
+        /// `XDG_RUNTIME_DIR` as given: (shell, exit status, stdout, stderr).
+        fn run(&self, xdg: Option<&Path>) -> Vec<(String, Option<i32>, String, String)> {
+            let script = dir_script(
+                &self.shm.display().to_string(),
+                &self.tmp.display().to_string(),
+            );
+            let mut outs = Vec::new();
+            for sh in [
+                &["sh"][..],
+                &["dash"],
+                &["bash"],
+                &["zsh"],
+                &["busybox", "sh"],
+            ] {
+                let mut cmd = std::process::Command::new(sh[0]);
+                cmd.args(&sh[1..]).arg("-c").arg(&script);
+                match xdg {
+                    Some(d) => cmd.env("XDG_RUNTIME_DIR", d),
+                    None => cmd.env_remove("XDG_RUNTIME_DIR"),
+                };
+                let Ok(out) = cmd.output() else {
+                    continue;
+                };
+                outs.push((
+                    sh.join(" "),
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stdout).into_owned(),
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                ));
+            }
+            assert!(!outs.is_empty());
+            outs
+        }
+
+        /// Every shell made a fresh private session directory under `base`.
+        fn made_under(&self, base: &Path, xdg: Option<&Path>) {
+            for (sh, code, out, err) in self.run(xdg) {
+                assert_eq!(code, Some(0), "{sh}: {err}");
+                let dir = Path::new(&out);
+                assert_eq!(dir.parent(), Some(base.join("sessions").as_path()), "{sh}");
+                for d in [dir, base] {
+                    let mode = std::fs::symlink_metadata(d).unwrap().permissions().mode();
+                    assert_eq!(mode & 0o7777, 0o700, "{sh}: {}", d.display());
+                }
+            }
+        }
+    }
+
+    impl Drop for Bases {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+
+    /// In memory when it can be, else `/tmp`; under `XDG_RUNTIME_DIR`
+    /// when there is one.
+    #[test]
+    fn the_session_directory_is_in_memory_when_it_can_be() {
+        let b = Bases::new("dir-shm");
+        let uid = crate::private::uid();
+        b.made_under(&b.shm.join(format!("tether-{uid}")), None);
+        let xdg = b.root.join("xdg");
+        std::fs::create_dir(&xdg).unwrap();
+        b.made_under(&xdg.join("tether"), Some(&xdg));
+        // Not sticky: anybody could rename what is ours there.
+        std::fs::set_permissions(&b.shm, std::fs::Permissions::from_mode(0o777)).unwrap();
+        b.made_under(&b.tmp.join(format!("tether-{uid}")), None);
+        std::fs::remove_dir_all(&b.shm).unwrap();
+        b.made_under(&b.tmp.join(format!("tether-{uid}")), None);
+    }
+
+    /// A base somebody else could have planted in memory is refused, not
+    /// used and not passed over for `/tmp`.
+    #[test]
+    fn a_planted_base_is_refused() {
+        let b = Bases::new("dir-planted");
+        let base = b.shm.join(format!("tether-{}", crate::private::uid()));
+        let elsewhere = b.root.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &base).unwrap();
+        let check = |what: &str| {
+            for (sh, code, out, err) in b.run(None) {
+                assert_eq!((code, out.as_str()), (Some(1), ""), "{what}, {sh}");
+                assert!(err.contains("remove it"), "{what}, {sh}: {err}");
+            }
+            assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{what}");
+            assert_eq!(std::fs::read_dir(&b.tmp).unwrap().count(), 0, "{what}");
+        };
+        check("a symlink");
+        std::fs::remove_file(&base).unwrap();
+        std::fs::write(&base, "").unwrap();
+        check("a file");
+        // Someone else's (only root can make one here).
+        if crate::private::uid() == 0 {
+            std::fs::remove_file(&base).unwrap();
+            std::fs::create_dir(&base).unwrap();
+            std::os::unix::fs::chown(&base, Some(65534), None).unwrap();
+            check("someone else's");
+        }
+    }
 
     #[test]
     fn command_line_quotes_every_word() {

@@ -231,9 +231,16 @@ impl Session {
         self.terminal.restore_modes(self.opts.line_modes(echo))?;
         let mut line = self.opts.dialect.line_kill().to_vec();
         if crate::session::shell_sets_modes(&self.opts, self.place.as_ref()) {
-            // The shell's `stty` keeps the echo a person's attach set.
+            // The shell's `stty` keeps the echo a person's attach set; the
+            // hint says whether the end mark should see if it can skip it.
             let echo = if echo { "echo" } else { "-echo" };
             line.extend(self.opts.dialect.assignment("__tether_echo", echo).bytes());
+            let hint = if crate::dialect::probably_builtins(code) {
+                "1"
+            } else {
+                ""
+            };
+            line.extend(self.opts.dialect.assignment("__tether_q", hint).bytes());
         }
         line.extend_from_slice(inline.unwrap_or_default().as_bytes());
         line.extend_from_slice(wrapper.as_bytes());

@@ -102,4 +102,33 @@ pub enum SshError {
         /// What failed.
         what: String,
     },
+    /// An SFTP request failed (a file operation on the host).
+    #[error("{host}: {what}: {reason}")]
+    Sftp {
+        /// The host.
+        host: String,
+        /// What was being done, and to which path.
+        what: String,
+        /// Why it failed, in words.
+        reason: String,
+        /// The kind of failure.
+        problem: SftpProblem,
+    },
+}
+
+/// The kinds of SFTP failures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SftpProblem {
+    /// The path does not exist.
+    NotFound,
+    /// Permission denied.
+    PermissionDenied,
+    /// The server's catch-all failure (full disk, read-only file system …).
+    Failure,
+    /// The server does not support the request.
+    Unsupported,
+    /// The session or the connection ended, or an answer never came.
+    Lost,
+    /// Anything else.
+    Other,
 }

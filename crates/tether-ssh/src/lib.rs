@@ -2,7 +2,8 @@
 //! crate. It connects (connect timeout, TCP_NODELAY), checks the host key
 //! against OpenSSH `known_hosts` files under a policy, authenticates with
 //! the agent and key files, and runs commands on the connection, or a
-//! program on a remote PTY as a `tether_transport::Terminal`. It knows
+//! program on a remote PTY as a `tether_transport::Terminal`, and speaks SFTP
+//! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
 //! nothing of shells, node sets or output formats.
 
 pub mod config;
@@ -12,9 +13,11 @@ mod exec;
 pub mod known_hosts;
 mod pty;
 mod secrets;
+mod sftp;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::SshError;
+pub use error::{SftpProblem, SshError};
 pub use exec::{Ended, Event, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};
+pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer};

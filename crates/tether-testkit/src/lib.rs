@@ -266,19 +266,84 @@ fn nix_is_root() -> bool {
 /// sshd on each of `ips`, all on one port (so a node set and `-p PORT`
 /// name them), and their known_hosts lines.
 pub fn fleet(ips: &[&str], authorized: &[&Path]) -> Result<(u16, Vec<Sshd>, String)> {
+    fleet_with(ips, authorized, &|_| String::new())
+}
+
+/// [`fleet`] with `extra(i)` first in the `i`th sshd's config.
+pub fn fleet_with(
+    ips: &[&str],
+    authorized: &[&Path],
+    extra: &dyn Fn(usize) -> String,
+) -> Result<(u16, Vec<Sshd>, String)> {
     for _ in 0..20 {
         let port = free_port(ips[0])?;
         if !ips.iter().all(|ip| TcpListener::bind((*ip, port)).is_ok()) {
             continue;
         }
         let mut all = Vec::new();
-        for ip in ips {
-            all.push(Sshd::start_on(ip, port, authorized, false)?);
+        for (i, ip) in ips.iter().enumerate() {
+            all.push(Sshd::start_with(ip, port, authorized, false, &extra(i))?);
         }
         let known = all.iter().map(Sshd::known_hosts_line).collect();
         return Ok((port, all, known));
     }
     bail!("no port is free on all of {ips:?}")
+}
+
+/// OpenSSH's `sftp-server`, where this system keeps it.
+pub fn sftp_server() -> Option<PathBuf> {
+    [
+        "/usr/lib/openssh/sftp-server",
+        "/usr/libexec/openssh/sftp-server",
+        "/usr/libexec/sftp-server",
+        "/usr/lib/ssh/sftp-server",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+}
+
+/// The sshd_config line that serves SFTP from `sftp-server` started in
+/// `start_dir` (so relative paths land there: one directory per host
+/// although every host is this machine), with `flags` (`-R`: read-only)
+/// and a shell `prefix` run first (`ulimit -f 64;`). The directory is
+/// created and given to the user the tests log in as.
+pub fn sftp_subsystem(start_dir: &Path, flags: &str, prefix: &str) -> Result<String> {
+    let server = sftp_server().context("OpenSSH's sftp-server is not installed")?;
+    std::fs::create_dir_all(start_dir)?;
+    give_to_login_user(start_dir)?;
+    let command = format!(
+        "exec {} {flags} -d {}",
+        server.display(),
+        start_dir.display()
+    );
+    if prefix.is_empty() {
+        return Ok(format!("Subsystem sftp {command}\n"));
+    }
+    // sshd_config would take the prefix's quotes for its own: a script.
+    let script = start_dir.with_extension("sftp.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{prefix} {command}\n"))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok(format!("Subsystem sftp {}\n", script.display()))
+}
+
+/// Makes `path` (and everything under it) the login user's, when the tests
+/// run as root and log in as another user.
+pub fn give_to_login_user(path: &Path) -> Result<()> {
+    let user = user();
+    if nix_is_root() && user != "root" {
+        let out = Command::new("chown")
+            .arg("-R")
+            .arg("-h")
+            .arg(format!("{user}:"))
+            .arg(path)
+            .output()?;
+        if !out.status.success() {
+            bail!("chown failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    Ok(())
 }
 
 /// An `ssh-agent` holding keys, on a socket of its own.

@@ -7,11 +7,10 @@
 //! out.
 
 use anyhow::{Context, Result};
-use tether_daemon::frame::{Frame, read_frame_async};
+use tether_daemon::frame::{Frame, FrameReader};
 use tether_daemon::protocol::Request;
 use tether_term::ESCAPE_HELP;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::io::AsyncWriteExt;
 
 use crate::cli::AttachArgs;
 use crate::daemon_cmd;
@@ -50,37 +49,9 @@ async fn attached(
 ) -> Result<(i32, String)> {
     stream.set_nonblocking(true)?;
     let (from_daemon, to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
-    // Buffered: a frame's header and payload in one read, not three.
-    let mut from_daemon = tokio::io::BufReader::with_capacity(
-        64 * 1024,
-        std::io::Cursor::new(early).chain(from_daemon),
-    );
-    let (far_tx, from_far) = mpsc::channel::<FarEvent>(256);
-    tokio::spawn(async move {
-        let gone = FarEvent::Ended {
-            code: SESSION_ENDED,
-            why: "the daemon went away".into(),
-        };
-        loop {
-            let ev = match read_frame_async(&mut from_daemon).await {
-                Ok(Some(Frame::Output(bytes))) => FarEvent::Output(bytes),
-                Ok(Some(Frame::Ended(why))) => FarEvent::Ended {
-                    code: SESSION_ENDED,
-                    why,
-                },
-                Ok(Some(Frame::ShellEnded { code, why })) => FarEvent::Ended { code, why },
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => {
-                    let _ = far_tx.send(gone).await;
-                    return;
-                }
-            };
-            let last = matches!(ev, FarEvent::Ended { .. });
-            if far_tx.send(ev).await.is_err() || last {
-                return;
-            }
-        }
-    });
+    // Frames read in the bridge's own loop (cancel-safe), through a buffer:
+    // a frame's header and payload in one read, no task between.
+    let from_daemon = FrameReader::new(from_daemon, early);
     let bridge = Bridge {
         term,
         settings: Settings {
@@ -91,27 +62,37 @@ async fn attached(
             left_code: 0,
         },
         far: DaemonFar {
-            from_daemon: from_far,
+            from_daemon,
             to_daemon,
         },
     };
     bridge.run(typed).await
 }
 
-/// The daemon's attach connection as a far end: frames read by a task
-/// (a frame read cut short by another `select!` branch would lose bytes),
-/// frames written straight from the bridge (one wake-up less a key).
+/// The daemon's attach connection as a far end: frames read and written
+/// straight from the bridge's loop.
 struct DaemonFar {
-    from_daemon: mpsc::Receiver<FarEvent>,
+    from_daemon: FrameReader<tokio::net::unix::OwnedReadHalf>,
     to_daemon: tokio::net::unix::OwnedWriteHalf,
 }
 
 impl FarEnd for DaemonFar {
     async fn recv(&mut self) -> FarEvent {
-        self.from_daemon.recv().await.unwrap_or(FarEvent::Ended {
-            code: SESSION_ENDED,
-            why: "the daemon went away".into(),
-        })
+        loop {
+            return match self.from_daemon.next().await {
+                Ok(Some(Frame::Output(bytes))) => FarEvent::Output(bytes),
+                Ok(Some(Frame::Ended(why))) => FarEvent::Ended {
+                    code: SESSION_ENDED,
+                    why,
+                },
+                Ok(Some(Frame::ShellEnded { code, why })) => FarEvent::Ended { code, why },
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => FarEvent::Ended {
+                    code: SESSION_ENDED,
+                    why: "the daemon went away".into(),
+                },
+            };
+        }
     }
 
     async fn send(&mut self, msg: ToFar) -> Result<(), Gone> {

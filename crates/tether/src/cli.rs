@@ -45,6 +45,9 @@ pub enum Command {
     /// Run a command on many hosts over SSH (a sliding window of
     /// connections), like pdsh and clush.
     Exec(Box<ExecArgs>),
+    /// Copy files to many hosts (`SRC... HOSTS:DEST`) or from them
+    /// (`HOSTS:SRC... LOCAL_DIR`, into LOCAL_DIR/HOST/), over SFTP.
+    Cp(Box<CpArgs>),
     /// Log in to one host over SSH with a full terminal (or run one
     /// command there), as `ssh` does.
     Ssh(Box<SshCmdArgs>),
@@ -398,6 +401,70 @@ pub struct ExecArgs {
     /// front-ends.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
+}
+
+/// Arguments of `tether cp`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Push: tether cp [-r] [-p] SRC... HOSTS:DEST. Pull: tether cp [-r] [-p] HOSTS:SRC... LOCAL_DIR, each host's copies in LOCAL_DIR/HOST/. HOSTS is a node set (web[01-10], @group); `:DEST` and `:SRC` take the hosts from -H or -C instead. An operand is remote when a `:` comes before any `/` (outside brackets): write ./a:b for a local file named a:b, and give ports with -P or ssh_config. DEST is a directory to copy into when it exists as one, ends with `/`, or several sources are given; else it is the new name of the one source. Every file is written under a temporary name beside its real one (.NAME.tether-XXXXXXXXXXXX) and renamed into place when whole. Exit codes (--exit-code): max (default) is the largest host's code: 0 copied, 1 a file could not be copied, 255 the host could not be reached or was lost; all-zero is 0 when every host copied everything, else 1; first is the first host's."
+)]
+pub struct CpArgs {
+    /// The sources, then the destination (see below).
+    #[arg(required = true, num_args = 2.., value_name = "SRC... DEST")]
+    pub operands: Vec<String>,
+    /// Copy directories, with what they hold (links as links; special
+    /// files are skipped with a note).
+    #[arg(short = 'r', long)]
+    pub recursive: bool,
+    /// Keep modes and modification times.
+    #[arg(short = 'p', long)]
+    pub preserve: bool,
+    /// Create the destination's missing directories (push), or LOCAL_DIR
+    /// (pull).
+    #[arg(long)]
+    pub mkdir: bool,
+    /// The hosts, for operands written `:PATH`: a node set.
+    #[arg(short = 'H', long = "hosts", conflicts_with = "cluster")]
+    pub hosts: Option<String>,
+    /// A cluster from the config file, for operands written `:PATH`.
+    #[arg(short = 'C', long)]
+    pub cluster: Option<String>,
+    /// Most hosts connected at once (default: the config's, else 64).
+    #[arg(short = 'f', long)]
+    pub fanout: Option<usize>,
+    /// tether's config file (default ~/.config/tether/config.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Seconds to connect, authenticate and check the host key (default:
+    /// ConnectTimeout from ssh_config, else 10).
+    #[arg(short = 't', long = "connect-timeout")]
+    pub connect_timeout: Option<f64>,
+    /// How to print: text (a line per host as it finishes) or json (one
+    /// object per host, at the end).
+    #[arg(long, value_enum, default_value_t = CpOutput::Text)]
+    pub output: CpOutput,
+    /// The exit-code policy: max, all-zero, first.
+    #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
+    pub exit_code: ExitPolicy,
+    /// After the first failure, start no more hosts and cancel those running.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Ask for a password once and use it for every host (default: once
+    /// per host).
+    #[arg(long)]
+    pub same_password: bool,
+    /// The OpenSSH flags (`-l -P -J -F -i -o`), as scp spells them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::ScpArgs,
+}
+
+/// `tether cp --output`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum CpOutput {
+    /// A line per host as it finishes (failures on stderr).
+    Text,
+    /// One JSON object per host, at the end.
+    Json,
 }
 
 /// `tether exec --output`.

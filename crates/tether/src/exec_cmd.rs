@@ -200,7 +200,7 @@ impl ProgressLine {
 
 /// Ctrl-C once: say which hosts are still running. Twice within a second:
 /// cancel them all (the run then exits 130).
-async fn interrupts(
+pub(crate) async fn interrupts(
     running: Arc<Mutex<BTreeSet<String>>>,
     stop: tokio::sync::watch::Sender<bool>,
     interrupted: Arc<AtomicBool>,

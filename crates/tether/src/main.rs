@@ -7,6 +7,8 @@ use clap::{CommandFactory, Parser};
 
 mod attach_cmd;
 mod cli;
+mod cp_cmd;
+mod cp_output;
 mod daemon_cmd;
 mod exec_cmd;
 mod exec_output;
@@ -73,6 +75,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Daemon(args) => daemon_cmd::run(args.action),
         C::Hosts(args) => hosts_cmd(args),
         C::Exec(args) => exec_cmd::run(*args),
+        C::Cp(args) => cp_cmd::run(*args),
         C::Ssh(args) => ssh_cmd::run(*args),
         C::Shell(args) => node_shell::run(*args),
         C::Completions(args) => {

@@ -70,6 +70,45 @@ pub struct SshArgs {
     pub options: Vec<String>,
 }
 
+/// The same flags as `scp` spells them: `-P PORT`, since `-p` keeps
+/// modes and times there (`tether cp`).
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "SSH options")]
+pub struct ScpArgs {
+    /// The user, where a host names none (default: ssh_config's, else you).
+    #[arg(short = 'l', long)]
+    pub user: Option<String>,
+    /// The port, where a host names none (default: ssh_config's, else 22).
+    #[arg(short = 'P', long)]
+    pub port: Option<u16>,
+    /// Jump hosts, comma-separated (ProxyJump; `none`: no jump, whatever
+    /// ssh_config says).
+    #[arg(short = 'J', long = "jump")]
+    pub jump: Option<String>,
+    /// The OpenSSH client config to read (default ~/.ssh/config; `none`:
+    /// none).
+    #[arg(short = 'F', long = "ssh-config")]
+    pub ssh_config: Option<PathBuf>,
+    /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
+    #[arg(short = 'i', long = "identity")]
+    pub identities: Vec<PathBuf>,
+    #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
+    pub options: Vec<String>,
+}
+
+impl From<ScpArgs> for SshArgs {
+    fn from(a: ScpArgs) -> SshArgs {
+        SshArgs {
+            user: a.user,
+            port: a.port,
+            jump: a.jump,
+            ssh_config: a.ssh_config,
+            identities: a.identities,
+            options: a.options,
+        }
+    }
+}
+
 /// tether's config: `file` (which must exist), else the default one (which
 /// may not).
 pub fn load_config(file: Option<&Path>) -> Result<Config> {

@@ -293,3 +293,59 @@ fn settings_from_the_config_and_their_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tether.toml:2:9"), "{err}");
 }
+
+/// A command left running by a second Ctrl-C is collected by the next
+/// line given to its node, and only by it: every line it prints is shown
+/// once (none twice, none lost), in the line that collects it, before that
+/// line's own output and summary.
+#[test]
+fn a_command_left_running_is_collected_once_by_its_nodes_next_line() {
+    let Some(r) = start_n("nshell-left", 2) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-2]"]);
+    p.sees("[● node1 ● node2]");
+    // It ignores INT, so both Ctrl-C find it running.
+    line(
+        &p,
+        "(trap '' INT; for i in 1 2 3 4 5 6 7 8 9 10; do echo tick-$i.; sleep 0.5; done)",
+    );
+    p.sees("node1: tick-1.");
+    p.sees("node2: tick-1.");
+    p.pty.write(b"\x03".to_vec()).unwrap();
+    p.sees("interrupting");
+    p.pty.write(b"\x03".to_vec()).unwrap();
+    p.sees("left running");
+    // node2's next line collects node2's command; node1's waits.
+    line(&p, "!node2");
+    p.sees("[○ node1 ● node2]");
+    line(&p, "echo next-$((6*7))");
+    let prompt = |mark: &str, summary: &str| {
+        common::wait_for(30, &format!("the summary after {mark}"), || {
+            let after = since(&p, mark);
+            (after.contains(summary) && after.ends_with("\x1b[?2026l")).then_some(())
+        })
+    };
+    prompt("next-42", "node2: 0");
+    line(&p, "!all");
+    line(&p, "echo last-$((2*4))");
+    prompt("last-8", "node[1-2]: 0");
+    let text = p.text();
+    let second = &text[text.find("echo next-").unwrap()..text.find("!all").unwrap()];
+    assert!(!second.contains("node1:"), "{second:?}");
+    for (node, next) in [("node1", "last-8"), ("node2", "next-42")] {
+        for i in 1..=10 {
+            let tick = format!("{node}: tick-{i}.");
+            assert_eq!(text.matches(&tick).count(), 1, "{tick}: {text:?}");
+        }
+        let (Some(last_tick), Some(next)) = (
+            text.find(&format!("{node}: tick-10.")),
+            text.find(&format!("{node}: {next}")),
+        ) else {
+            panic!("{node}: {text:?}");
+        };
+        assert!(last_tick < next, "{node}: {text:?}");
+    }
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}

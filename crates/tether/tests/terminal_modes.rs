@@ -35,23 +35,32 @@ fn check(shell: &str, mut run: impl FnMut(&str) -> (i32, serde_json::Value)) -> 
         if (code, v["output"].as_str()) != (7, Some("x\n")) || v["status"] != "exited" {
             bad.push(format!("{shell}: after `stty {mode}`: exit {code}, {v}"));
         }
-        // The mode the session's contract says: line mode, signals, no echo.
         let (_, v) = run("stty -a");
-        let modes = v["output"].as_str().unwrap_or_default();
-        for want in [" icanon ", " isig ", " -echo ", " icrnl "] {
-            if !format!(
-                " {} ",
-                modes.split_whitespace().collect::<Vec<_>>().join(" ")
-            )
-            .contains(want)
-            {
-                bad.push(format!(
-                    "{shell}: after `stty {mode}`: {want} not restored: {modes}"
-                ));
-            }
-        }
+        bad.extend(not_restored(shell, &format!("`stty {mode}`"), &v));
     }
+    // A job that changed them and was stopped (dash and busybox leave the
+    // modes as it left them) is still the shell's child, never reaped:
+    // the modes are put back all the same, before the very next command.
+    run("sh -c 'stty raw; kill -STOP $$'");
+    let (_, v) = run("stty -a");
+    bad.extend(not_restored(shell, "a stopped job", &v));
+    run("kill -KILL %1; :");
     bad
+}
+
+/// What `stty -a` (its result `v`) says is not in the mode the session's
+/// contract says: line mode, signals, no echo.
+fn not_restored(shell: &str, after: &str, v: &serde_json::Value) -> Vec<String> {
+    let modes = v["output"].as_str().unwrap_or_default();
+    let words = format!(
+        " {} ",
+        modes.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    [" icanon ", " isig ", " -echo ", " icrnl "]
+        .into_iter()
+        .filter(|want| !words.contains(want))
+        .map(|want| format!("{shell}: after {after}: {want} not restored: {modes}"))
+        .collect()
 }
 
 fn json(out: std::process::Output) -> (i32, serde_json::Value) {

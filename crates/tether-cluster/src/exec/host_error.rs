@@ -35,6 +35,9 @@ pub enum HostErrorKind {
     Resolve,
     /// Connecting, the host key, authentication, or the channel failed.
     Ssh,
+    /// A file could not be copied (a path that is missing or of the wrong
+    /// kind, permission denied, a full disk).
+    Copy,
 }
 
 impl HostErrorKind {
@@ -45,6 +48,7 @@ impl HostErrorKind {
             Self::Timeout => "timeout",
             Self::Resolve => "resolve",
             Self::Ssh => "ssh",
+            Self::Copy => "copy",
         }
     }
 }
@@ -69,6 +73,8 @@ pub enum HostError {
     Resolve(String),
     /// An SSH failure (connect, host key, auth, channel), as one line.
     Ssh(String),
+    /// A copy failure (a file operation here or on the host), as one line.
+    Copy(String),
 }
 
 impl HostError {
@@ -81,6 +87,23 @@ impl HostError {
     /// with.
     pub fn resolve(host: &str, message: String) -> Self {
         Self::Resolve(strip_host(host, message))
+    }
+
+    /// An SSH error met while copying: a lost session or connection is an
+    /// SSH failure, a file operation's failure a copy failure; either
+    /// without the host name.
+    pub fn from_ssh(host: &str, e: tether_ssh::SshError) -> Self {
+        match e {
+            tether_ssh::SshError::Sftp {
+                problem,
+                what,
+                reason,
+                ..
+            } if problem != tether_ssh::SftpProblem::Lost => {
+                Self::Copy(format!("{what}: {reason}"))
+            }
+            e => Self::ssh(host, e.to_string()),
+        }
     }
 
     /// A timeout after `d`.
@@ -97,6 +120,7 @@ impl HostError {
             Self::Timeout { .. } => HostErrorKind::Timeout,
             Self::Resolve(_) => HostErrorKind::Resolve,
             Self::Ssh(_) => HostErrorKind::Ssh,
+            Self::Copy(_) => HostErrorKind::Copy,
         }
     }
 }
@@ -128,7 +152,7 @@ impl std::fmt::Display for HostError {
                 "the command did not finish within {:.1} s (command timeout); it was sent TERM and its channel closed",
                 *after_ms as f64 / 1000.0
             ),
-            Self::Resolve(m) | Self::Ssh(m) => f.write_str(m),
+            Self::Resolve(m) | Self::Ssh(m) | Self::Copy(m) => f.write_str(m),
         }
     }
 }

@@ -10,6 +10,7 @@
 
 mod bash;
 mod heredoc;
+mod modes;
 mod posix;
 mod pwsh;
 mod rename;
@@ -17,6 +18,7 @@ mod zsh;
 
 pub use bash::Bash;
 pub use heredoc::unterminated_heredoc;
+pub(crate) use modes::probably_builtins;
 pub use posix::Posix;
 pub use pwsh::{Pwsh, quote_for_pwsh};
 pub use rename::Rename;
@@ -234,7 +236,7 @@ pub(crate) fn printf_to_file(builtin: &str, path: &Path, bytes: &[u8]) -> Option
 /// `builtin` is the prefix that bypasses functions (`builtin` in bash and
 /// zsh, `command` in POSIX sh).
 pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
-    let mut s = modes_function(ctx.line_modes);
+    let mut s = String::new();
     if let Some(env) = ctx.restore_env {
         // The new login's own description of itself wins over the
         // snapshot's (a remote shell restarted on a new connection).
@@ -246,27 +248,14 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     if let Some(cwd) = ctx.restore_cwd {
         s.push_str(&cd_line(builtin, cwd));
     }
+    // After the snapshot: what an earlier shell remembered of its modes
+    // (exported under `set -a`) is forgotten.
+    s.push_str(&modes::modes_function(ctx.line_modes));
     s.push_str(&format!(
         "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
         ctx.nonce.a, ctx.nonce.b
     ));
     s
-}
-
-/// `__tether_modes`, which every POSIX-family end mark calls first: `stty`
-/// with the session's line modes on a remote terminal (a program may have
-/// left it raw), nothing locally (the engine sets the PTY's modes itself).
-fn modes_function(args: Option<&[String]>) -> String {
-    match args {
-        Some(args) => {
-            let words: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
-            format!(
-                "__tether_modes() {{ command stty {} \"${{__tether_echo--echo}}\" 2>/dev/null; }}\n",
-                words.join(" ")
-            )
-        }
-        None => "__tether_modes() { :; }\n".to_owned(),
-    }
 }
 
 /// The setup line that enters `dir`, whatever its bytes: quoted as it is

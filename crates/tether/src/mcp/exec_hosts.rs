@@ -70,6 +70,8 @@ pub enum ErrorKind {
     Resolve,
     /// Connecting, the host key, authentication or the channel failed.
     Ssh,
+    /// A file could not be copied (copies only; a command never has it).
+    Copy,
 }
 
 impl From<exec::HostErrorKind> for ErrorKind {
@@ -79,6 +81,7 @@ impl From<exec::HostErrorKind> for ErrorKind {
             exec::HostErrorKind::Timeout => Self::Timeout,
             exec::HostErrorKind::Resolve => Self::Resolve,
             exec::HostErrorKind::Ssh => Self::Ssh,
+            exec::HostErrorKind::Copy => Self::Copy,
         }
     }
 }

@@ -43,9 +43,7 @@ struct MultiShell {
     names: Vec<String>,
     look: settings::Look,
     config: tether_cluster::config::Config,
-    tx: mpsc::Sender<Event>,
-    rx: mpsc::Receiver<Event>,
-    /// A worker per node, kept from line to line.
+    /// A worker per node, kept from line to line, and their jobs.
     pool: Pool,
 }
 
@@ -72,7 +70,6 @@ pub fn run(args: ShellArgs) -> Result<i32> {
     if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
         bail!("--name {name:?}: give a name without '/' or control characters");
     }
-    let (tx, rx) = mpsc::channel();
     let look = settings::Look::new(
         &config.shell_settings(args.cluster.as_deref()),
         &args,
@@ -86,10 +83,8 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         names,
         look,
         config,
-        tx,
-        rx,
     };
-    watch_ctrl_c(sh.tx.clone());
+    watch_ctrl_c(sh.pool.interrupts());
     sh.session_loop()
 }
 
@@ -202,7 +197,7 @@ impl MultiShell {
 
     /// Runs `command` on `targets`; `summary`: print the outcome line.
     fn execute(&mut self, command: &str, targets: &[usize], summary: bool) {
-        while self.rx.try_recv().is_ok() {}
+        self.pool.settle();
         let now = Instant::now();
         // A node that could not be reached waits for its next try (the
         // prompt shows it down; `!list` says why).
@@ -211,7 +206,9 @@ impl MultiShell {
             .copied()
             .filter(|&i| self.nodes[i].reachable_now(now))
             .collect();
-        // A command left running on a node is collected first.
+        // A command left running on a node is collected first: by the
+        // job that ran it when that job was left running (a second
+        // Ctrl-C), else (it waited for input) by a new one.
         let pending: Vec<usize> = go
             .iter()
             .copied()
@@ -219,8 +216,9 @@ impl MultiShell {
             .collect();
         if !pending.is_empty() {
             for &i in &pending {
-                self.pool
-                    .start(i, self.names[i].clone(), Ask::Collect, self.tx.clone());
+                if !self.pool.busy(i) {
+                    self.pool.start(i, self.names[i].clone(), Ask::Collect);
+                }
             }
             let mut printer = self.printer();
             let ends = self.wait(&pending, &mut printer);
@@ -243,12 +241,8 @@ impl MultiShell {
             return;
         }
         for &i in &go {
-            self.pool.start(
-                i,
-                self.names[i].clone(),
-                Ask::Run(command.to_owned()),
-                self.tx.clone(),
-            );
+            self.pool
+                .start(i, self.names[i].clone(), Ask::Run(command.to_owned()));
         }
         let mut printer = self.printer();
         let ends = self.wait(&go, &mut printer);
@@ -259,15 +253,9 @@ impl MultiShell {
     }
 
     /// Waits for `targets`, printing what they print; a node left running
-    /// (a second Ctrl-C) has its worker left to that command.
+    /// (a second Ctrl-C) keeps its job for the next line.
     fn wait(&mut self, targets: &[usize], printer: &mut Printer) -> Vec<(usize, Option<Ended>)> {
-        let ends = runner::wait(&self.ns, &self.names, targets, &self.rx, printer);
-        for (i, end) in &ends {
-            if end.is_none() {
-                self.pool.abandon(*i);
-            }
-        }
-        ends
+        self.pool.wait(&self.names, targets, printer)
     }
 
     /// The summary line of a line's outcomes, and how to answer the nodes
@@ -356,14 +344,10 @@ impl MultiShell {
             eprintln!("tether: no node is waiting for input");
             return;
         }
-        while self.rx.try_recv().is_ok() {}
+        self.pool.settle();
         for &i in &waiting {
-            self.pool.start(
-                i,
-                self.names[i].clone(),
-                Ask::Answer(text.to_owned()),
-                self.tx.clone(),
-            );
+            self.pool
+                .start(i, self.names[i].clone(), Ask::Answer(text.to_owned()));
         }
         let mut printer = self.printer();
         let ends = self.wait(&waiting, &mut printer);

@@ -8,8 +8,19 @@
 //! node still running it (the engine's INT, on connections of their own,
 //! so it acts at once); a second Ctrl-C leaves them running and returns to
 //! the prompt.
+//!
+//! Every job has an id, carried by its events, and `Pool::wait` takes
+//! only the events of the jobs it waits for. A job left running is not
+//! asked again: its worker pauses (it asks the daemon nothing while nobody
+//! waits, so the output stays in the daemon, which bounds it), and the
+//! node's next line waits for that same job. A second reader of one
+//! command would print its output again (a look while another call holds
+//! the session returns all of it so far), and the old job's end would
+//! end the new line's part early.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use tether_cluster::multi::Outcome;
@@ -24,14 +35,36 @@ pub const STEP: Duration = Duration::from_millis(500);
 /// Most characters of output one call returns.
 const OUTPUT_LIMIT: usize = 4 << 20;
 
+/// One node's part of one line (or the collection of a command left
+/// running there), unique in the session.
+pub type JobId = u64;
+
 /// What the node threads (and Ctrl-C) tell the printing thread.
 pub enum Event {
-    /// Output of node `i`.
-    Output(usize, String),
-    /// Node `i` is done.
-    Done(usize, Ended),
+    /// Output of node `node`'s job `job`.
+    Output {
+        node: usize,
+        job: JobId,
+        text: String,
+    },
+    /// Node `node`'s job `job` is done.
+    Done {
+        node: usize,
+        job: JobId,
+        ended: Ended,
+    },
     /// Ctrl-C.
     Interrupt,
+}
+
+impl Event {
+    /// The node and job of a node's event.
+    fn owner(&self) -> Option<(usize, JobId)> {
+        match self {
+            Event::Output { node, job, .. } | Event::Done { node, job, .. } => Some((*node, *job)),
+            Event::Interrupt => None,
+        }
+    }
 }
 
 /// How a node's part of a line ended.
@@ -135,33 +168,117 @@ pub enum Ask {
     Answer(String),
 }
 
+/// Whether somebody waits for a job's events. While nobody does (it was
+/// left running), its worker asks the daemon nothing.
+#[derive(Default)]
+struct Watch {
+    on: Mutex<bool>,
+    turned: Condvar,
+}
+
+impl Watch {
+    fn set(&self, on: bool) {
+        *self.on.lock().unwrap_or_else(|p| p.into_inner()) = on;
+        self.turned.notify_all();
+    }
+
+    /// Returns once somebody waits.
+    fn until_on(&self) {
+        let mut on = self.on.lock().unwrap_or_else(|p| p.into_inner());
+        while !*on {
+            on = self.turned.wait(on).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// One node's part of a line.
 struct Job {
     i: usize,
+    id: JobId,
     name: String,
     ask: Ask,
     tx: Sender<Event>,
+    watch: Arc<Watch>,
 }
 
 /// A worker per node, started at its first line and kept, with its
-/// connection to the daemon, for the next ones.
+/// connection to the daemon, for the next ones; and the jobs they run.
 pub struct Pool {
     namespace: String,
     workers: Vec<Option<Sender<Job>>>,
+    /// Each node's job whose end has not been taken yet (it runs, or was
+    /// left running).
+    jobs: Vec<Option<(JobId, Arc<Watch>)>>,
+    last_id: JobId,
+    /// Events of jobs left running that came while others were waited
+    /// for, in order, for the line that waits for them.
+    kept: VecDeque<Event>,
+    tx: Sender<Event>,
+    rx: Receiver<Event>,
+}
+
+/// What [`Pool::wait`] does with an event.
+enum Fate {
+    /// One of the jobs waited for: printed, or its end taken.
+    Take,
+    /// Of a job left running that is not waited for now: kept.
+    Keep,
+    /// Of a job whose end was taken already, or a Ctrl-C.
+    Other,
 }
 
 impl Pool {
     /// No workers yet, for `nodes` nodes of the session's `namespace`.
     pub fn new(namespace: String, nodes: usize) -> Pool {
+        let (tx, rx) = mpsc::channel();
         Pool {
             namespace,
             workers: (0..nodes).map(|_| None).collect(),
+            jobs: (0..nodes).map(|_| None).collect(),
+            last_id: 0,
+            kept: VecDeque::new(),
+            tx,
+            rx,
         }
     }
 
-    /// Asks node `i` (`name`), streaming events to `tx`.
-    pub fn start(&mut self, i: usize, name: String, ask: Ask, tx: Sender<Event>) {
-        let mut job = Job { i, name, ask, tx };
+    /// Where Ctrl-C is told.
+    pub fn interrupts(&self) -> Sender<Event> {
+        self.tx.clone()
+    }
+
+    /// Node `i` has a job whose end was not taken (one left running): the
+    /// next wait for the node takes that job's events, and nothing else
+    /// may be asked of it before.
+    pub fn busy(&self, i: usize) -> bool {
+        self.jobs[i].is_some()
+    }
+
+    /// Forgets a Ctrl-C pressed between lines; what jobs left running
+    /// sent is kept for the line that waits for them.
+    pub fn settle(&mut self) {
+        while let Ok(ev) = self.rx.try_recv() {
+            if let Fate::Keep = self.fate(&ev, &[]) {
+                self.kept.push_back(ev);
+            }
+        }
+    }
+
+    /// Asks node `i` (`name`); [`Pool::wait`] takes the events. Not for a
+    /// node that is [`Pool::busy`].
+    pub fn start(&mut self, i: usize, name: String, ask: Ask) {
+        self.last_id += 1;
+        let watch = Arc::new(Watch::default());
+        watch.set(true);
+        self.jobs[i] = Some((self.last_id, Arc::clone(&watch)));
+        let mut job = Job {
+            i,
+            id: self.last_id,
+            name,
+            ask,
+            tx: self.tx.clone(),
+            watch,
+        };
         if let Some(worker) = &self.workers[i] {
             match worker.send(job) {
                 Ok(()) => return,
@@ -185,25 +302,107 @@ impl Pool {
                 self.workers[i] = Some(jobs);
             }
             Err(e) => {
-                let _ = job.tx.send(Event::Done(
-                    i,
-                    Ended::Lost(format!("cannot start a thread: {e}")),
-                ));
+                let _ = job.tx.send(Event::Done {
+                    node: i,
+                    job: job.id,
+                    ended: Ended::Lost(format!("cannot start a thread: {e}")),
+                });
             }
         }
     }
 
-    /// Node `i`'s worker is left to its job (a command left running after
-    /// a second Ctrl-C): it ends after that job, and the node's next job
-    /// gets a new worker, so nothing waits behind it.
-    pub fn abandon(&mut self, i: usize) {
-        self.workers[i] = None;
+    fn fate(&self, ev: &Event, targets: &[usize]) -> Fate {
+        let Some((node, job)) = ev.owner() else {
+            return Fate::Other;
+        };
+        match &self.jobs[node] {
+            Some((id, _)) if *id == job && targets.contains(&node) => Fate::Take,
+            Some((id, _)) if *id == job => Fate::Keep,
+            _ => Fate::Other,
+        }
+    }
+
+    /// Waits for the jobs of every node in `targets` (indexes into
+    /// `names`), printing what they print. Returns each target's end,
+    /// `None` for a node left running after a second Ctrl-C.
+    pub fn wait(
+        &mut self,
+        names: &[String],
+        targets: &[usize],
+        printer: &mut Printer,
+    ) -> Vec<(usize, Option<Ended>)> {
+        let mut ends: Vec<(usize, Option<Ended>)> = targets.iter().map(|&i| (i, None)).collect();
+        let mut left = 0;
+        for &i in targets {
+            if let Some((_, watch)) = &self.jobs[i] {
+                watch.set(true);
+                left += 1;
+            }
+        }
+        // What these jobs sent while others were waited for comes first.
+        let mut earlier = std::mem::take(&mut self.kept);
+        let mut interrupts = 0;
+        while left > 0 {
+            let ev = match earlier.pop_front() {
+                Some(ev) => ev,
+                None => match self.rx.recv() {
+                    Ok(ev) => ev,
+                    Err(_) => break,
+                },
+            };
+            match (self.fate(&ev, targets), ev) {
+                (Fate::Take, Event::Output { node, text, .. }) => printer.output(node, &text),
+                (Fate::Take, Event::Done { node, ended, .. }) => {
+                    printer.done(node);
+                    self.jobs[node] = None;
+                    if let Some(slot) = ends.iter_mut().find(|(j, _)| *j == node) {
+                        slot.1 = Some(ended);
+                    }
+                    left -= 1;
+                }
+                (Fate::Keep, ev) => self.kept.push_back(ev),
+                (_, Event::Interrupt) => {
+                    interrupts += 1;
+                    if interrupts > 1 {
+                        eprintln!(
+                            "tether: left running on the nodes still busy; the next line collects them (!list shows them)"
+                        );
+                        break;
+                    }
+                    eprintln!("tether: interrupting (Ctrl-C again to leave the commands running)");
+                    for (i, end) in &ends {
+                        if end.is_none() && self.jobs[*i].is_some() {
+                            interrupt(self.namespace.clone(), names[*i].clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // (After a second Ctrl-C, in the order they came.)
+        self.kept.extend(earlier);
+        for (i, end) in &ends {
+            if end.is_none()
+                && let Some((_, watch)) = &self.jobs[*i]
+            {
+                watch.set(false);
+            }
+        }
+        printer.finish();
+        ends
     }
 }
 
 /// Runs one job on the worker's connection `conn`.
 fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
-    let Job { i, name, ask, tx } = job;
+    let Job {
+        i,
+        id,
+        name,
+        ask,
+        tx,
+        watch,
+    } = job;
     let first = match ask {
         Ask::Run(command) => Request::Run {
             session: name.clone(),
@@ -236,7 +435,11 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         let mut r = match call(namespace, conn, &request) {
             Ok(r) => r,
             Err(e) => {
-                let _ = tx.send(Event::Done(i, failed(e)));
+                let _ = tx.send(Event::Done {
+                    node: i,
+                    job: id,
+                    ended: failed(e),
+                });
                 return;
             }
         };
@@ -245,13 +448,27 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         let again = std::mem::take(&mut answered)
             && r.status == Status::WaitingForInput
             && output.is_empty();
-        if !output.is_empty() && tx.send(Event::Output(i, output)).is_err() {
+        if !output.is_empty()
+            && tx
+                .send(Event::Output {
+                    node: i,
+                    job: id,
+                    text: output,
+                })
+                .is_err()
+        {
             return;
         }
         if r.status != Status::Running && !again {
-            let _ = tx.send(Event::Done(i, Ended::Result(Box::new(r))));
+            let _ = tx.send(Event::Done {
+                node: i,
+                job: id,
+                ended: Ended::Result(Box::new(r)),
+            });
             return;
         }
+        // Left running: the next look waits for the line that collects it.
+        watch.until_on();
         request = Request::Read {
             session: name.clone(),
             wait_s: STEP.as_secs_f64(),
@@ -269,49 +486,4 @@ fn interrupt(namespace: String, name: String) {
             })
         });
     });
-}
-
-/// Waits for every node in `targets` (indexes into `names`), printing
-/// what they print. Returns each target's end, `None` for a node left
-/// running after a second Ctrl-C.
-pub fn wait(
-    namespace: &str,
-    names: &[String],
-    targets: &[usize],
-    rx: &Receiver<Event>,
-    printer: &mut Printer,
-) -> Vec<(usize, Option<Ended>)> {
-    let mut ends: Vec<(usize, Option<Ended>)> = targets.iter().map(|&i| (i, None)).collect();
-    let mut left = targets.len();
-    let mut interrupts = 0;
-    while left > 0 {
-        let Ok(ev) = rx.recv() else { break };
-        match ev {
-            Event::Output(i, text) => printer.output(i, &text),
-            Event::Done(i, ended) => {
-                printer.done(i);
-                if let Some(slot) = ends.iter_mut().find(|(j, e)| *j == i && e.is_none()) {
-                    slot.1 = Some(ended);
-                    left -= 1;
-                }
-            }
-            Event::Interrupt => {
-                interrupts += 1;
-                if interrupts > 1 {
-                    eprintln!(
-                        "tether: left running on the nodes still busy; the next line collects them (!list shows them)"
-                    );
-                    break;
-                }
-                eprintln!("tether: interrupting (Ctrl-C again to leave the commands running)");
-                for (i, end) in &ends {
-                    if end.is_none() {
-                        interrupt(namespace.to_owned(), names[*i].clone());
-                    }
-                }
-            }
-        }
-    }
-    printer.finish();
-    ends
 }

@@ -1,6 +1,8 @@
 //! A blocking client of the daemon, for the CLI (no async runtime: a
 //! call is a connect, two lines out and two lines back). It starts the
 //! daemon when none answers, through a launcher the program supplies.
+//! [`AsyncClient`] speaks the same protocol on a connection made so, from
+//! a runtime (`tether mcp`): a call then costs no thread of its own.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -119,6 +121,12 @@ impl Client {
         Ok(client)
     }
 
+    /// The connection for [`AsyncClient`]; `None` when the daemon sent
+    /// more than the welcome (it never does).
+    fn into_stream(self) -> Option<UnixStream> {
+        self.reader.buffer().is_empty().then_some(self.writer)
+    }
+
     fn send_line(&mut self, value: &impl serde::Serialize) -> Result<(), DaemonError> {
         let mut line =
             serde_json::to_vec(value).map_err(|e| DaemonError::Connection(e.to_string()))?;
@@ -160,8 +168,38 @@ impl Client {
     /// request gets (a [`crate::protocol::ShellResult`] for `run`, `send`,
     /// `read` and `signal`; a [`crate::protocol::ListReply`] for `list` …).
     pub fn request<T: DeserializeOwned>(&mut self, request: &Request) -> Result<T, DaemonError> {
-        let value = self.call(request)?;
+        self.send(request)?;
+        self.receive()
+    }
+
+    /// The first half of [`Client::request`]: writes `request`
+    /// ([`DaemonError::Connection`] when that fails: it was not read).
+    pub fn send(&mut self, request: &Request) -> Result<(), DaemonError> {
+        self.send_line(request)
+    }
+
+    /// The second half of [`Client::request`]: reads the reply to the
+    /// request sent, as `T` ([`DaemonError::Lost`] when the connection
+    /// fails: it may have run).
+    pub fn receive<T: DeserializeOwned>(&mut self) -> Result<T, DaemonError> {
+        let value = self.reply().map_err(|e| match e {
+            DaemonError::Connection(why) => DaemonError::Lost(why),
+            other => other,
+        })?;
         serde_json::from_value(value).map_err(|e| DaemonError::BadReply(e.to_string()))
+    }
+
+    /// The connection's socket, to wait for the reply beside other events;
+    /// wait only when nothing is [`Client::buffered`].
+    pub fn socket(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.reader.get_ref().as_fd()
+    }
+
+    /// True when bytes of a reply were read already (the socket may then
+    /// have nothing more to say).
+    pub fn buffered(&self) -> bool {
+        !self.reader.buffer().is_empty()
     }
 
     /// Sends `attach` and, once accepted, hands over the stream for frames,
@@ -174,5 +212,64 @@ impl Client {
         let reply: AttachReply = self.request(request)?;
         let early = self.reader.buffer().to_vec();
         Ok((self.writer, reply.session, early))
+    }
+}
+
+/// A connection past the hello, driven from an async runtime (one request
+/// at a time, as [`Client`]; the same errors: [`DaemonError::Connection`]
+/// while the request is written, [`DaemonError::Lost`] after).
+#[derive(Debug)]
+pub struct AsyncClient {
+    reader: tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl AsyncClient {
+    /// Takes over `client`'s connection. Call it within a runtime (the
+    /// socket is registered with its reactor).
+    pub fn new(client: Client) -> Result<AsyncClient, DaemonError> {
+        let broken = |e: String| DaemonError::Connection(e);
+        let stream = client
+            .into_stream()
+            .ok_or_else(|| broken("the daemon sent more than its welcome".into()))?;
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| broken(e.to_string()))?;
+        let (read, writer) = tokio::net::UnixStream::from_std(stream)
+            .map_err(|e| broken(e.to_string()))?
+            .into_split();
+        Ok(AsyncClient {
+            reader: tokio::io::BufReader::new(read),
+            writer,
+        })
+    }
+
+    /// Sends one request and reads its result as `T` (see
+    /// [`Client::request`]).
+    pub async fn request<T: DeserializeOwned>(
+        &mut self,
+        request: &Request,
+    ) -> Result<T, DaemonError> {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let mut line =
+            serde_json::to_vec(request).map_err(|e| DaemonError::Connection(e.to_string()))?;
+        line.push(b'\n');
+        self.writer
+            .write_all(&line)
+            .await
+            .map_err(|e| DaemonError::Connection(e.to_string()))?;
+        let mut reply = String::new();
+        let value = match self.reader.read_line(&mut reply).await {
+            Ok(0) => Err(DaemonError::Lost(
+                "the daemon closed the connection (see its log)".into(),
+            )),
+            Ok(_) => match serde_json::from_str::<Reply>(&reply) {
+                Ok(Reply::Ok(v)) => Ok(v),
+                Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
+                Err(e) => Err(DaemonError::Lost(format!("unreadable reply: {e}"))),
+            },
+            Err(e) => Err(DaemonError::Lost(e.to_string())),
+        }?;
+        serde_json::from_value(value).map_err(|e| DaemonError::BadReply(e.to_string()))
     }
 }

@@ -21,7 +21,7 @@ mod recover;
 pub mod server;
 mod wire;
 
-pub use client::Client;
+pub use client::{AsyncClient, Client};
 pub use error::DaemonError;
 pub use paths::Paths;
 pub use server::{ServerOptions, serve};

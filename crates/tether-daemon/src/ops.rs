@@ -236,7 +236,9 @@ pub async fn handle(
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
-            let mut base = base.clone();
+            // The options of a session this request starts, made only when
+            // it does not exist (they hold the caller's environment).
+            let mut prepared = None;
             match registry.host_of(&address.owner, &address.name) {
                 Some(existing) if host.is_some() && existing != host => {
                     return Err(bad_request(format!(
@@ -259,7 +261,9 @@ pub async fn handle(
                             "session {session:?} ran on {lost} before its daemon stopped, not {asked}; name another session (or close this one)"
                         )));
                     }
+                    let mut base = base.clone();
                     base.host = remote_host(hosts, host.as_deref().or(lost_host.as_deref()))?;
+                    prepared = Some(session_options(&base, &create)?);
                 }
             }
             if let Some(input) = &stdin
@@ -287,31 +291,28 @@ pub async fn handle(
                 output_limit: output_limit.max(1),
                 stdin,
             };
-            let create = session_options(&base, &create)?;
+            // An existing session closed meanwhile starts here, as a local
+            // one (the shell was checked by `same_shell`: this cannot fail).
+            let options = move || prepared.or_else(|| session_options(base, &create).ok());
             let (owner, name) = (address.owner.clone(), address.name.clone());
             let result = registry
-                .with_options(
-                    &address.owner,
-                    &address.name,
-                    Some(create),
-                    async move |s| {
-                        crate::recover::record_new(s, &owner, &name);
-                        if let Some(dir) = workdir {
-                            let cd = s
-                                .run(
-                                    &format!("cd -- {}", shell_word(&dir)),
-                                    &RunOptions::default(),
-                                )
-                                .await?;
-                            if cd.exit_code != Some(0) {
-                                return Ok(cd);
-                            }
+                .with_lazy_options(&address.owner, &address.name, options, async move |s| {
+                    crate::recover::record_new(s, &owner, &name);
+                    if let Some(dir) = workdir {
+                        let cd = s
+                            .run(
+                                &format!("cd -- {}", shell_word(&dir)),
+                                &RunOptions::default(),
+                            )
+                            .await?;
+                        if cd.exit_code != Some(0) {
+                            return Ok(cd);
                         }
-                        let r = s.run(&command, &opts).await;
-                        crate::recover::record(s, &owner, &name);
-                        r
-                    },
-                )
+                    }
+                    let r = s.run(&command, &opts).await;
+                    crate::recover::record(s, &owner, &name);
+                    r
+                })
                 .await;
             match result {
                 Ok(r) => Ok(Response::Shell(shell_result(&session, host.as_deref(), r))),

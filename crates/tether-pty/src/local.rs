@@ -2,7 +2,6 @@
 
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use tether_transport::{
 use tokio::sync::watch;
 
 use crate::inspect::{self, PtyIdentity};
-use crate::master::{self, Writer};
+use crate::master::{self, Delivered, Writer};
 use crate::signals;
 use crate::tree;
 
@@ -74,7 +73,7 @@ pub struct LocalPty {
     marker: Option<String>,
     writer: Writer,
     output: Mutex<Option<OutputStream>>,
-    delivered: Arc<AtomicU64>,
+    delivered: Arc<Delivered>,
     exit: watch::Receiver<Option<ExitInfo>>,
 }
 
@@ -180,7 +179,7 @@ impl LocalPty {
             .name("tether-pty-wait".into())
             .spawn(move || wait_child(child, exit_tx))
             .map_err(setup("waiter thread"))?;
-        let delivered = Arc::new(AtomicU64::new(0));
+        let delivered = Arc::new(Delivered::default());
         let output = match runtime {
             Some(rt) => master::read_on_runtime(&pty, rt, Arc::clone(&delivered))?,
             None => master::read_on_thread(Arc::clone(&pty), Arc::clone(&delivered))?,
@@ -210,6 +209,22 @@ impl LocalPty {
     pub fn pts_path(&self) -> &std::path::Path {
         &self.id.pts
     }
+}
+
+/// Moves the bytes written to the other side of the PTY that the kernel
+/// has not handed to `fd`'s queue yet (they pass a buffer emptied by a
+/// kernel worker, asynchronously) into it: a `poll` that finds nothing
+/// readable waits for that worker (`n_tty_poll` flushes the buffer's
+/// work), so the queue's size read after it counts every byte written
+/// before the call.
+fn flush_pending(fd: std::os::fd::BorrowedFd<'_>) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let _ = rustix::event::poll(&mut fds, Some(&now));
 }
 
 fn configure(pts: &pty_process::blocking::Pts, spec: &SpawnSpec) -> Result<(), TransportError> {
@@ -314,10 +329,8 @@ impl Terminal for LocalPty {
     }
 
     fn inspect(&self) -> Result<Inspection, TransportError> {
-        // Read the counters first: a later delivery then shows as unsettled.
-        let output_delivered = self.delivered.load(Ordering::Acquire);
-        let output_unread = rustix::io::ioctl_fionread(self.pty.as_fd()).ok();
         if self.exit.borrow().is_some() {
+            let (output_delivered, output_unread) = self.output_counts();
             return Ok(Inspection {
                 top: None,
                 foreground: None,
@@ -326,12 +339,19 @@ impl Terminal for LocalPty {
                 output_delivered,
             });
         }
+        // Input, then the processes, then output, each queue with the
+        // kernel's pending bytes flushed into it first: input found empty
+        // before a program is seen blocked cannot have woken it since
+        // (unless written by the caller meanwhile), and everything a
+        // program seen blocked wrote before it blocked is counted after.
+        // So one look is exact.
         let input_queued = self.input_queued();
         let top = inspect::process_info(self.id.session);
         let foreground = self
             .foreground_pgid()
             .ok()
             .map(|pgid| inspect::foreground(&self.id, pgid));
+        let (output_delivered, output_unread) = self.output_counts();
         Ok(Inspection {
             top,
             foreground,
@@ -352,7 +372,18 @@ impl LocalPty {
         let unwritten = self.writer.unwritten();
         let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd = rustix::fs::open(&self.id.pts, flags, Mode::empty()).ok()?;
+        flush_pending(fd.as_fd());
         Some(unwritten + rustix::io::ioctl_fionread(&fd).ok()?)
+    }
+
+    /// Bytes read from the master so far, and bytes the program wrote that
+    /// are not read yet, the kernel's pending ones included: under the
+    /// reader's lock, so no read is half counted.
+    fn output_counts(&self) -> (u64, Option<u64>) {
+        let count = self.delivered.lock();
+        flush_pending(self.pty.as_fd());
+        let unread = rustix::io::ioctl_fionread(self.pty.as_fd()).ok();
+        (*count, unread)
     }
 
     fn foreground_pgid(&self) -> Result<i32, TransportError> {

@@ -10,7 +10,7 @@
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc as std_mpsc};
 
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
@@ -37,6 +37,22 @@ pub(crate) fn set_nonblocking(pty: &Pty) -> Result<(), TransportError> {
         .map_err(|e| setup("non-blocking")(e.into()))
 }
 
+/// Bytes the reader has taken from the master, counted under a lock held
+/// across each read: whoever holds the lock sees every read either done
+/// and counted, or not begun. A look at the terminal that flushes the
+/// kernel's pending output and then finds none unread, under this lock,
+/// knows the count covers everything written before it looked
+/// (`LocalPty::inspect`).
+#[derive(Debug, Default)]
+pub(crate) struct Delivered(Mutex<u64>);
+
+impl Delivered {
+    /// The count, locked (a poisoned lock is still usable: it is a number).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, u64> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// What a read of the master came to.
 enum Read {
     /// Bytes, counted in `delivered` already.
@@ -47,14 +63,16 @@ enum Read {
     End,
 }
 
-fn read_once(fd: BorrowedFd<'_>, buf: &mut [u8], delivered: &AtomicU64) -> Read {
+fn read_once(fd: BorrowedFd<'_>, buf: &mut [u8], delivered: &Delivered) -> Read {
     loop {
+        // The master is non-blocking: the lock is held for one system call.
+        let mut count = delivered.lock();
         return match rustix::io::read(fd, &mut *buf) {
             Ok(0) => Read::End,
             Ok(n) => {
-                // Counted as soon as read, so bytes between here and the
-                // consumer never look settled.
-                delivered.fetch_add(n as u64, Ordering::Release);
+                // Counted under the lock of the read, so bytes between here
+                // and the consumer never look settled.
+                *count += n as u64;
                 Read::Bytes(buf[..n].to_vec())
             }
             Err(Errno::INTR) => continue,
@@ -68,7 +86,7 @@ fn read_once(fd: BorrowedFd<'_>, buf: &mut [u8], delivered: &AtomicU64) -> Read 
 /// runtime that outlives it).
 pub(crate) fn read_on_thread(
     pty: Arc<Pty>,
-    delivered: Arc<AtomicU64>,
+    delivered: Arc<Delivered>,
 ) -> Result<OutputStream, TransportError> {
     let (tx, rx) = mpsc::channel(OUTPUT_QUEUE);
     std::thread::Builder::new()
@@ -107,7 +125,7 @@ pub(crate) fn read_on_thread(
 pub(crate) fn read_on_runtime(
     pty: &Pty,
     runtime: &tokio::runtime::Handle,
-    delivered: Arc<AtomicU64>,
+    delivered: Arc<Delivered>,
 ) -> Result<OutputStream, TransportError> {
     let fd = pty
         .as_fd()

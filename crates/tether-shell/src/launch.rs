@@ -20,7 +20,7 @@ use crate::session::{Restore, SessionOptions, shell_sets_modes, split_nonce};
 /// per-command files cost nothing there), else `/tmp/tether-UID`. The base
 /// and `sessions` are created private or proven so (`private.rs`): a
 /// symlink, someone else's or an open one is refused, never repaired.
-pub(crate) fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
+pub(crate) fn private_dir(root: Option<&Path>) -> Result<PrivateDir, ShellError> {
     let base = match root {
         Some(r) => r.to_path_buf(),
         None => {
@@ -34,10 +34,9 @@ pub(crate) fn private_dir(root: Option<&Path>) -> Result<PathBuf, ShellError> {
             }
         }
     };
-    let dir = PrivateDir::root(&base)?
+    PrivateDir::root(&base)?
         .dir("sessions")?
-        .new_dir(&split_nonce().a)?;
-    Ok(dir.path().to_path_buf())
+        .new_dir(&split_nonce().a)
 }
 
 /// For a local shell whose start directory cannot be entered: moves it to

@@ -32,6 +32,7 @@ pub mod exports;
 pub mod keys;
 mod launch;
 mod live;
+mod local_files;
 mod place;
 pub mod private;
 mod pump;

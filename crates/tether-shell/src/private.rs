@@ -135,6 +135,48 @@ impl PrivateDir {
         }
     }
 
+    /// A fresh private file `name` holding `bytes`: created exclusively,
+    /// 0600 whatever the umask, never through a symlink; an entry left
+    /// under that name is removed first.
+    pub fn write_new(&self, name: &str, bytes: &[u8]) -> Result<(), ShellError> {
+        use std::io::Write;
+        let path = || self.path.join(name);
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = match openat(&self.fd, name, flags, file_mode()) {
+            Err(Errno::EEXIST) => {
+                self.remove(name);
+                openat(&self.fd, name, flags, file_mode())
+            }
+            other => other,
+        }
+        .map_err(io("create", &path()))?;
+        fchmod(&fd, file_mode()).map_err(io("make private", &path()))?;
+        File::from(fd)
+            .write_all(bytes)
+            .map_err(|source| ShellError::Files {
+                what: "write",
+                path: path(),
+                source,
+            })
+    }
+
+    /// Removes the file `name` (best effort: one already gone is fine).
+    pub fn remove(&self, name: &str) {
+        let _ = nix::unistd::unlinkat(&self.fd, name, nix::unistd::UnlinkatFlags::NoRemoveDir);
+    }
+
+    /// The regular file `name` opened for reading, never through a symlink
+    /// nor a FIFO (that would block); `None` when it is neither there nor
+    /// such a file.
+    pub fn open_regular(&self, name: &str) -> Option<File> {
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = openat(&self.fd, name, flags, Mode::empty()).ok()?;
+        let st = fstat(&fd).ok()?;
+        let format = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
+        (format == SFlag::S_IFREG).then(|| File::from(fd))
+    }
+
     /// Checks the entry `name` when it exists: it must be a `kind`, ours,
     /// and (but for a socket) private. Returns whether it exists.
     pub fn check(&self, name: &str, kind: Kind) -> Result<bool, ShellError> {

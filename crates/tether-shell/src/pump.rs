@@ -79,7 +79,8 @@ pub struct PumpState {
     /// current command (its exit hook's `exiting` mark: an `exit` prints
     /// no end mark).
     pub exit_cwd: Option<PathBuf>,
-    /// When output last arrived.
+    /// When output last arrived, or a command was typed (its quiet is
+    /// timed from then).
     pub last_output: Instant,
     /// The output stream ended.
     pub eof: bool,
@@ -87,6 +88,11 @@ pub struct PumpState {
     pub processed: u64,
     /// The terminal echoes typed input (turned on for a person attached).
     pub echo_on: bool,
+    /// Marks a waiter wakes for (ready, end, exiting) seen so far: not a
+    /// start mark, which a waiter needs only on its own clock (a
+    /// command's quiet is timed from it), so a fast command wakes its
+    /// caller once.
+    pub marks_seen: u64,
     /// Display output for people watching the session (`None` after the
     /// stream ends, which tells them the terminal is gone).
     pub watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
@@ -96,7 +102,8 @@ pub struct PumpState {
 #[derive(Debug)]
 pub struct Shared {
     state: Mutex<PumpState>,
-    /// Signalled after every chunk and at end of stream.
+    /// Signalled after a chunk with a mark a waiter waits for (ready, end,
+    /// exit) or after a quiet spell, and at end of stream.
     pub changed: Notify,
 }
 
@@ -119,12 +126,27 @@ impl Shared {
 /// Runs until the output stream ends.
 pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: Arc<Shared>) {
     while let Some(chunk) = output.recv().await {
-        let replies = shared.lock().process(&chunk);
+        let mut st = shared.lock();
+        let marks_before = st.marks_seen;
+        // Output after a quiet spell may find a waiter asleep for long (its
+        // looks grow apart with the quiet): it is woken to time the quiet
+        // afresh.
+        let after_quiet = st.last_output.elapsed() >= crate::run::QUIET;
+        let replies = st.process(&chunk);
         if !replies.is_empty() {
-            // Replies go out before any later caller input.
+            // Replies go out before any later caller input, and under the
+            // lock that counts the chunk processed: whoever sees the count
+            // finds the replies in the terminal's input already.
             let _ = terminal.write(replies);
         }
-        shared.changed.notify_waiters();
+        let marked = st.marks_seen != marks_before;
+        drop(st);
+        // Waiters wait for marks (ready, end, exit) and the end of the
+        // stream; output alone they look at on their own clock (the quiet
+        // before a look), so a chunk close behind another wakes nobody.
+        if marked || after_quiet {
+            shared.changed.notify_waiters();
+        }
     }
     shared.lock().finish_capture();
     {
@@ -148,9 +170,17 @@ impl PumpState {
         self.markers.feed(chunk, &mut marks);
         // The capture gets the bytes between marks; the tail the scanner
         // still holds waits, so a mark split across chunks never reaches it.
-        let mut routed = std::mem::take(&mut self.unrouted);
-        let rbase = base - routed.len() as u64;
-        routed.extend_from_slice(chunk);
+        let held_before = std::mem::take(&mut self.unrouted);
+        let rbase = base - held_before.len() as u64;
+        // Joined only when something was held (a mark's start cut at the
+        // end of the last chunk): a chunk is routed as it is, not copied.
+        let joined;
+        let routed: &[u8] = if held_before.is_empty() {
+            chunk
+        } else {
+            joined = [held_before.as_slice(), chunk].concat();
+            &joined
+        };
         let held = (base + chunk.len() as u64).saturating_sub(self.markers.offset());
         let known = routed.len() - usize::try_from(held).unwrap_or(0).min(routed.len());
         let within = |off: u64, len: usize| {
@@ -186,7 +216,7 @@ impl PumpState {
             self.route(&routed[rat..known]);
             rat = known;
         }
-        self.unrouted = routed.split_off(rat);
+        self.unrouted = routed[rat..].to_vec();
         if let (Some(d), Some(w)) = (display, &self.watch)
             && !d.is_empty()
         {
@@ -256,6 +286,9 @@ impl PumpState {
         let Marker::Engine { kind, fields } = m.marker else {
             return;
         };
+        if kind != "start" {
+            self.marks_seen += 1;
+        }
         match kind.as_str() {
             "ready" => self.ready = true,
             "start" if self.phase == Phase::Sent => {
@@ -343,6 +376,7 @@ pub fn initial_state(
         eof: false,
         processed: 0,
         echo_on: false,
+        marks_seen: 0,
         watch: Some(broadcast::channel(WATCH_CHUNKS).0),
     })
 }

@@ -142,11 +142,23 @@ impl Registry {
         name: &str,
         options: Option<SessionOptions>,
     ) -> Result<Arc<Mutex<Session>>, ShellError> {
+        self.session_with_lazy(owner, name, move || options).await
+    }
+
+    /// [`Registry::session_with`] with the options made only when the
+    /// session is started (a caller's environment is cloned for nothing
+    /// on every call otherwise).
+    pub async fn session_with_lazy(
+        &self,
+        owner: &str,
+        name: &str,
+        options: impl FnOnce() -> Option<SessionOptions>,
+    ) -> Result<Arc<Mutex<Session>>, ShellError> {
         let key = (owner.to_owned(), name.to_owned());
         if let Some(e) = self.entries().get(&key) {
             return Ok(Arc::clone(&e.session));
         }
-        let mut options = options.unwrap_or_else(|| self.options.clone());
+        let mut options = options().unwrap_or_else(|| self.options.clone());
         let lost = self.lost_map().remove(&key);
         if let Some(lost) = lost {
             if let Some(d) = crate::dialect::by_name(&lost.dialect) {
@@ -238,7 +250,20 @@ impl Registry {
         options: Option<SessionOptions>,
         f: impl AsyncFnOnce(&mut Session) -> Result<T, ShellError>,
     ) -> Result<T, ShellError> {
-        let session = self.session_with(owner, name, options).await?;
+        self.with_lazy_options(owner, name, move || options, f)
+            .await
+    }
+
+    /// [`Registry::with_options`] with the options made only when the
+    /// session is started.
+    pub async fn with_lazy_options<T>(
+        &self,
+        owner: &str,
+        name: &str,
+        options: impl FnOnce() -> Option<SessionOptions>,
+        f: impl AsyncFnOnce(&mut Session) -> Result<T, ShellError>,
+    ) -> Result<T, ShellError> {
+        let session = self.session_with_lazy(owner, name, options).await?;
         let mut guard = session.lock().await;
         let out = f(&mut guard).await;
         let cwd = guard.cwd().map(std::path::Path::to_path_buf);

@@ -21,8 +21,20 @@ use crate::session::{Session, split_nonce};
 pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
 
 /// How long output must be quiet before the kernel is asked whether the
-/// foreground program is reading (also the inspection period).
-const INSPECT_EVERY: Duration = Duration::from_millis(10);
+/// foreground program is reading the terminal (a program that asks for
+/// input has just written its prompt).
+pub(crate) const QUIET: Duration = Duration::from_millis(3);
+
+/// The longest a wait sleeps between looks at the session; looks at a
+/// quiet foreground grow apart up to this as the quiet lasts, so a long
+/// silent command costs few inspections.
+const LOOK_EVERY_MAX: Duration = Duration::from_millis(20);
+
+/// The time between looks at a foreground quiet for `idle`: a quarter
+/// of it, from [`QUIET`] to [`LOOK_EVERY_MAX`].
+fn look_every(idle: Duration) -> Duration {
+    (idle / 4).clamp(QUIET, LOOK_EVERY_MAX)
+}
 
 /// Grace after each signal of the interrupt escalation.
 const SIGNAL_GRACE: Duration = Duration::from_millis(300);
@@ -186,10 +198,8 @@ impl Session {
             .then(|| self.opts.dialect.inline_file(&file, text.as_bytes()))
             .flatten();
         if inline.is_none() {
-            self.write_shell_file(file.clone(), text.into_bytes())
-                .await?;
+            self.write_command_file(file.clone(), text).await?;
         }
-        self.note_command_file(&file);
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
@@ -207,6 +217,9 @@ impl Session {
                 .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
             st.command_start = st.processed;
+            // The command's quiet starts now: its start mark, close
+            // behind, then wakes nobody (its caller waits for the end).
+            st.last_output = Instant::now();
             if st.echo_on && st.watched() {
                 st.tell_watchers(command_note(code));
             }
@@ -340,12 +353,13 @@ impl Session {
 
     async fn wait(&self, deadline: Instant) -> Woke {
         let mut exit = self.terminal.exit();
-        let mut last_inspect = Instant::now() - INSPECT_EVERY;
-        // Evidence of a blocked reader must hold on two inspections with no
-        // output between them: the kernel moves a program's last bytes to
-        // the master side asynchronously, so one sample can see the reader
-        // before its final output (even the end mark) is readable.
-        let mut candidate: Option<(Instant, u64)> = None;
+        // When the kernel was last asked, and the output count then: asked
+        // again once output came, or after `look_every`. One look is
+        // exact: the transport's counts are taken after the foreground was
+        // seen, with the kernel's pending output flushed, so a program
+        // seen blocked reading has had all it wrote processed (its last
+        // bytes, even the end mark, never pass unseen).
+        let mut last_look: Option<(Instant, u64)> = None;
         let mut remote = Some(ProbeWatch {
             place: self.place.as_ref(),
             dir: &self.shell_dir,
@@ -369,7 +383,6 @@ impl Session {
                     st.processed,
                 )
             };
-            let quiet = idle >= INSPECT_EVERY;
             if let Some(info) = *exit.borrow() {
                 return Woke::ShellExited(info);
             }
@@ -380,27 +393,35 @@ impl Session {
                 r.maybe_start(idle, processed);
             }
             let silence_denied = remote.as_ref().is_some_and(|r| r.denies(processed));
-            if started
-                && quiet
-                && !silence_denied
-                && now.duration_since(last_inspect) >= INSPECT_EVERY
-            {
-                last_inspect = now;
-                match (self.reading_foreground(idle), candidate) {
-                    (Some(fg), Some((since, seen)))
-                        if seen == processed && now.duration_since(since) >= INSPECT_EVERY =>
-                    {
-                        return Woke::Waiting(fg);
+            let every = look_every(idle);
+            let due = match last_look {
+                Some((at, seen)) if seen == processed => now.duration_since(at) >= every,
+                _ => true,
+            };
+            if started && idle >= QUIET && !silence_denied && due {
+                last_look = Some((now, processed));
+                if let Some(fg) = self.reading_foreground(idle) {
+                    // Everything the program wrote is processed: an end
+                    // mark among it wins.
+                    if let Phase::Ended(end) = &self.shared.lock().phase {
+                        return Woke::Ended(end.clone());
                     }
-                    (Some(_), Some((_, seen))) if seen == processed => {}
-                    (Some(_), _) => candidate = Some((now, processed)),
-                    (None, _) => candidate = None,
+                    return Woke::Waiting(fg);
                 }
             }
             if now >= deadline {
                 return Woke::Deadline;
             }
-            let tick = (deadline - now).min(INSPECT_EVERY);
+            let next_look = match last_look {
+                // The start mark wakes nobody: a command typed is looked
+                // at again within the quiet its first look needs anyway.
+                _ if !started => QUIET,
+                _ if silence_denied => LOOK_EVERY_MAX,
+                _ if idle < QUIET => QUIET - idle,
+                Some((at, _)) => every.saturating_sub(now.duration_since(at)),
+                None => LOOK_EVERY_MAX,
+            };
+            let tick = (deadline - now).min(next_look).min(LOOK_EVERY_MAX);
             let probed = async {
                 match remote.as_mut().and_then(|r| r.pending.as_mut()) {
                     Some((_, f)) => f.await,
@@ -427,10 +448,15 @@ impl Session {
     /// without kernel evidence, when output has been silent for the
     /// silence fallback (`idle` is how long it has been silent).
     fn reading_foreground(&self, idle: Duration) -> Option<Option<ForegroundProgram>> {
+        // Processed before the look: the transport's output count, taken
+        // last, must not have grown past it (and the pump writes a query's
+        // reply before it counts the query processed, so a reply is in the
+        // input queue the look checks).
+        let processed = self.shared.lock().processed;
         let i = self.terminal.inspect().ok()?;
         let settled = i.input_queued.unwrap_or(0) == 0
             && i.output_unread.unwrap_or(0) == 0
-            && self.shared.lock().processed >= i.output_delivered;
+            && processed >= i.output_delivered;
         let evidence = i.foreground.filter(|_| self.opts.kernel_evidence);
         let Some(fg) = evidence else {
             return (settled && idle >= self.opts.silence_fallback).then_some(None);
@@ -474,7 +500,9 @@ impl Session {
                 r
             }
             Woke::Waiting(fg) => {
-                let mut r = self.running_result(Status::WaitingForInput, t0);
+                // The look that found it named the program: no other look.
+                let (output, truncated) = self.take_output();
+                let mut r = self.result(Status::WaitingForInput, t0, output, truncated, None);
                 r.foreground = fg;
                 r
             }

@@ -159,9 +159,15 @@ impl Session {
         if !self.place.reads_are_cheap() && !self.redactor.take_read_remote() {
             return;
         }
-        let snapshot = self.place.read_file(&path).await;
-        let Some(snapshot) = snapshot else { return };
-        if let Some(redactor) = self.redactor.learn(&snapshot)
+        let learned = match self.local_files.as_mut() {
+            Some(files) => files.read_env().and_then(|s| self.redactor.learn(s)),
+            None => {
+                let snapshot = self.place.read_file(&path).await;
+                let Some(snapshot) = snapshot else { return };
+                self.redactor.learn(&snapshot)
+            }
+        };
+        if let Some(redactor) = learned
             && let Some(c) = self.shared.lock().capture.as_mut()
         {
             c.learn(&redactor);

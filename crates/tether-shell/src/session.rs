@@ -137,8 +137,8 @@ pub struct Session {
     /// The spill files and their cap (spills removed to make room are told
     /// at the head of the next result's output, like `notice`).
     pub(crate) spills: Arc<crate::spill::Spills>,
-    /// The last command's file, while the shell may still read it.
-    pub(crate) last_command_file: Option<PathBuf>,
+    /// The command files and exports snapshot of a local shell.
+    pub(crate) local_files: Option<crate::local_files::LocalFiles>,
     /// The current terminal for watchers; replaced on restart.
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
@@ -167,8 +167,13 @@ impl Session {
                 None => r.notice.clone(),
             });
         }
-        let dir = private_dir(opts.runtime_dir.as_deref())?;
+        let private = private_dir(opts.runtime_dir.as_deref())?;
+        let dir = private.path().to_path_buf();
         let place = crate::place::of(opts.host.as_ref());
+        let local_files = place
+            .host_name()
+            .is_none()
+            .then(|| crate::local_files::LocalFiles::new(private));
         let env = shell_env(&opts, place.as_ref());
         // One matcher per session; each command's capture takes a fresh clone.
         let redactor = crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets))?;
@@ -210,7 +215,7 @@ impl Session {
         ));
         Ok(Session {
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
-            last_command_file: None,
+            local_files,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             place,
@@ -379,21 +384,30 @@ impl Session {
         self.place.write_files(vec![(path, bytes)]).await
     }
 
-    /// Keeps `file` (a command's file just delivered) to remove once the
-    /// command is over. Only a local shell's: a host's files go with its
-    /// directory when the session ends (removing each would cost a
-    /// process on the host per command).
-    pub(crate) fn note_command_file(&mut self, file: &Path) {
-        if self.place.host_name().is_none() {
-            self.last_command_file = Some(file.to_path_buf());
+    /// Writes a command's file where the shell reads it: through the
+    /// session directory's descriptor for a local shell (which removes it
+    /// once the next command starts), else by the place. A host's files
+    /// go with its directory when the session ends (removing each would
+    /// cost a process on the host per command).
+    pub(crate) async fn write_command_file(
+        &mut self,
+        file: PathBuf,
+        text: String,
+    ) -> Result<(), ShellError> {
+        match (
+            self.local_files.as_mut(),
+            file.file_name().and_then(|n| n.to_str()),
+        ) {
+            (Some(files), Some(name)) => files.write_command(name, text.as_bytes()),
+            _ => self.write_shell_file(file, text.into_bytes()).await,
         }
     }
 
     /// Removes the last command's file: call when no command is in flight
     /// (so the shell has read it), so a session holds one at most.
     pub(crate) fn remove_last_command_file(&mut self) {
-        if let Some(file) = self.last_command_file.take() {
-            let _ = std::fs::remove_file(file);
+        if let Some(files) = self.local_files.as_mut() {
+            files.remove_last_command();
         }
     }
 

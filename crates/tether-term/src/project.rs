@@ -91,8 +91,41 @@ impl TextProjector {
     /// Projects one chunk, appending finished lines (each ending in `\n`)
     /// to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut String) {
+        let rest = self.plain_lines(input, out);
         let sink = &mut self.sink;
-        self.scanner.feed(input, |ev| sink.event(&ev, out));
+        self.scanner.feed(rest, |ev| sink.event(&ev, out));
+    }
+
+    /// The commonest output, whole lines of printable ASCII, without an
+    /// event per line: when nothing is held (no sequence, no partial
+    /// character, the cursor at the end of the line), the longest prefix of
+    /// `input` made of such lines, each ending in `\n`, is appended as it
+    /// is, as the scanner and the line buffer would have appended it.
+    /// Returns the rest.
+    fn plain_lines<'i>(&mut self, input: &'i [u8], out: &mut String) -> &'i [u8] {
+        let sink = &mut self.sink;
+        let line = &mut sink.line;
+        if self.scanner.in_sequence()
+            || self.scanner.pending() > 0
+            || sink.decoder.has_pending()
+            || line.cursor != line.text.len()
+        {
+            return input;
+        }
+        // (A line past the bound would be released in pieces, the same
+        // bytes in the same order: the bound does not matter here.)
+        let plain = plain_prefix(input);
+        let end = memchr::memrchr(b'\n', &input[..plain]).map_or(0, |at| at + 1);
+        let Ok(lines) = std::str::from_utf8(&input[..end]) else {
+            return input;
+        };
+        if lines.is_empty() {
+            return input;
+        }
+        sink.overflow = None;
+        line.emit(out);
+        out.push_str(lines);
+        &input[end..]
     }
 
     /// The unfinished current line as it reads now (for example a prompt
@@ -110,6 +143,24 @@ impl TextProjector {
         sink.decoder.finish(&mut |s| line.write(s, out));
         line.emit(out);
     }
+}
+
+/// The length of the longest prefix of `input` made of printable ASCII
+/// and `\n`, checked a block at a time (a check without an early exit in
+/// the block, which the compiler vectorizes).
+fn plain_prefix(input: &[u8]) -> usize {
+    let plain = |b: u8| (0x20..0x7f).contains(&b) || b == b'\n';
+    let mut at = 0;
+    for block in input.chunks_exact(32) {
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            break;
+        }
+        at += 32;
+    }
+    at + input[at..]
+        .iter()
+        .position(|&b| !plain(b))
+        .unwrap_or(input.len() - at)
 }
 
 /// True when `raw` begins a control string (`ESC` and its introducer).
@@ -339,5 +390,79 @@ impl LineBuffer {
         out.push_str(&self.text);
         self.text.clear();
         self.cursor = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The projection without the plain-lines path: every byte through
+    /// the scanner's events.
+    fn by_events(input: &[&[u8]], max: usize) -> String {
+        let mut p = TextProjector::with_max_line(max);
+        let mut out = String::new();
+        for chunk in input {
+            let sink = &mut p.sink;
+            p.scanner.feed(chunk, |ev| sink.event(&ev, &mut out));
+        }
+        p.finish(&mut out);
+        out
+    }
+
+    fn projected(input: &[&[u8]], max: usize) -> String {
+        let mut p = TextProjector::with_max_line(max);
+        let mut out = String::new();
+        for chunk in input {
+            p.feed(chunk, &mut out);
+        }
+        p.finish(&mut out);
+        out
+    }
+
+    /// Pieces that meet the plain path's edges: plain lines, a line kept
+    /// open, CR overwrites, erase-in-line, tabs, backspace, split UTF-8,
+    /// sequences and control strings, cut anywhere.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            Just(b"line\n".to_vec()),
+            Just(b"y\ny\ny\n".to_vec()),
+            Just(b"abc".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"\x1b[K".to_vec()),
+            Just(b"\x1b[2D".to_vec()),
+            Just(b"\t".to_vec()),
+            Just(b"\x08".to_vec()),
+            Just("é€".as_bytes().to_vec()),
+            Just(b"\xe2\x82".to_vec()),
+            Just(b"\x1b]0;title\x07".to_vec()),
+            Just(b"\x1b]0;open\n".to_vec()),
+            Just(b"\x1b".to_vec()),
+            Just(vec![b'x'; 40]),
+            Just(b"\n".to_vec()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn plain_lines_project_as_the_events_do(
+            pieces in proptest::collection::vec(piece(), 0..40),
+            cuts in proptest::collection::vec(0usize..64, 0..8),
+            max in prop_oneof![Just(8usize), Just(32), Just(DEFAULT_MAX_LINE)],
+        ) {
+            let stream: Vec<u8> = pieces.concat();
+            let mut chunks: Vec<&[u8]> = Vec::new();
+            let mut at = 0;
+            for c in cuts {
+                let end = (at + c).min(stream.len());
+                chunks.push(&stream[at..end]);
+                at = end;
+            }
+            chunks.push(&stream[at..]);
+            prop_assert_eq!(projected(&chunks, max), by_events(&chunks, max));
+        }
     }
 }

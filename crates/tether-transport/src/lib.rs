@@ -215,6 +215,14 @@ pub struct Foreground {
 }
 
 /// Evidence a transport can give about the terminal's processes.
+///
+/// A transport that sees the foreground takes the input count before it
+/// looks at the processes and the output counts after, each with what its
+/// kernel still holds in flight counted: a program seen blocked reading
+/// then had no input waiting, and everything it wrote is in
+/// `output_delivered` or `output_unread`, so a consumer that had
+/// processed `output_delivered` bytes before the look knows, from this one
+/// look, that the program is waiting for input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inspection {
     /// The top program (the shell), while it runs.

@@ -85,14 +85,18 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         }
         C::Term(args) => term_cmd::run(args).map(|()| 0),
         C::Mcp(args) => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
+            // One thread: a call's request, the daemon's reply and the
+            // JSON-RPC lines pass between tasks of one thread, not across
+            // threads (exec_hosts, which computes, has a runtime of its
+            // own).
+            let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc);
             runtime.block_on(mcp::serve(server))?;
-            // Calls still waiting on the daemon (blocking socket reads) are
-            // not waited for: the client is gone, and the daemon ends this
-            // server's sessions when its lease closes with the process.
+            // Calls still waiting on the daemon are not waited for: the
+            // client is gone, and the daemon ends this server's sessions
+            // when its lease closes with the process.
             runtime.shutdown_background();
             Ok(0)
         }

@@ -3,19 +3,75 @@
 //! once), and the call then returns the command's true status; the second
 //! detaches, leaving the command running in the session for `tether read`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use tether_daemon::protocol::Request;
+use anyhow::Result;
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use rustix::event::{PollFd, PollFlags};
+use tether_daemon::protocol::{Request, ShellResult};
 
 use crate::daemon_cmd;
 use crate::result_out;
 
-/// Watches SIGINT for the life of the process while a call on `session`
-/// waits (a thread with its own small runtime; the blocking call stays on
-/// the caller's thread).
-pub fn watch(session: String) {
-    if let Err(e) = on_own_thread("ctrl-c", on_sigint(session)) {
-        eprintln!("tether: Ctrl-C will end tether, not the command ({e})");
+/// Sends `request` (a `run` in `session`) and waits for its result, with
+/// Ctrl-C watched meanwhile. SIGINT is blocked and read from a signalfd
+/// beside the socket, in this thread: a call needs no thread or runtime
+/// of its own.
+pub fn call(session: &str, request: &Request) -> Result<ShellResult> {
+    let mut client = daemon_cmd::connect()?;
+    let mut int = SigSet::empty();
+    int.add(Signal::SIGINT);
+    let watched = int
+        .thread_block()
+        .and_then(|()| SignalFd::with_flags(&int, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK));
+    let signals = match watched {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            let _ = int.thread_unblock();
+            eprintln!("tether: Ctrl-C will end tether, not the command ({e})");
+            None
+        }
+    };
+    client.send(request)?;
+    let mut presses = 0;
+    while let Some(sigfd) = &signals
+        && !client.buffered()
+    {
+        let socket = client.socket();
+        let mut fds = [
+            PollFd::new(&socket, PollFlags::IN),
+            PollFd::new(sigfd, PollFlags::IN),
+        ];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+        if !fds[0].revents().is_empty() {
+            break;
+        }
+        while let Ok(Some(_)) = sigfd.read_signal() {
+            presses += 1;
+            on_sigint(session, presses);
+        }
+    }
+    Ok(client.receive()?)
+}
+
+fn on_sigint(session: &str, presses: usize) {
+    if presses > 1 {
+        eprintln!(
+            "tether: detached; the command keeps running in session {session}: `tether read -s {session}` returns the rest, `tether signal -s {session} INT` stops it"
+        );
+        std::process::exit(result_out::RUNNING);
+    }
+    eprintln!(
+        "\ntether: interrupting the command in session {session} (Ctrl-C again to detach and leave it running)"
+    );
+    let request = Request::Signal {
+        session: session.to_owned(),
+        signal: "INT".into(),
+    };
+    if let Err(e) = daemon_cmd::connect().and_then(|mut c| c.call(&request)) {
+        eprintln!("tether: could not interrupt it: {e}");
     }
 }
 
@@ -37,35 +93,4 @@ where
             rt.block_on(task);
         })
         .map(|_| ())
-}
-
-async fn on_sigint(session: String) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut int) = signal(SignalKind::interrupt()) else {
-        return;
-    };
-    let presses = AtomicUsize::new(0);
-    while int.recv().await.is_some() {
-        if presses.fetch_add(1, Ordering::AcqRel) == 0 {
-            eprintln!(
-                "\ntether: interrupting the command in session {session} (Ctrl-C again to detach and leave it running)"
-            );
-            let request = Request::Signal {
-                session: session.clone(),
-                signal: "INT".into(),
-            };
-            let sent = tokio::task::spawn_blocking(move || {
-                daemon_cmd::connect().and_then(|mut c| c.call(&request))
-            })
-            .await;
-            if let Ok(Err(e)) = sent {
-                eprintln!("tether: could not interrupt it: {e}");
-            }
-        } else {
-            eprintln!(
-                "tether: detached; the command keeps running in session {session}: `tether read -s {session}` returns the rest, `tether signal -s {session} INT` stops it"
-            );
-            std::process::exit(result_out::RUNNING);
-        }
-    }
 }

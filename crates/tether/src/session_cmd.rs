@@ -140,7 +140,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         .or_else(|| args.host.clone())
         .unwrap_or_else(|| "main".to_owned());
     let request = Request::Run {
-        session,
+        session: session.clone(),
         command,
         host: args.host,
         timeout_s: args.timeout,
@@ -159,10 +159,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         },
         stdin,
     };
-    if let Request::Run { session, .. } = &request {
-        crate::run_interrupt::watch(session.clone());
-    }
-    print_result(&request, args.json)
+    let r = crate::run_interrupt::call(&session, &request)?;
+    result_out::print(&r, args.json)
 }
 
 pub fn send(args: SendArgs) -> Result<i32> {

@@ -57,6 +57,13 @@ __tether_exit() {
   [[ -n ${__tether_pending-} ]] && __tether_fb "$st" exiting
   return "$st"
 }
+__tether_go() {
+  [[ ${PROMPT_COMMAND-} == __tether_prompt* ]] || PROMPT_COMMAND="__tether_prompt;${PROMPT_COMMAND-}"
+  ERRTRAP
+  builtin export -nf __tether_fb
+  __tether_pending=1 __tether_ran=
+  builtin printf '\033]6973;%s%s;start\007' "$1" "$2"
+}
 __tether_grab() { __tether_utrap=$2; }
 __tether_utrap=
 builtin trap -p EXIT >| "$__tether_dir/traps" 2>/dev/null
@@ -71,7 +78,8 @@ set -o errtrace
 
 /// The ERR trap: when the user's code turned on `set -e` and a command
 /// fails, stop that code (return from the sourced file) instead of letting
-/// errexit end the interactive shell. Set by every wrapper line.
+/// errexit end the interactive shell. Set again before every command, by
+/// `__tether_go` (in [`FUNCTIONS`] for `ERRTRAP`).
 const ERR_TRAP: &str = "trap '__tether_s=$?; if [[ $- == *e* ]]; then set +e; __tether_st=$__tether_s; return $__tether_s 2>/dev/null; fi' ERR";
 
 impl Dialect for Bash {
@@ -100,8 +108,9 @@ impl Dialect for Bash {
             s.push_str("[ -r ~/.bashrc ] && builtin . ~/.bashrc\n");
         }
         s.push_str(&format!(
-            "__tether_dir={}\n{FUNCTIONS}",
-            sh_quote(&ctx.dir.display().to_string())
+            "__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            FUNCTIONS.replace("ERRTRAP", ERR_TRAP)
         ));
         s.push_str(&super::restore_and_ready(ctx, "builtin"));
         s
@@ -117,8 +126,14 @@ impl Dialect for Bash {
         // so the shell's messages give the user's own line numbers. The last
         // line records `$?` and PIPESTATUS of the user's last pipeline
         // before anything changes them.
+        // The assignments leave `$?` at 0 already: `__tether_rc` is called
+        // only for another status.
+        let status = match last_status {
+            0 => String::new(),
+            n => format!("__tether_rc {n} && :; "),
+        };
         format!(
-            "__tether_ran=1 __tether_st= __tether_ps=; __tether_rc {last_status} && :; {code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
+            "__tether_ran=1 __tether_st= __tether_ps=; {status}{code}\n__tether_ps=\"${{PIPESTATUS[*]}}\" __tether_st=$?\n"
         )
     }
 
@@ -126,10 +141,18 @@ impl Dialect for Bash {
         super::printf_to_file("builtin", path, bytes)
     }
 
+    /// The nonce's fallback function, then `__tether_go` (the prompt hook
+    /// and the ERR trap put back, the start mark), the command file at top
+    /// level (so its `declare`s and positional parameters are the
+    /// shell's), and the end mark. What is the same for every command
+    /// lives in `__tether_go`, parsed once at start-up: the typed line is
+    /// parsed again for each command.
     fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
         format!(
-            "[[ ${{PROMPT_COMMAND-}} == __tether_prompt* ]] || PROMPT_COMMAND=\"__tether_prompt;${{PROMPT_COMMAND-}}\"; {ERR_TRAP}; {}",
-            super::run_file_tail(path, n, "builtin export -nf __tether_fb; ")
+            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; __tether_go {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
+            a = n.a,
+            b = n.b,
+            path = sh_quote(&path.display().to_string()),
         )
     }
 

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use tether_daemon::protocol::{
     CloseReply, Create, ListReply, Request, ResetReply, ScreenReply, ShellResult,
 };
-use tether_daemon::{Client, DaemonError, Paths};
+use tether_daemon::{AsyncClient, Client, DaemonError, Paths};
 
 use shape::{ReadParams, RunParams, SendParams, SessionParams, SignalParams};
 
@@ -37,10 +37,15 @@ struct Link {
     /// this namespace's sessions.
     lease: std::sync::Mutex<Option<Client>>,
     /// Idle connections, reused by later calls (calls run concurrently,
-    /// each on a connection of its own).
-    pool: std::sync::Mutex<Vec<Client>>,
+    /// each on a connection of its own). A call is written and read on
+    /// the server's runtime: no thread of its own.
+    pool: std::sync::Mutex<Vec<AsyncClient>>,
     /// Skip the user's start-up files in new sessions.
     norc: bool,
+    /// This server's directory and environment, for the sessions it
+    /// starts: read once (nothing here changes them), not per call.
+    cwd: Option<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Link {
@@ -53,12 +58,9 @@ impl Link {
         Client::connect_or_start(&self.paths, &hello, &crate::daemon_cmd::launch)
     }
 
-    /// A connection for one call: an idle one, or a new one (after making
-    /// sure the lease is held).
-    fn take(&self) -> Result<Client, DaemonError> {
-        if let Some(c) = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop() {
-            return Ok(c);
-        }
+    /// A new connection (after making sure the lease is held); blocking:
+    /// it may start the daemon and wait for it.
+    fn connect_new(&self) -> Result<Client, DaemonError> {
         let mut lease = self.lease.lock().unwrap_or_else(|p| p.into_inner());
         if lease.is_none() {
             *lease = Some(self.connect(true)?);
@@ -67,19 +69,38 @@ impl Link {
         self.connect(false)
     }
 
+    /// A connection for one call: an idle one, or a new one (made on a
+    /// blocking thread).
+    async fn take(self: &Arc<Self>) -> Result<AsyncClient, DaemonError> {
+        if let Some(c) = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(c);
+        }
+        let link = Arc::clone(self);
+        let made = tokio::task::spawn_blocking(move || link.connect_new())
+            .await
+            .map_err(|e| DaemonError::Connection(e.to_string()))??;
+        AsyncClient::new(made)
+    }
+
     /// Sends `request`. When a pooled connection turns out broken before
     /// the request was written (the daemon was restarted while it was
     /// idle), takes a new lease and connection and sends it there; once
     /// written, it is never sent again (it may have run): a connection
     /// lost then is the caller's error.
-    fn call<T: DeserializeOwned>(&self, request: &Request) -> Result<T, DaemonError> {
+    async fn call<T: DeserializeOwned>(
+        self: &Arc<Self>,
+        request: &Request,
+    ) -> Result<T, DaemonError> {
         let mut attempts = 0;
         let (client, result) = loop {
             attempts += 1;
-            let outcome = self.take().map(|mut c| {
-                let r = c.request(request);
-                (c, r)
-            });
+            let outcome = match self.take().await {
+                Ok(mut c) => {
+                    let r = c.request(request).await;
+                    Ok((c, r))
+                }
+                Err(e) => Err(e),
+            };
             match outcome {
                 // Not written (a connection or daemon that went away before
                 // it was read): safe to send on a fresh connection.
@@ -148,13 +169,10 @@ impl TetherMcp {
         &self,
         request: Request,
     ) -> Result<T, CallToolResult> {
-        let link = Arc::clone(&self.link);
-        let done = tokio::task::spawn_blocking(move || link.call::<T>(&request)).await;
-        match done {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(tool_error(e.to_string())),
-            Err(e) => Err(tool_error(format!("the request failed: {e}"))),
-        }
+        self.link
+            .call::<T>(&request)
+            .await
+            .map_err(|e| tool_error(e.to_string()))
     }
 
     async fn shell(&self, request: Request) -> CallToolResult {
@@ -199,6 +217,10 @@ impl TetherMcp {
             lease: std::sync::Mutex::new(None),
             pool: std::sync::Mutex::new(Vec::new()),
             norc,
+            cwd: std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string()),
+            env: std::env::vars().collect(),
         };
         let mut tool_router = Self::tool_router();
         schema::standardize(&mut tool_router);
@@ -233,10 +255,8 @@ impl TetherMcp {
             create: Create {
                 shell: None,
                 norc: self.link.norc,
-                cwd: std::env::current_dir()
-                    .ok()
-                    .map(|d| d.display().to_string()),
-                env: Some(std::env::vars().collect()),
+                cwd: self.link.cwd.clone(),
+                env: Some(self.link.env.clone()),
             },
             stdin: None,
         };
@@ -364,9 +384,20 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<exec_hosts::ExecHostsParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(match exec_hosts::run(p).await {
-            Ok((result, text)) => structured(&result, text),
-            Err(e) => tool_error(e),
+        // SSH handshakes and ciphers compute: on a runtime of their own,
+        // off the thread that serves every other call.
+        let done = tokio::task::spawn_blocking(move || {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))
+                .and_then(|rt| rt.block_on(exec_hosts::run(p)))
+        })
+        .await;
+        Ok(match done {
+            Ok(Ok((result, text))) => structured(&result, text),
+            Ok(Err(e)) => tool_error(e),
+            Err(e) => tool_error(format!("exec_hosts failed: {e}")),
         })
     }
 

@@ -35,7 +35,7 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     let errors = lines_tx.clone();
     let inbound = tokio::spawn(async move {
         let mut to_sdk = to_sdk;
-        let mut stdin = BufReader::with_capacity(1 << 16, tokio::io::stdin());
+        let mut stdin = BufReader::with_capacity(1 << 16, stdin_reader());
         let mut line = Vec::new();
         loop {
             // A large request's buffer is not kept for the server's life.
@@ -75,7 +75,7 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
         }
     });
     let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
+        let mut stdout = stdout_writer();
         while let Some(line) = lines_rx.recv().await {
             if stdout
                 .write_all(format!("{line}\n").as_bytes())
@@ -113,6 +113,41 @@ pub async fn serve(server: TetherMcp) -> anyhow::Result<()> {
     let _ = outbound.await;
     let _ = writer.await;
     Ok(())
+}
+
+/// Standard input as the runtime reads it: a pipe (what MCP clients give)
+/// is registered with the runtime's reactor, so a request wakes this
+/// thread and no other; anything else is read by tokio's blocking thread.
+fn stdin_reader() -> Box<dyn tokio::io::AsyncRead + Unpin + Send> {
+    use std::os::fd::AsFd;
+    let pipe = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_file(fd.into()).ok());
+    match pipe {
+        Some(p) => Box::new(p),
+        None => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// Standard output as the runtime writes it: a pipe, registered with the
+/// reactor, unless standard error is the same pipe (it is made
+/// non-blocking, which a write to stderr must not meet); else tokio's
+/// stdout, written by a blocking thread.
+fn stdout_writer() -> Box<dyn tokio::io::AsyncWrite + Unpin + Send> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let file = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().map(std::fs::File::from);
+    let pipe = file(std::io::stdout().as_fd()).ok().filter(|out| {
+        let id = |f: &std::fs::File| f.metadata().map(|m| (m.dev(), m.ino()));
+        let err = file(std::io::stderr().as_fd());
+        matches!((id(out), err.map(|e| id(&e))), (Ok(o), Ok(Ok(e))) if o != e)
+    });
+    match pipe.and_then(|f| tokio::net::unix::pipe::Sender::from_file(f).ok()) {
+        Some(p) => Box::new(p),
+        None => Box::new(tokio::io::stdout()),
+    }
 }
 
 fn error(id: serde_json::Value, code: i32, message: &str) -> String {

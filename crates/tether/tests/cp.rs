@@ -20,7 +20,7 @@ fn a_tree_goes_to_five_hosts_and_comes_back_the_same() {
         return;
     };
     let src = h.scratch.0.join("src");
-    make_tree(&src.join("tree"), 20 << 20, 1000);
+    make_tree(&src.join("tree"), 100 << 20, 1000);
     let out = h.cp(
         &["-r", "-p", "--mkdir", "--output", "json"],
         &[src.join("tree").to_str().unwrap(), "node[1-5]:deploy/"],
@@ -40,7 +40,7 @@ fn a_tree_goes_to_five_hosts_and_comes_back_the_same() {
         );
         assert_eq!(v["files"], 1003, "{v}");
         assert_eq!(v["links"], 1, "{v}");
-        assert!(v["bytes"].as_u64().unwrap() > 20 << 20, "{v}");
+        assert!(v["bytes"].as_u64().unwrap() > 100 << 20, "{v}");
         assert_same_tree(&src.join("tree"), &h.root(i).join("deploy/tree"), true);
     }
 

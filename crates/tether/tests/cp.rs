@@ -265,12 +265,18 @@ fn a_server_killed_mid_file_leaves_nothing_under_the_real_name() {
 #[test]
 fn a_listing_that_names_a_way_out_is_refused() {
     let special = |i: usize, root: &Path| match i {
-        0 => format!(
-            "Subsystem sftp python3 {}\n",
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/hosts/evil_sftp.py")
-                .display()
-        ),
+        0 => {
+            // A copy the login user can read: the checkout may be private
+            // (a 0700 folder), and sshd runs the subsystem as that user.
+            let script = root.with_extension("evil_sftp.py");
+            std::fs::copy(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/evil_sftp.py"),
+                &script,
+            )
+            .unwrap();
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+            format!("Subsystem sftp python3 {}\n", script.display())
+        }
         _ => tether_testkit::sftp_subsystem(root, "", "").unwrap(),
     };
     let Some(h) = Hosts::start("evil", 2, &special) else {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::exec::{HostSpec, StopReason};
+use crate::exec::{HostSpec, Outcome, StopReason};
 
 /// Set once the hosts not yet done should stop, with why.
 pub(crate) type Cancel = watch::Receiver<Option<StopReason>>;
@@ -22,15 +22,50 @@ pub(crate) type Cancel = watch::Receiver<Option<StopReason>>;
 /// The most events queued for the caller, all hosts together.
 const QUEUED_EVENTS: usize = 1024;
 
-/// A host's result, as far as the window is concerned.
-pub(crate) trait HostOutcome: Send + 'static {
+/// A host's result, as the window makes one (its host, and whether it
+/// stops a fail-fast run, are the [`Outcome`]'s).
+pub(crate) trait HostOutcome: Outcome + Send + 'static {
     /// The result of a host that was cancelled before it started.
     fn not_started(host: String, why: StopReason) -> Self;
-    /// The host, as the node set named it.
-    fn host(&self) -> &str;
-    /// False stops a fail-fast run.
-    fn succeeded(&self) -> bool;
 }
+
+/// [`Outcome`] and [`HostOutcome`] for a result type with the fields `host`
+/// and `error` and the methods `succeeded` and `code` (and `Default`).
+macro_rules! host_outcome {
+    ($result:ident) => {
+        impl $crate::exec::Outcome for $result {
+            fn host(&self) -> &str {
+                &self.host
+            }
+
+            fn succeeded(&self) -> bool {
+                $result::succeeded(self)
+            }
+
+            fn code(&self) -> u32 {
+                $result::code(self)
+            }
+
+            fn error(&self) -> Option<&$crate::exec::HostError> {
+                self.error.as_ref()
+            }
+        }
+
+        impl $crate::window::HostOutcome for $result {
+            fn not_started(host: String, why: $crate::exec::StopReason) -> Self {
+                $result {
+                    host,
+                    error: Some($crate::exec::HostError::Cancelled {
+                        why,
+                        started: false,
+                    }),
+                    ..$result::default()
+                }
+            }
+        }
+    };
+}
+pub(crate) use host_outcome;
 
 /// What a run reports to its caller, as far as the window is concerned.
 pub(crate) trait HostEvent: Send + 'static {

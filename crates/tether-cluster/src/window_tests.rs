@@ -15,6 +15,24 @@ struct Fake {
     not_started: Option<StopReason>,
 }
 
+impl Outcome for Fake {
+    fn host(&self) -> &str {
+        &self.host
+    }
+
+    fn succeeded(&self) -> bool {
+        self.ok
+    }
+
+    fn code(&self) -> u32 {
+        u32::from(!self.ok)
+    }
+
+    fn error(&self) -> Option<&crate::exec::HostError> {
+        None
+    }
+}
+
 impl HostOutcome for Fake {
     fn not_started(host: String, why: StopReason) -> Self {
         Fake {
@@ -22,14 +40,6 @@ impl HostOutcome for Fake {
             ok: false,
             not_started: Some(why),
         }
-    }
-
-    fn host(&self) -> &str {
-        &self.host
-    }
-
-    fn succeeded(&self) -> bool {
-        self.ok
     }
 }
 

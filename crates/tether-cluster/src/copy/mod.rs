@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::exec::{self, HostError, HostSpec, Resolver, StopReason, ms_since};
-use crate::window::{self, Cancel, HostEvent, HostOutcome, WindowOptions};
+use crate::window::{self, Cancel, HostEvent, WindowOptions};
 
 /// What to copy.
 #[derive(Clone, Debug)]
@@ -122,26 +122,7 @@ impl CopyResult {
     }
 }
 
-impl HostOutcome for CopyResult {
-    fn not_started(host: String, why: StopReason) -> Self {
-        CopyResult {
-            host,
-            error: Some(HostError::Cancelled {
-                why,
-                started: false,
-            }),
-            ..CopyResult::default()
-        }
-    }
-
-    fn host(&self) -> &str {
-        &self.host
-    }
-
-    fn succeeded(&self) -> bool {
-        CopyResult::succeeded(self)
-    }
-}
+window::host_outcome!(CopyResult);
 
 /// What happens during a copy, in order per host.
 #[derive(Clone, Debug)]

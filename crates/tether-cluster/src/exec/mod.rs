@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tether_ssh::{ConnectOptions, Event, Target};
 use tokio::sync::{mpsc, watch};
 
-use crate::window::{self, Cancel, HostEvent, HostOutcome, WindowOptions};
+use crate::window::{self, Cancel, HostEvent, WindowOptions};
 
 /// Where and how to connect to a host (ssh_config and the command line
 /// decide); an error is that host's one line.
@@ -103,26 +103,21 @@ impl HostResult {
     }
 }
 
-impl HostOutcome for HostResult {
-    fn not_started(host: String, why: StopReason) -> Self {
-        HostResult {
-            host,
-            error: Some(HostError::Cancelled {
-                why,
-                started: false,
-            }),
-            ..HostResult::default()
-        }
-    }
-
-    fn host(&self) -> &str {
-        &self.host
-    }
-
-    fn succeeded(&self) -> bool {
-        HostResult::succeeded(self)
-    }
+/// What every host's result tells, a command's ([`HostResult`]) or a
+/// copy's ([`CopyResult`](crate::copy::CopyResult)), for what reads both
+/// (exit-code policies, notes).
+pub trait Outcome {
+    /// The host, as the node set named it.
+    fn host(&self) -> &str;
+    /// True when the host did all it was asked.
+    fn succeeded(&self) -> bool;
+    /// The code the exit-code policies count.
+    fn code(&self) -> u32;
+    /// Why it did not run or finish.
+    fn error(&self) -> Option<&HostError>;
 }
+
+window::host_outcome!(HostResult);
 
 /// What happens during a run, in order per host.
 #[derive(Clone, Debug)]

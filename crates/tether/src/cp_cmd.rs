@@ -3,17 +3,16 @@
 //! window as `tether exec`), printed per host, with the exit code of the
 //! chosen policy.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use anyhow::{Context, Result, bail};
-use tether_cluster::copy::{self, CopyOptions, CopyProgress, CopyResult, Job, Plan};
-use tether_cluster::exec::{self, HostSpec, Overrides};
+use tether_cluster::copy::{self, CopyOptions, CopyProgress, Job, Plan};
 
-use crate::cli::{CpArgs, CpOutput, ExitPolicy};
-use crate::{cp_output, ssh_opts};
+use crate::cli::{CpArgs, CpOutput};
+use crate::cp_output;
+use crate::fleet_cmd::{self, Fleet, Interrupts, Named};
 
 /// One operand: a path here, or hosts and a path there.
 #[derive(Debug, PartialEq, Eq)]
@@ -98,11 +97,9 @@ fn job_of(operands: &[String]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
 
 pub fn run(args: CpArgs) -> Result<i32> {
     let (mut job, named, local) = job_of(&args.operands)?;
-    let config = ssh_opts::load_config(args.config.as_deref())?;
-    let (set, settings) = match (named, &args.hosts, &args.cluster) {
-        (Some(h), None, None) => (config.nodes(&h)?, config.defaults.clone()),
-        (None, Some(h), None) => (config.nodes(h)?, config.defaults.clone()),
-        (None, None, Some(c)) => config.cluster(c)?,
+    let named = match (&named, &args.hosts, &args.cluster) {
+        (Some(h), None, None) | (None, Some(h), None) => Named::Hosts(h),
+        (None, None, Some(c)) => Named::Cluster(c),
         (None, None, None) => {
             bail!("name the hosts: HOSTS:PATH, or :PATH with -H EXPR or -C CLUSTER")
         }
@@ -111,14 +108,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
         }
         (None, Some(_), Some(_)) => bail!("name the hosts with -H or a cluster with -C, not both"),
     };
-    if set.is_empty() {
-        bail!("the node set names no hosts");
-    }
-    let hosts: Vec<HostSpec> = set
-        .names()
-        .iter()
-        .map(|n| HostSpec::parse(n))
-        .collect::<Result<_, _>>()?;
+    let fleet = Fleet::select(&args.fleet, named)?;
     // Bad input is found here, before any host is reached.
     let mut total = None;
     match &mut job {
@@ -127,7 +117,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
             for note in &walked.skipped {
                 eprintln!("tether: {}", tether_term::printable::escaped(note, true));
             }
-            total = Some(walked.bytes.saturating_mul(hosts.len() as u64));
+            total = Some(walked.bytes.saturating_mul(fleet.hosts.len() as u64));
             *plan = Arc::new(walked);
         }
         Job::Pull { dir, .. } => match std::fs::metadata(&*dir) {
@@ -144,60 +134,32 @@ pub fn run(args: CpArgs) -> Result<i32> {
             ),
         },
     }
-    let base = Overrides {
-        secrets: Some(tether_ssh::Secrets::new(
-            Arc::new(crate::tty_prompt::TtyPrompter),
-            args.same_password,
-        )),
-        connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
-        ..Overrides::default()
-    };
-    let ov = ssh_opts::overrides(&args.ssh.clone().into(), base, &settings)?;
-    if let Some(first) = hosts.first() {
-        ssh_opts::check_ssh_config(&ov, &first.host)?;
-    }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
+    let runtime = fleet_cmd::runtime()?;
+    let (ctrl_c, stop) = Interrupts::listen(&runtime);
     let transferred = Arc::new(AtomicU64::new(0));
     let opts = CopyOptions {
-        fanout: args.fanout.or(settings.fanout).unwrap_or(64).max(1),
-        resolve: exec::resolver(ov),
-        fail_fast: args.fail_fast,
-        stop: Some(stop_rx),
+        fanout: fleet.fanout(&args.fleet),
+        resolve,
+        fail_fast: args.failures.fail_fast,
+        stop: Some(stop),
         preserve: args.preserve,
         recursive: args.recursive,
         mkdir: args.mkdir,
         transferred: Arc::clone(&transferred),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let running: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let line = Arc::new(cp_output::ProgressLine::new(hosts.len(), total));
+    let line = Arc::new(cp_output::ProgressLine::new(fleet.hosts.len(), total));
     let text = args.output == CpOutput::Text;
     let results = runtime.block_on(async {
-        tokio::spawn(crate::exec_cmd::interrupts(
-            Arc::clone(&running),
-            stop_tx,
-            Arc::clone(&interrupted),
-        ));
         let ticker = tokio::spawn(cp_output::tick(Arc::clone(&line), transferred));
-        let (mut done, mut failed) = (0usize, 0usize);
-        let results = copy::run(hosts, job, opts, |p| {
-            if let Ok(mut r) = running.lock() {
-                match p {
-                    CopyProgress::Started(h) => {
-                        r.insert(h.clone());
-                    }
-                    CopyProgress::Done(d) => {
-                        r.remove(&d.host);
-                        done += 1;
-                        failed += usize::from(!d.succeeded());
-                    }
-                }
-                line.hosts(done, failed, &r);
+        let results = copy::run(fleet.hosts, job, opts, |p| {
+            let mut tally = ctrl_c.tally();
+            match p {
+                CopyProgress::Started(h) => tally.started(h),
+                CopyProgress::Done(d) => tally.finished(d),
             }
+            line.hosts(&tally);
+            drop(tally);
             if let (true, CopyProgress::Done(r)) = (text, p) {
                 line.above(|| cp_output::text(r));
             }
@@ -210,22 +172,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
     if args.output == CpOutput::Json {
         cp_output::json_lines(&results)?;
     }
-    if interrupted.load(Ordering::Acquire) {
-        return Ok(130);
-    }
-    if args.fail_fast {
-        cp_output::fail_fast_note(&results);
-    }
-    Ok(exit_code(args.exit_code, &results))
-}
-
-fn exit_code(policy: ExitPolicy, results: &[CopyResult]) -> i32 {
-    let code = |r: &CopyResult| i32::try_from(r.code().min(255)).unwrap_or(255);
-    match policy {
-        ExitPolicy::Max => results.iter().map(code).max().unwrap_or(0),
-        ExitPolicy::AllZero => i32::from(!results.iter().all(CopyResult::succeeded)),
-        ExitPolicy::First => results.first().map_or(0, code),
-    }
+    Ok(ctrl_c.exit_code(&args.failures, &results))
 }
 
 #[cfg(test)]

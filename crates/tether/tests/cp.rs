@@ -237,9 +237,13 @@ fn a_host_down_a_read_only_one_and_a_full_one_fail_alone() {
 
 #[test]
 fn a_server_killed_mid_file_leaves_nothing_under_the_real_name() {
-    // sftp-server is killed by SIGXFSZ at its first write past 1 MB.
+    // sftp-server is killed by SIGXFSZ at its first write past 16,320
+    // blocks (8,355,840 bytes, a whole number of 255 KiB pieces and of
+    // 32 KiB ones): the write that reaches the limit starts at it, so the
+    // server dies there instead of answering a short write with a failure
+    // (which, under load, could come back before the next write was sent).
     let special = |i: usize, root: &Path| match i {
-        0 => tether_testkit::sftp_subsystem(root, "", "ulimit -f 2000;").unwrap(),
+        0 => tether_testkit::sftp_subsystem(root, "", "ulimit -f 16320;").unwrap(),
         _ => tether_testkit::sftp_subsystem(root, "", "").unwrap(),
     };
     let Some(h) = Hosts::start("killed", 2, &special) else {

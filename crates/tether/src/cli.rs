@@ -399,7 +399,7 @@ pub struct ExecArgs {
 pub struct CpArgs {
     /// The sources, then the destination (see below).
     #[arg(required = true, num_args = 2.., value_name = "SRC... DEST")]
-    pub operands: Vec<String>,
+    pub operands: Vec<std::ffi::OsString>,
     /// Copy directories, with what they hold (links as links; special
     /// files are skipped with a note).
     #[arg(short = 'r', long)]

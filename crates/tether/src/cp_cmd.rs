@@ -3,12 +3,14 @@
 //! window as `tether exec`), printed per host, with the exit code of the
 //! chosen policy.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use anyhow::{Context, Result, bail};
-use tether_cluster::copy::{self, CopyOptions, CopyProgress, Job, Plan};
+use tether_cluster::copy::{self, CopyOptions, CopyProgress, Job, NOT_UTF8_HELP, Plan};
 
 use crate::cli::{CpArgs, CpOutput};
 use crate::cp_output;
@@ -26,30 +28,39 @@ enum Operand {
 }
 
 /// Remote when a `:` comes before any `/`, outside brackets (node-set
-/// ranges and IPv6 addresses have both inside), as scp decides.
-fn operand(s: &str) -> Operand {
+/// ranges and IPv6 addresses have both inside), as scp decides. A local
+/// path is taken as it is; a remote one must be UTF-8 (SFTP paths are
+/// UTF-8 here).
+fn operand(s: &OsStr) -> Result<Operand> {
+    let bytes = s.as_bytes();
     let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
-            '/' if depth == 0 => break,
-            ':' if depth == 0 => {
-                return Operand::Remote {
-                    hosts: (i > 0).then(|| s[..i].to_owned()),
-                    path: s[i + 1..].to_owned(),
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b'/' if depth == 0 => break,
+            b':' if depth == 0 => {
+                let Ok(text) = std::str::from_utf8(bytes) else {
+                    bail!(
+                        "{}: the remote path is not UTF-8, and {NOT_UTF8_HELP}",
+                        s.to_string_lossy()
+                    );
                 };
+                return Ok(Operand::Remote {
+                    hosts: (i > 0).then(|| text[..i].to_owned()),
+                    path: text[i + 1..].to_owned(),
+                });
             }
             _ => {}
         }
     }
-    Operand::Local(PathBuf::from(s))
+    Ok(Operand::Local(PathBuf::from(s)))
 }
 
 /// The copy the operands ask for, and the hosts they name (`None`: -H or
 /// -C's).
-fn job_of(operands: &[String]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
-    let mut all: Vec<Operand> = operands.iter().map(|o| operand(o)).collect();
+fn job_of(operands: &[OsString]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
+    let mut all: Vec<Operand> = operands.iter().map(|o| operand(o)).collect::<Result<_>>()?;
     let Some(last) = all.pop() else {
         bail!("name at least one source and a destination");
     };
@@ -188,6 +199,7 @@ mod tests {
 
     #[test]
     fn operands_are_remote_when_a_colon_comes_before_a_slash() {
+        let operand = |s: &str| operand(OsStr::new(s)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             operand("web[01-10]:/etc/x"),
             remote(Some("web[01-10]"), "/etc/x")
@@ -202,11 +214,24 @@ mod tests {
         assert_eq!(operand("./a:b"), Operand::Local("./a:b".into()));
         assert_eq!(operand("/tmp/a:b"), Operand::Local("/tmp/a:b".into()));
         assert_eq!(operand("file"), Operand::Local("file".into()));
+        // Bytes that are not UTF-8: a local path keeps them, a remote one
+        // is refused, naming it.
+        let latin1 = OsStr::from_bytes(b"./caf\xe9:x");
+        assert_eq!(
+            super::operand(latin1).unwrap_or_else(|e| panic!("{e}")),
+            Operand::Local(PathBuf::from(latin1))
+        );
+        let e = super::operand(OsStr::from_bytes(b"web1:caf\xe9")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("web1:caf\u{FFFD}: the remote path is not UTF-8"),
+            "{e}"
+        );
     }
 
     #[test]
     fn the_last_operand_decides_the_direction() {
-        let ops = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ops = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         let (job, hosts, local) =
             job_of(&ops(&["a", "b", "web[1-2]:/x/"])).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(job, Job::Push { ref dest, .. } if dest == "/x/"));

@@ -16,6 +16,7 @@ mod pull;
 mod push;
 mod tasks;
 
+pub use names::NOT_UTF8_HELP;
 pub use plan::{Entry, Plan, What};
 
 use std::path::PathBuf;

@@ -19,6 +19,7 @@ pub mod exec;
 pub mod multi;
 pub mod nodeset;
 pub mod pool;
+mod window;
 
 pub use error::{ClusterError, RangeProblem, SyntaxProblem};
 pub use nodeset::NodeSet;

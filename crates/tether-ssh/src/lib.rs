@@ -20,4 +20,4 @@ pub use error::{SftpProblem, SshError};
 pub use exec::{Ended, Event, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};
-pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer};
+pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};

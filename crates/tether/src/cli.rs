@@ -358,16 +358,9 @@ pub struct ExecArgs {
     /// A cluster from the config file.
     #[arg(short = 'C', long)]
     pub cluster: Option<String>,
-    /// Most hosts connected at once (default: the config's, else 64).
-    #[arg(short = 'f', long)]
-    pub fanout: Option<usize>,
-    /// tether's config file (default ~/.config/tether/config.toml).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Seconds to connect, authenticate and check the host key (default:
-    /// ConnectTimeout from ssh_config, else 10).
-    #[arg(short = 't', long = "connect-timeout")]
-    pub connect_timeout: Option<f64>,
+    /// The window and how hosts are reached, as `tether cp` takes them.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
     /// Seconds each command may run.
     #[arg(short = 'u', long = "command-timeout")]
     pub command_timeout: Option<f64>,
@@ -379,21 +372,14 @@ pub struct ExecArgs {
     /// The directory for `--output dir`.
     #[arg(long, required_if_eq("output", "dir"))]
     pub dir: Option<PathBuf>,
-    /// The exit-code policy: max, all-zero, first.
-    #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
-    pub exit_code: ExitPolicy,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.
     #[arg(long)]
     pub stdin: bool,
-    /// After the first failure, start no more hosts and cancel those running.
-    #[arg(long)]
-    pub fail_fast: bool,
-    /// Ask for a password once and use it for every host (default: once
-    /// per host).
-    #[arg(long)]
-    pub same_password: bool,
+    /// What failures do, as `tether cp` takes it.
+    #[command(flatten)]
+    pub failures: FailureArgs,
     /// The command (several words are joined with spaces).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
@@ -406,12 +392,14 @@ pub struct ExecArgs {
 /// Arguments of `tether cp`.
 #[derive(Debug, Args)]
 #[command(
+    // As scp spells it: -P for the port, since -p keeps modes and times.
+    mut_arg("port", |port| port.short('P')),
     after_help = "Push: tether cp [-r] [-p] SRC... HOSTS:DEST. Pull: tether cp [-r] [-p] HOSTS:SRC... LOCAL_DIR, each host's copies in LOCAL_DIR/HOST/. HOSTS is a node set (web[01-10], @group); `:DEST` and `:SRC` take the hosts from -H or -C instead. An operand is remote when a `:` comes before any `/` (outside brackets): write ./a:b for a local file named a:b, and give ports with -P or ssh_config. DEST is a directory to copy into when it exists as one, ends with `/`, or several sources are given; else it is the new name of the one source. Every file is written under a temporary name beside its real one (.NAME.tether-XXXXXXXXXXXX) and renamed into place when whole. Exit codes (--exit-code): max (default) is the largest host's code: 0 copied, 1 a file could not be copied, 255 the host could not be reached or was lost; all-zero is 0 when every host copied everything, else 1; first is the first host's."
 )]
 pub struct CpArgs {
     /// The sources, then the destination (see below).
     #[arg(required = true, num_args = 2.., value_name = "SRC... DEST")]
-    pub operands: Vec<String>,
+    pub operands: Vec<std::ffi::OsString>,
     /// Copy directories, with what they hold (links as links; special
     /// files are skipped with a note).
     #[arg(short = 'r', long)]
@@ -429,6 +417,26 @@ pub struct CpArgs {
     /// A cluster from the config file, for operands written `:PATH`.
     #[arg(short = 'C', long)]
     pub cluster: Option<String>,
+    /// The window and how hosts are reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    /// How to print: text (a line per host as it finishes) or json (one
+    /// object per host, at the end).
+    #[arg(long, value_enum, default_value_t = CpOutput::Text)]
+    pub output: CpOutput,
+    /// What failures do, as `tether exec` takes it.
+    #[command(flatten)]
+    pub failures: FailureArgs,
+    /// The OpenSSH flags (`-l -P -J -F -i -o`), as scp spells them (the
+    /// port's `-P` is set above).
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
+}
+
+/// What `tether exec` and `tether cp` take alike about their hosts: the
+/// window, tether's config, and connecting.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
     /// Most hosts connected at once (default: the config's, else 64).
     #[arg(short = 'f', long)]
     pub fanout: Option<usize>,
@@ -439,23 +447,22 @@ pub struct CpArgs {
     /// ConnectTimeout from ssh_config, else 10).
     #[arg(short = 't', long = "connect-timeout")]
     pub connect_timeout: Option<f64>,
-    /// How to print: text (a line per host as it finishes) or json (one
-    /// object per host, at the end).
-    #[arg(long, value_enum, default_value_t = CpOutput::Text)]
-    pub output: CpOutput,
+    /// Ask for a password once and use it for every host (default: once
+    /// per host).
+    #[arg(long)]
+    pub same_password: bool,
+}
+
+/// What `tether exec` and `tether cp` take alike about failures: the exit
+/// code, and failing fast.
+#[derive(Debug, Args)]
+pub struct FailureArgs {
     /// The exit-code policy: max, all-zero, first.
     #[arg(long = "exit-code", value_enum, default_value_t = ExitPolicy::Max)]
     pub exit_code: ExitPolicy,
     /// After the first failure, start no more hosts and cancel those running.
     #[arg(long)]
     pub fail_fast: bool,
-    /// Ask for a password once and use it for every host (default: once
-    /// per host).
-    #[arg(long)]
-    pub same_password: bool,
-    /// The OpenSSH flags (`-l -P -J -F -i -o`), as scp spells them.
-    #[command(flatten)]
-    pub ssh: crate::ssh_opts::ScpArgs,
 }
 
 /// `tether cp --output`.
@@ -480,7 +487,7 @@ pub enum OutputMode {
     Dir,
 }
 
-/// `tether exec --exit-code`.
+/// `tether exec --exit-code` and `tether cp --exit-code`.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum ExitPolicy {
     /// The largest exit code (failures count as 255).

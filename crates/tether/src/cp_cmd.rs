@@ -3,17 +3,18 @@
 //! window as `tether exec`), printed per host, with the exit code of the
 //! chosen policy.
 
-use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use anyhow::{Context, Result, bail};
-use tether_cluster::copy::{self, CopyOptions, CopyProgress, CopyResult, Job, Plan};
-use tether_cluster::exec::{self, HostSpec, Overrides};
+use tether_cluster::copy::{self, CopyOptions, CopyProgress, Job, NOT_UTF8_HELP, Plan};
 
-use crate::cli::{CpArgs, CpOutput, ExitPolicy};
-use crate::{cp_output, ssh_opts};
+use crate::cli::{CpArgs, CpOutput};
+use crate::cp_output;
+use crate::fleet_cmd::{self, Fleet, Interrupts, Named};
 
 /// One operand: a path here, or hosts and a path there.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,30 +28,39 @@ enum Operand {
 }
 
 /// Remote when a `:` comes before any `/`, outside brackets (node-set
-/// ranges and IPv6 addresses have both inside), as scp decides.
-fn operand(s: &str) -> Operand {
+/// ranges and IPv6 addresses have both inside), as scp decides. A local
+/// path is taken as it is; a remote one must be UTF-8 (SFTP paths are
+/// UTF-8 here).
+fn operand(s: &OsStr) -> Result<Operand> {
+    let bytes = s.as_bytes();
     let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
-            '/' if depth == 0 => break,
-            ':' if depth == 0 => {
-                return Operand::Remote {
-                    hosts: (i > 0).then(|| s[..i].to_owned()),
-                    path: s[i + 1..].to_owned(),
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b'/' if depth == 0 => break,
+            b':' if depth == 0 => {
+                let Ok(text) = std::str::from_utf8(bytes) else {
+                    bail!(
+                        "{}: the remote path is not UTF-8, and {NOT_UTF8_HELP}",
+                        s.to_string_lossy()
+                    );
                 };
+                return Ok(Operand::Remote {
+                    hosts: (i > 0).then(|| text[..i].to_owned()),
+                    path: text[i + 1..].to_owned(),
+                });
             }
             _ => {}
         }
     }
-    Operand::Local(PathBuf::from(s))
+    Ok(Operand::Local(PathBuf::from(s)))
 }
 
 /// The copy the operands ask for, and the hosts they name (`None`: -H or
 /// -C's).
-fn job_of(operands: &[String]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
-    let mut all: Vec<Operand> = operands.iter().map(|o| operand(o)).collect();
+fn job_of(operands: &[OsString]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
+    let mut all: Vec<Operand> = operands.iter().map(|o| operand(o)).collect::<Result<_>>()?;
     let Some(last) = all.pop() else {
         bail!("name at least one source and a destination");
     };
@@ -98,11 +108,9 @@ fn job_of(operands: &[String]) -> Result<(Job, Option<String>, Vec<PathBuf>)> {
 
 pub fn run(args: CpArgs) -> Result<i32> {
     let (mut job, named, local) = job_of(&args.operands)?;
-    let config = ssh_opts::load_config(args.config.as_deref())?;
-    let (set, settings) = match (named, &args.hosts, &args.cluster) {
-        (Some(h), None, None) => (config.nodes(&h)?, config.defaults.clone()),
-        (None, Some(h), None) => (config.nodes(h)?, config.defaults.clone()),
-        (None, None, Some(c)) => config.cluster(c)?,
+    let named = match (&named, &args.hosts, &args.cluster) {
+        (Some(h), None, None) | (None, Some(h), None) => Named::Hosts(h),
+        (None, None, Some(c)) => Named::Cluster(c),
         (None, None, None) => {
             bail!("name the hosts: HOSTS:PATH, or :PATH with -H EXPR or -C CLUSTER")
         }
@@ -111,14 +119,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
         }
         (None, Some(_), Some(_)) => bail!("name the hosts with -H or a cluster with -C, not both"),
     };
-    if set.is_empty() {
-        bail!("the node set names no hosts");
-    }
-    let hosts: Vec<HostSpec> = set
-        .names()
-        .iter()
-        .map(|n| HostSpec::parse(n))
-        .collect::<Result<_, _>>()?;
+    let fleet = Fleet::select(&args.fleet, named)?;
     // Bad input is found here, before any host is reached.
     let mut total = None;
     match &mut job {
@@ -127,7 +128,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
             for note in &walked.skipped {
                 eprintln!("tether: {}", tether_term::printable::escaped(note, true));
             }
-            total = Some(walked.bytes.saturating_mul(hosts.len() as u64));
+            total = Some(walked.bytes.saturating_mul(fleet.hosts.len() as u64));
             *plan = Arc::new(walked);
         }
         Job::Pull { dir, .. } => match std::fs::metadata(&*dir) {
@@ -144,60 +145,32 @@ pub fn run(args: CpArgs) -> Result<i32> {
             ),
         },
     }
-    let base = Overrides {
-        secrets: Some(tether_ssh::Secrets::new(
-            Arc::new(crate::tty_prompt::TtyPrompter),
-            args.same_password,
-        )),
-        connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
-        ..Overrides::default()
-    };
-    let ov = ssh_opts::overrides(&args.ssh.clone().into(), base, &settings)?;
-    if let Some(first) = hosts.first() {
-        ssh_opts::check_ssh_config(&ov, &first.host)?;
-    }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
+    let runtime = fleet_cmd::runtime()?;
+    let (ctrl_c, stop) = Interrupts::listen(&runtime);
     let transferred = Arc::new(AtomicU64::new(0));
     let opts = CopyOptions {
-        fanout: args.fanout.or(settings.fanout).unwrap_or(64).max(1),
-        resolve: exec::resolver(ov),
-        fail_fast: args.fail_fast,
-        stop: Some(stop_rx),
+        fanout: fleet.fanout(&args.fleet),
+        resolve,
+        fail_fast: args.failures.fail_fast,
+        stop: Some(stop),
         preserve: args.preserve,
         recursive: args.recursive,
         mkdir: args.mkdir,
         transferred: Arc::clone(&transferred),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let running: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let line = Arc::new(cp_output::ProgressLine::new(hosts.len(), total));
+    let line = Arc::new(cp_output::ProgressLine::new(fleet.hosts.len(), total));
     let text = args.output == CpOutput::Text;
     let results = runtime.block_on(async {
-        tokio::spawn(crate::exec_cmd::interrupts(
-            Arc::clone(&running),
-            stop_tx,
-            Arc::clone(&interrupted),
-        ));
         let ticker = tokio::spawn(cp_output::tick(Arc::clone(&line), transferred));
-        let (mut done, mut failed) = (0usize, 0usize);
-        let results = copy::run(hosts, job, opts, |p| {
-            if let Ok(mut r) = running.lock() {
-                match p {
-                    CopyProgress::Started(h) => {
-                        r.insert(h.clone());
-                    }
-                    CopyProgress::Done(d) => {
-                        r.remove(&d.host);
-                        done += 1;
-                        failed += usize::from(!d.succeeded());
-                    }
-                }
-                line.hosts(done, failed, &r);
+        let results = copy::run(fleet.hosts, job, opts, |p| {
+            let mut tally = ctrl_c.tally();
+            match p {
+                CopyProgress::Started(h) => tally.started(h),
+                CopyProgress::Done(d) => tally.finished(d),
             }
+            line.hosts(&tally);
+            drop(tally);
             if let (true, CopyProgress::Done(r)) = (text, p) {
                 line.above(|| cp_output::text(r));
             }
@@ -210,22 +183,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
     if args.output == CpOutput::Json {
         cp_output::json_lines(&results)?;
     }
-    if interrupted.load(Ordering::Acquire) {
-        return Ok(130);
-    }
-    if args.fail_fast {
-        cp_output::fail_fast_note(&results);
-    }
-    Ok(exit_code(args.exit_code, &results))
-}
-
-fn exit_code(policy: ExitPolicy, results: &[CopyResult]) -> i32 {
-    let code = |r: &CopyResult| i32::try_from(r.code().min(255)).unwrap_or(255);
-    match policy {
-        ExitPolicy::Max => results.iter().map(code).max().unwrap_or(0),
-        ExitPolicy::AllZero => i32::from(!results.iter().all(CopyResult::succeeded)),
-        ExitPolicy::First => results.first().map_or(0, code),
-    }
+    Ok(ctrl_c.exit_code(&args.failures, &results))
 }
 
 #[cfg(test)]
@@ -241,6 +199,7 @@ mod tests {
 
     #[test]
     fn operands_are_remote_when_a_colon_comes_before_a_slash() {
+        let operand = |s: &str| operand(OsStr::new(s)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             operand("web[01-10]:/etc/x"),
             remote(Some("web[01-10]"), "/etc/x")
@@ -255,11 +214,24 @@ mod tests {
         assert_eq!(operand("./a:b"), Operand::Local("./a:b".into()));
         assert_eq!(operand("/tmp/a:b"), Operand::Local("/tmp/a:b".into()));
         assert_eq!(operand("file"), Operand::Local("file".into()));
+        // Bytes that are not UTF-8: a local path keeps them, a remote one
+        // is refused, naming it.
+        let latin1 = OsStr::from_bytes(b"./caf\xe9:x");
+        assert_eq!(
+            super::operand(latin1).unwrap_or_else(|e| panic!("{e}")),
+            Operand::Local(PathBuf::from(latin1))
+        );
+        let e = super::operand(OsStr::from_bytes(b"web1:caf\xe9")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("web1:caf\u{FFFD}: the remote path is not UTF-8"),
+            "{e}"
+        );
     }
 
     #[test]
     fn the_last_operand_decides_the_direction() {
-        let ops = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ops = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         let (job, hosts, local) =
             job_of(&ops(&["a", "b", "web[1-2]:/x/"])).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(job, Job::Push { ref dest, .. } if dest == "/x/"));

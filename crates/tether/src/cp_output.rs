@@ -2,7 +2,6 @@
 //! JSON object per host at the end (json), and on a terminal a live line
 //! with the bytes copied, the rate and the hosts done.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,10 +10,10 @@ use std::time::Duration;
 use anyhow::Result;
 use indicatif::HumanBytes;
 use serde_json::json;
-use tether_cluster::NodeSet;
 use tether_cluster::copy::CopyResult;
-use tether_cluster::exec::{HostError, StopReason};
 use tether_term::printable::escaped;
+
+use crate::fleet_cmd::Tally;
 
 fn plural(n: u64, one: &str) -> String {
     if n == 1 {
@@ -79,23 +78,6 @@ pub fn json_lines(results: &[CopyResult]) -> Result<()> {
     Ok(())
 }
 
-/// `--fail-fast`: which hosts it cancelled, once.
-pub fn fail_fast_note(results: &[CopyResult]) {
-    let mut set = NodeSet::new();
-    for r in results {
-        if let Some(HostError::Cancelled {
-            why: StopReason::FailFast,
-            ..
-        }) = r.error
-        {
-            set.insert(&r.host);
-        }
-    }
-    if !set.is_empty() {
-        eprintln!("tether: --fail-fast cancelled {set} ({})", set.len());
-    }
-}
-
 /// The live line on a terminal (stderr): bytes, rate, hosts done, failed
 /// and running. Hidden when stderr is not a terminal; no colours.
 pub struct ProgressLine {
@@ -125,17 +107,13 @@ impl ProgressLine {
     }
 
     /// The hosts' counts and the ones still running.
-    pub fn hosts(&self, done: usize, failed: usize, running: &BTreeSet<String>) {
-        let mut set = NodeSet::new();
-        running.iter().take(1000).for_each(|h| set.insert(h));
-        let mut names = set.fold();
-        if names.len() > 50 {
-            names.truncate(47);
-            names.push_str("...");
-        }
+    pub fn hosts(&self, tally: &Tally) {
         self.bar.set_message(format!(
-            "[{done}/{} hosts done, {failed} failed] {names}",
-            self.total_hosts
+            "[{}/{} hosts done, {} failed] {}",
+            tally.done,
+            self.total_hosts,
+            tally.failed,
+            tally.running_folded(50)
         ));
     }
 

@@ -12,6 +12,7 @@ mod cp_output;
 mod daemon_cmd;
 mod exec_cmd;
 mod exec_output;
+mod fleet_cmd;
 mod interactive;
 mod local_term;
 mod mcp;

@@ -1,9 +1,10 @@
 //! The SSH connection options, in one place for every front-end: the
 //! OpenSSH flags a user types ([`SshArgs`]: `-l -p -i -J -o -F`, flattened
-//! into `tether exec` and meant for `tether ssh` and `tether shell`),
-//! tether's own config ([`load_config`]) and the OpenSSH client config
-//! ([`ssh_config_file`]: `-F FILE`, `-F none`, else `~/.ssh/config`), turned
-//! into the executor's [`Overrides`] by one function ([`overrides`]).
+//! into `tether exec`, `tether ssh` and `tether cp`, whose port is `-P` as
+//! in scp), tether's own config ([`load_config`]) and the OpenSSH client
+//! config ([`ssh_config_file`]: `-F FILE`, `-F none`, else
+//! `~/.ssh/config`), turned into the executor's [`Overrides`] by one
+//! function ([`overrides`]).
 //! `tether exec`, the daemon's hosts (`run --host`) and MCP `exec_hosts`
 //! all build their connection settings here, so they cannot disagree.
 
@@ -68,45 +69,6 @@ pub struct SshArgs {
     pub identities: Vec<PathBuf>,
     #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
     pub options: Vec<String>,
-}
-
-/// The same flags as `scp` spells them: `-P PORT`, since `-p` keeps
-/// modes and times there (`tether cp`).
-#[derive(Clone, Debug, Default, Args)]
-#[command(next_help_heading = "SSH options")]
-pub struct ScpArgs {
-    /// The user, where a host names none (default: ssh_config's, else you).
-    #[arg(short = 'l', long)]
-    pub user: Option<String>,
-    /// The port, where a host names none (default: ssh_config's, else 22).
-    #[arg(short = 'P', long)]
-    pub port: Option<u16>,
-    /// Jump hosts, comma-separated (ProxyJump; `none`: no jump, whatever
-    /// ssh_config says).
-    #[arg(short = 'J', long = "jump")]
-    pub jump: Option<String>,
-    /// The OpenSSH client config to read (default ~/.ssh/config; `none`:
-    /// none).
-    #[arg(short = 'F', long = "ssh-config")]
-    pub ssh_config: Option<PathBuf>,
-    /// A key file to try (repeatable; default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
-    #[arg(short = 'i', long = "identity")]
-    pub identities: Vec<PathBuf>,
-    #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
-    pub options: Vec<String>,
-}
-
-impl From<ScpArgs> for SshArgs {
-    fn from(a: ScpArgs) -> SshArgs {
-        SshArgs {
-            user: a.user,
-            port: a.port,
-            jump: a.jump,
-            ssh_config: a.ssh_config,
-            identities: a.identities,
-            options: a.options,
-        }
-    }
 }
 
 /// tether's config: `file` (which must exist), else the default one (which

@@ -216,3 +216,35 @@ fn tether_config_is_above_ssh_config_and_flags_above_both() {
     assert_eq!((t.user.as_str(), t.port), ("from-tether", 22));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The same flags in `tether exec` (`-p PORT`, as ssh) and `tether cp`
+/// (`-P PORT`, as scp, where `-p` keeps modes and times).
+#[test]
+fn exec_takes_the_port_as_ssh_does_and_cp_as_scp_does() {
+    use crate::cli::{Cli, Command};
+    let parse = |argv: &[&str]| {
+        Cli::try_parse_from(std::iter::once("tether").chain(argv.iter().copied())).unwrap()
+    };
+    let Command::Exec(exec) =
+        parse(&["exec", "-p", "2222", "-l", "u", "-H", "h", "--", "true"]).command
+    else {
+        panic!("not exec")
+    };
+    assert_eq!(
+        (exec.ssh.port, exec.ssh.user.as_deref()),
+        (Some(2222), Some("u"))
+    );
+    let Command::Cp(cp) = parse(&["cp", "-p", "-P", "2222", "-l", "u", "a", "h:b"]).command else {
+        panic!("not cp")
+    };
+    assert!(cp.preserve);
+    assert_eq!(
+        (cp.ssh.port, cp.ssh.user.as_deref()),
+        (Some(2222), Some("u"))
+    );
+    assert!(
+        Cli::try_parse_from(["tether", "cp", "-p", "2222", "a", "h:b"]).is_ok_and(|c| {
+            matches!(c.command, Command::Cp(cp) if cp.preserve && cp.ssh.port.is_none())
+        })
+    );
+}

@@ -9,6 +9,8 @@
 
 mod cp_kit;
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -237,9 +239,13 @@ fn a_host_down_a_read_only_one_and_a_full_one_fail_alone() {
 
 #[test]
 fn a_server_killed_mid_file_leaves_nothing_under_the_real_name() {
-    // sftp-server is killed by SIGXFSZ at its first write past 1 MB.
+    // sftp-server is killed by SIGXFSZ at its first write past 16,320
+    // blocks (8,355,840 bytes, a whole number of 255 KiB pieces and of
+    // 32 KiB ones): the write that reaches the limit starts at it, so the
+    // server dies there instead of answering a short write with a failure
+    // (which, under load, could come back before the next write was sent).
     let special = |i: usize, root: &Path| match i {
-        0 => tether_testkit::sftp_subsystem(root, "", "ulimit -f 2000;").unwrap(),
+        0 => tether_testkit::sftp_subsystem(root, "", "ulimit -f 16320;").unwrap(),
         _ => tether_testkit::sftp_subsystem(root, "", "").unwrap(),
     };
     let Some(h) = Hosts::start("killed", 2, &special) else {
@@ -332,4 +338,63 @@ fn patterns_pull_what_matches_on_each_host() {
         String::from_utf8_lossy(&out.stderr).contains("nothing on the host matches var/*.txt"),
         "{out:?}"
     );
+}
+
+/// Names that are not UTF-8 (`caf\xe9`, Latin-1) cannot be named over SFTP
+/// here: each is refused by name (printed with U+FFFD), with what to do,
+/// and never copied under another name. A push stops before any host; a
+/// pull fails the host whose listing has one.
+#[test]
+fn names_that_are_not_utf8_are_refused_by_name_never_mangled() {
+    let Some(h) = Hosts::start("latin1", 1, &|_, _| String::new()) else {
+        return;
+    };
+    let latin1 = OsStr::from_bytes(b"caf\xe9");
+    let shown = "caf\u{FFFD}";
+    let tree = h.scratch.0.join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("ok.txt"), "ok\n").unwrap();
+    std::fs::write(tree.join(latin1), "latin1\n").unwrap();
+    let refused = |out: &std::process::Output, code: i32| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+        assert!(
+            err.contains(shown) && err.contains("not UTF-8") && err.contains("rename it"),
+            "{err}"
+        );
+    };
+
+    // Pushed in a tree, or named itself: nothing reaches the host.
+    let out = h.cp(&["-r"], &[tree.to_str().unwrap(), "node1:"]);
+    refused(&out, 255);
+    let out = h.cp_os(&[], &[tree.join(latin1).as_os_str(), OsStr::new("node1:")]);
+    refused(&out, 255);
+    assert!(cp_kit::names(&h.root(0)).is_empty());
+
+    // Pulled: the host fails, naming it; no copy under a changed name.
+    std::fs::create_dir_all(h.root(0).join("logs")).unwrap();
+    std::fs::write(h.root(0).join("logs/ok.txt"), "ok\n").unwrap();
+    std::fs::write(h.root(0).join("logs").join(latin1), "latin1\n").unwrap();
+    std::fs::create_dir_all(h.root(0).join("links")).unwrap();
+    std::os::unix::fs::symlink(latin1, h.root(0).join("links/to-latin1")).unwrap();
+    tether_testkit::give_to_login_user(&h.root(0)).unwrap();
+    let back = h.scratch.0.join("back");
+    for source in ["node1:logs", "node1:logs/caf*", "node1:links"] {
+        let out = h.cp(&["-r", "--mkdir"], &[source, back.to_str().unwrap()]);
+        refused(&out, 1);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("tether: node1: "));
+        for dir in ["", "logs", "links"] {
+            let here = back.join("node1").join(dir);
+            if here.is_dir() {
+                let names = cp_kit::names(&here);
+                assert!(!names.iter().any(|n| n.contains('\u{FFFD}')), "{names:?}");
+                assert!(!names.iter().any(|n| n == "to-latin1"), "{names:?}");
+            }
+        }
+    }
+    // A remote operand that is not UTF-8 is refused before any host.
+    let mut remote = b"node1:logs/".to_vec();
+    remote.extend_from_slice(latin1.as_bytes());
+    let out = h.cp_os(&[], &[OsStr::from_bytes(&remote), back.as_os_str()]);
+    refused(&out, 255);
 }

@@ -16,9 +16,9 @@ mod pull;
 mod push;
 mod tasks;
 
+pub use names::NOT_UTF8_HELP;
 pub use plan::{Entry, Plan, What};
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::exec::{HostError, HostSpec, Resolver, StopReason};
+use crate::exec::{self, HostError, HostSpec, Resolver, StopReason, ms_since};
+use crate::window::{self, Cancel, HostEvent, WindowOptions};
 
 /// What to copy.
 #[derive(Clone, Debug)]
@@ -122,6 +123,8 @@ impl CopyResult {
     }
 }
 
+window::host_outcome!(CopyResult);
+
 /// What happens during a copy, in order per host.
 #[derive(Clone, Debug)]
 pub enum CopyProgress {
@@ -129,6 +132,25 @@ pub enum CopyProgress {
     Started(String),
     /// A host is done.
     Done(CopyResult),
+}
+
+impl HostEvent for CopyProgress {
+    type Outcome = CopyResult;
+
+    fn started(host: String) -> Self {
+        CopyProgress::Started(host)
+    }
+
+    fn done(outcome: CopyResult) -> Self {
+        CopyProgress::Done(outcome)
+    }
+
+    fn into_outcome(self) -> Option<CopyResult> {
+        match self {
+            CopyProgress::Done(r) => Some(r),
+            CopyProgress::Started(_) => None,
+        }
+    }
 }
 
 /// One host's copy under way: its session and what it has done so far.
@@ -194,16 +216,12 @@ impl Ctx {
     }
 }
 
-fn ms(since: Instant) -> u64 {
-    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
+/// One host's copy, in its place in the window.
 async fn one(
     spec: HostSpec,
     job: Arc<Job>,
     opts: Arc<CopyOptions>,
-    events: mpsc::Sender<CopyProgress>,
-    mut cancel: watch::Receiver<Option<StopReason>>,
+    mut cancel: Cancel,
 ) -> CopyResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -211,36 +229,21 @@ async fn one(
         host: host.clone(),
         ..CopyResult::default()
     };
-    if let Some(why) = *cancel.borrow() {
-        result.error = Some(HostError::Cancelled {
-            why,
-            started: false,
-        });
-        return result;
-    }
-    let _ = events.send(CopyProgress::Started(host.clone())).await;
-    let (target, connect) = match (opts.resolve)(&spec) {
-        Ok(r) => r,
-        Err(e) => {
-            result.error = Some(HostError::resolve(&host, e));
-            return result;
-        }
-    };
-    let conn = match tether_ssh::connect(&target, &connect).await {
+    let conn = match exec::connect(&spec, &opts.resolve).await {
         Ok(c) => c,
         Err(e) => {
-            result.error = Some(HostError::ssh(&host, e.to_string()));
-            result.total_ms = ms(t0);
+            result.error = Some(e);
+            result.total_ms = ms_since(t0);
             return result;
         }
     };
-    result.connect_ms = ms(t0);
+    result.connect_ms = ms_since(t0);
     let sftp = match conn.sftp().await {
         Ok(s) => s,
         Err(e) => {
             result.error = Some(HostError::from_ssh(&host, e));
             conn.disconnect().await;
-            result.total_ms = ms(t0);
+            result.total_ms = ms_since(t0);
             return result;
         }
     };
@@ -281,7 +284,7 @@ async fn one(
     result.dirs = ctx.dirs.load(Ordering::Relaxed);
     result.links = ctx.links.load(Ordering::Relaxed);
     result.skipped = ctx.skipped.lock().map(|v| v.clone()).unwrap_or_default();
-    result.total_ms = ms(t0);
+    result.total_ms = ms_since(t0);
     result
 }
 
@@ -291,66 +294,17 @@ pub async fn run(
     hosts: Vec<HostSpec>,
     job: Job,
     opts: CopyOptions,
-    mut progress: impl FnMut(&CopyProgress),
+    progress: impl FnMut(&CopyProgress),
 ) -> Vec<CopyResult> {
+    let window = WindowOptions {
+        fanout: opts.fanout,
+        fail_fast: opts.fail_fast,
+        stop: opts.stop.clone(),
+    };
     let opts = Arc::new(opts);
     let job = Arc::new(job);
-    let window = Arc::new(Semaphore::new(opts.fanout.max(1)));
-    let (cancel_tx, cancel) = watch::channel(None);
-    let cancel_tx = Arc::new(cancel_tx);
-    if let Some(mut stop) = opts.stop.clone() {
-        let tx = Arc::clone(&cancel_tx);
-        tokio::spawn(async move {
-            if stop.wait_for(|s| *s).await.is_ok() {
-                tx.send_replace(Some(StopReason::Interrupted));
-            }
-        });
-    }
-    let (tx, mut rx) = mpsc::channel(1024);
-    let position: HashMap<String, usize> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.name.clone(), i))
-        .collect();
-    // Hosts start in the order given (one feeder takes the permits in turn).
-    let feeder_opts = Arc::clone(&opts);
-    let feeder_cancel = Arc::clone(&cancel_tx);
-    tokio::spawn(async move {
-        for spec in hosts {
-            let Ok(permit) = Arc::clone(&window).acquire_owned().await else {
-                return;
-            };
-            let (job, opts, tx, cancel, cancel_tx) = (
-                Arc::clone(&job),
-                Arc::clone(&feeder_opts),
-                tx.clone(),
-                cancel.clone(),
-                Arc::clone(&feeder_cancel),
-            );
-            tokio::spawn(async move {
-                let _permit = permit;
-                let r = one(spec, job, Arc::clone(&opts), tx.clone(), cancel).await;
-                // Before the permit goes: the next host must see it.
-                if opts.fail_fast && !r.succeeded() {
-                    cancel_tx.send_if_modified(|c| {
-                        let first = c.is_none();
-                        if first {
-                            *c = Some(StopReason::FailFast);
-                        }
-                        first
-                    });
-                }
-                let _ = tx.send(CopyProgress::Done(r)).await;
-            });
-        }
-    });
-    let mut done = Vec::with_capacity(position.len());
-    while let Some(p) = rx.recv().await {
-        progress(&p);
-        if let CopyProgress::Done(r) = p {
-            done.push(r);
-        }
-    }
-    done.sort_by_key(|r| position.get(&r.host).copied().unwrap_or(usize::MAX));
-    done
+    let work = move |spec, _events: mpsc::Sender<CopyProgress>, cancel| {
+        one(spec, Arc::clone(&job), Arc::clone(&opts), cancel)
+    };
+    window::run(hosts, window, work, progress).await
 }

@@ -54,6 +54,13 @@ pub fn temp_name(name: &str) -> String {
     format!(".{}.tether-{suffix}", &name[..keep])
 }
 
+/// What to do about a name that is not UTF-8, said by every error that
+/// meets one (SFTP paths are UTF-8 here: see `tether_ssh::maybe_not_utf8`).
+pub const NOT_UTF8_HELP: &str = "tether cp names files over SFTP in UTF-8 only: rename it, \
+     or copy its directory as a tar archive through tether exec \
+     (push: tar cf - DIR | tether exec -H HOSTS --stdin -- tar xf -; \
+     pull: tether exec -H HOSTS --output dir --dir D -- tar cf - DIR, each host's in D/HOST.stdout)";
+
 /// True when `name` from a host's listing names an entry of that directory
 /// and nothing else: not empty, not `.` or `..`, no `/` and no NUL.
 pub fn safe_name(name: &str) -> bool {

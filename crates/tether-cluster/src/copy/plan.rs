@@ -6,6 +6,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use super::names::NOT_UTF8_HELP;
 use crate::ClusterError;
 
 /// One thing to create on each host.
@@ -71,12 +72,9 @@ fn bad(path: &Path, problem: impl Into<String>) -> ClusterError {
 }
 
 fn utf8_name(path: &Path, name: &std::ffi::OsStr) -> Result<String, ClusterError> {
-    name.to_str().map(str::to_owned).ok_or_else(|| {
-        bad(
-            path,
-            "its name is not UTF-8 (SFTP paths are sent as UTF-8 here)",
-        )
-    })
+    name.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| bad(path, format!("its name is not UTF-8, and {NOT_UTF8_HELP}")))
 }
 
 fn mtime(m: &std::fs::Metadata) -> u32 {
@@ -192,7 +190,12 @@ impl Plan {
                 let target = std::fs::read_link(&path).map_err(|e| bad(&path, e.to_string()))?;
                 let target = target
                     .to_str()
-                    .ok_or_else(|| bad(&path, "the link's target is not UTF-8"))?
+                    .ok_or_else(|| {
+                        bad(
+                            &path,
+                            format!("the link's target is not UTF-8, and {NOT_UTF8_HELP}"),
+                        )
+                    })?
                     .to_owned();
                 self.entries.push(Entry {
                     root,

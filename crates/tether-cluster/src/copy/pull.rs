@@ -12,16 +12,24 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, UNIX_EPOCH};
 
-use tether_ssh::{Attrs, Kind};
+use tether_ssh::{Attrs, Kind, maybe_not_utf8};
 
 use super::glob;
-use super::names::{self, safe_name};
+use super::names::{self, NOT_UTF8_HELP, safe_name};
 use super::tasks::Tasks;
 use super::{Ctx, FILES_AT_ONCE};
 use crate::exec::HostError;
 
 fn copy_err(m: String) -> HostError {
     HostError::Copy(m)
+}
+
+/// `path` on the host, whose name (or link target) is not UTF-8 there.
+fn not_utf8(path: &str, what: &str) -> HostError {
+    copy_err(format!(
+        "{path} on the host: {what} is not UTF-8 there (shown here with U+FFFD), and {NOT_UTF8_HELP}; \
+         refusing it and everything after it from this host"
+    ))
 }
 
 fn local_err(path: &Path, e: std::io::Error) -> HostError {
@@ -168,6 +176,9 @@ pub(super) async fn pull(ctx: &Arc<Ctx>, sources: &[String], dir: &Path) -> Resu
                         bad.name
                     )));
                 }
+                if let Some(bad) = listing.iter().find(|e| maybe_not_utf8(&e.name)) {
+                    return Err(not_utf8(&names::join(&remote, &bad.name), "its name"));
+                }
                 listing.sort_by(|a, b| b.name.cmp(&a.name));
                 for e in listing {
                     let child_local = local.join(&e.name);
@@ -223,6 +234,9 @@ async fn expand(ctx: &Ctx, pattern: &str) -> Result<Vec<String>, HostError> {
                     "the listing of {dir} names {bad:?}, which is not a name in that directory; \
                      refusing it and everything after it from this host"
                 )));
+            }
+            if let Some(bad) = matched.iter().find(|n| maybe_not_utf8(n)) {
+                return Err(not_utf8(&names::join(dir, bad), "its name"));
             }
             matched.sort();
             next.extend(matched.iter().map(|n| names::join(dir, n)));
@@ -287,6 +301,9 @@ async fn fetch_file(
 
 async fn fetch_link(ctx: Arc<Ctx>, remote: String, local: PathBuf) -> Result<(), HostError> {
     let target = ctx.sftp.readlink(&remote).await.map_err(|e| ctx.err(e))?;
+    if maybe_not_utf8(&target) {
+        return Err(not_utf8(&remote, &format!("the link's target ({target})")));
+    }
     let tmp = temp_for(&local)?;
     let tmp_str = tmp.to_string_lossy().into_owned();
     ctx.temp_started(&tmp_str);

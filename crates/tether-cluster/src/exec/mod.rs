@@ -15,12 +15,13 @@ pub use input::SharedInput;
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_ssh::{ConnectOptions, Event, Target};
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{mpsc, watch};
+
+use crate::window::{self, Cancel, HostEvent, WindowOptions};
 
 /// Where and how to connect to a host (ssh_config and the command line
 /// decide); an error is that host's one line.
@@ -102,6 +103,22 @@ impl HostResult {
     }
 }
 
+/// What every host's result tells, a command's ([`HostResult`]) or a
+/// copy's ([`CopyResult`](crate::copy::CopyResult)), for what reads both
+/// (exit-code policies, notes).
+pub trait Outcome {
+    /// The host, as the node set named it.
+    fn host(&self) -> &str;
+    /// True when the host did all it was asked.
+    fn succeeded(&self) -> bool;
+    /// The code the exit-code policies count.
+    fn code(&self) -> u32;
+    /// Why it did not run or finish.
+    fn error(&self) -> Option<&HostError>;
+}
+
+window::host_outcome!(HostResult);
+
 /// What happens during a run, in order per host.
 #[derive(Clone, Debug)]
 pub enum Progress {
@@ -112,6 +129,25 @@ pub enum Progress {
     Line(String, Stream, Vec<u8>),
     /// A host is done.
     Done(HostResult),
+}
+
+impl HostEvent for Progress {
+    type Outcome = HostResult;
+
+    fn started(host: String) -> Self {
+        Progress::Started(host)
+    }
+
+    fn done(outcome: HostResult) -> Self {
+        Progress::Done(outcome)
+    }
+
+    fn into_outcome(self) -> Option<HostResult> {
+        match self {
+            Progress::Done(r) => Some(r),
+            Progress::Started(_) | Progress::Line(..) => None,
+        }
+    }
 }
 
 /// Splits output into lines, holding a partial one.
@@ -186,12 +222,30 @@ impl Output {
     }
 }
 
+/// Milliseconds since `t0`, for a result.
+pub(crate) fn ms_since(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Where and how `resolve` says to reach `spec`, connected: the connection,
+/// or the host's error (either without the host's name).
+pub(crate) async fn connect(
+    spec: &HostSpec,
+    resolve: &Resolver,
+) -> Result<tether_ssh::Connection, HostError> {
+    let (target, options) = resolve(spec).map_err(|e| HostError::resolve(&spec.name, e))?;
+    tether_ssh::connect(&target, &options)
+        .await
+        .map_err(|e| HostError::ssh(&spec.name, e.to_string()))
+}
+
+/// One host's run, in its place in the window.
 async fn one(
     spec: HostSpec,
     command: Arc<str>,
     opts: Arc<ExecOptions>,
     events: mpsc::Sender<Progress>,
-    mut cancel: watch::Receiver<Option<StopReason>>,
+    mut cancel: Cancel,
 ) -> HostResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -199,30 +253,15 @@ async fn one(
         host: host.clone(),
         ..HostResult::default()
     };
-    if let Some(why) = *cancel.borrow() {
-        result.error = Some(HostError::Cancelled {
-            why,
-            started: false,
-        });
-        return result;
-    }
-    let _ = events.send(Progress::Started(host.clone())).await;
-    let (target, connect) = match (opts.resolve)(&spec) {
-        Ok(r) => r,
-        Err(e) => {
-            result.error = Some(HostError::resolve(&host, e));
-            return result;
-        }
-    };
-    let conn = match tether_ssh::connect(&target, &connect).await {
+    let conn = match connect(&spec, &opts.resolve).await {
         Ok(c) => c,
         Err(e) => {
-            result.error = Some(HostError::ssh(&host, e.to_string()));
-            result.total_ms = t0.elapsed().as_millis() as u64;
+            result.error = Some(e);
+            result.total_ms = ms_since(t0);
             return result;
         }
     };
-    result.connect_ms = t0.elapsed().as_millis() as u64;
+    result.connect_ms = ms_since(t0);
     let cancel_reason = cancel.clone();
     let stop = async move {
         let _ = cancel.wait_for(Option::is_some).await;
@@ -272,7 +311,7 @@ async fn one(
         }
         Err(e) => result.error = Some(HostError::ssh(&host, e.to_string())),
     }
-    result.total_ms = t0.elapsed().as_millis() as u64;
+    result.total_ms = ms_since(t0);
     result
 }
 
@@ -282,64 +321,25 @@ pub async fn run(
     hosts: Vec<HostSpec>,
     command: &str,
     opts: ExecOptions,
-    mut progress: impl FnMut(&Progress),
+    progress: impl FnMut(&Progress),
 ) -> Vec<HostResult> {
+    let window = WindowOptions {
+        fanout: opts.fanout,
+        fail_fast: opts.fail_fast,
+        stop: opts.stop.clone(),
+    };
     let opts = Arc::new(opts);
     let command: Arc<str> = Arc::from(command);
-    let window = Arc::new(Semaphore::new(opts.fanout.max(1)));
-    let (cancel_tx, cancel) = watch::channel(None);
-    let cancel_tx = Arc::new(cancel_tx);
-    if let Some(mut stop) = opts.stop.clone() {
-        let tx = Arc::clone(&cancel_tx);
-        tokio::spawn(async move {
-            if stop.wait_for(|s| *s).await.is_ok() {
-                tx.send_replace(Some(StopReason::Interrupted));
-            }
-        });
-    }
-    let (tx, mut rx) = mpsc::channel(1024);
-    let position: HashMap<String, usize> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.name.clone(), i))
-        .collect();
-    // Hosts start in the order given: one feeder takes the window's permits
-    // in turn (tasks spawned all at once would race for them), while this
-    // task drains the events.
-    let feeder_opts = Arc::clone(&opts);
-    tokio::spawn(async move {
-        for spec in hosts {
-            let Ok(permit) = Arc::clone(&window).acquire_owned().await else {
-                return;
-            };
-            let (command, opts, tx, cancel) = (
-                Arc::clone(&command),
-                Arc::clone(&feeder_opts),
-                tx.clone(),
-                cancel.clone(),
-            );
-            tokio::spawn(async move {
-                let _permit = permit;
-                let r = one(spec, command, opts, tx.clone(), cancel).await;
-                let _ = tx.send(Progress::Done(r)).await;
-            });
-        }
-    });
-    let mut done = Vec::with_capacity(position.len());
-    while let Some(p) = rx.recv().await {
-        if let Progress::Done(r) = &p
-            && !r.succeeded()
-            && opts.fail_fast
-        {
-            cancel_tx.send_if_modified(|c| c.replace(StopReason::FailFast).is_none());
-        }
-        progress(&p);
-        if let Progress::Done(r) = p {
-            done.push(r);
-        }
-    }
-    done.sort_by_key(|r| position.get(&r.host).copied().unwrap_or(usize::MAX));
-    done
+    let work = move |spec, events, cancel| {
+        one(
+            spec,
+            Arc::clone(&command),
+            Arc::clone(&opts),
+            events,
+            cancel,
+        )
+    };
+    window::run(hosts, window, work, progress).await
 }
 
 #[cfg(test)]

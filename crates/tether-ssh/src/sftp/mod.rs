@@ -3,8 +3,10 @@
 //! stat, directories, links, renames, and files written and read with many
 //! requests outstanding at once (as OpenSSH's sftp does), within a window of
 //! requests the caller shares between files. Paths are UTF-8 strings here
-//! (the crate's types); every failure is an [`SshError::Sftp`] that says
-//! what was being done, to which path, and why.
+//! (the crate's types: a name the server sends that is not UTF-8 arrives
+//! changed, which [`maybe_not_utf8`] tells); every failure is an
+//! [`SshError::Sftp`] that says what was being done, to which path, and
+//! why.
 
 use std::sync::Arc;
 
@@ -76,10 +78,19 @@ impl From<&FileAttributes> for Attrs {
     }
 }
 
+/// True when `name` (from a listing or a link) may not be the name the
+/// server has: `russh-sftp` decodes a name that is not UTF-8 lossily, each
+/// bad sequence as U+FFFD, so such a name cannot be asked for again; a name
+/// that holds U+FFFD itself cannot be told from one.
+pub fn maybe_not_utf8(name: &str) -> bool {
+    name.contains(char::REPLACEMENT_CHARACTER)
+}
+
 /// One name in a directory listing (never `.` or `..`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirEntry {
-    /// The name, as the server sent it (not checked here).
+    /// The name, as the server sent it (not checked here; see
+    /// [`maybe_not_utf8`]).
     pub name: String,
     /// Its attributes (not following a link).
     pub attrs: Attrs,
@@ -271,7 +282,7 @@ impl Sftp {
             .map_err(|e| self.fail("create the link", link, e))
     }
 
-    /// What the link `path` points to.
+    /// What the link `path` points to (see [`maybe_not_utf8`]).
     pub async fn readlink(&self, path: &str) -> Result<String, SshError> {
         let name = self
             .raw

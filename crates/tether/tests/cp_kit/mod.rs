@@ -5,6 +5,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -92,6 +93,12 @@ impl Hosts {
     /// `tether cp FLAGS OPERANDS` on these hosts (AES-GCM: the debug build's
     /// fastest cipher), never asking for a secret.
     pub fn cp(&self, flags: &[&str], operands: &[&str]) -> Output {
+        let operands: Vec<&OsStr> = operands.iter().map(OsStr::new).collect();
+        self.cp_os(flags, &operands)
+    }
+
+    /// [`Hosts::cp`] with operands that need not be UTF-8.
+    pub fn cp_os(&self, flags: &[&str], operands: &[&OsStr]) -> Output {
         Command::new(TETHER)
             .arg("cp")
             .arg("-F")

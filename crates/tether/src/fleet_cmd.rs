@@ -1,0 +1,232 @@
+//! What `tether exec` and `tether cp` do alike around their runs: the hosts
+//! a run names and the config's settings for them, how they are reached
+//! (the flags of [`FleetArgs`] over the OpenSSH ones), Ctrl-C, the tally
+//! of hosts running, done and failed for the progress lines, and the exit
+//! code ([`FailureArgs`]).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tether_cluster::NodeSet;
+use tether_cluster::config::Settings;
+use tether_cluster::exec::{self, HostError, HostSpec, Outcome, Overrides, Resolver, StopReason};
+use tokio::sync::watch;
+
+use crate::cli::{ExitPolicy, FailureArgs, FleetArgs};
+use crate::ssh_opts::{self, SshArgs};
+
+/// The exit code of a run that a second Ctrl-C cancelled.
+const INTERRUPTED: i32 = 130;
+
+/// Where a run's hosts come from.
+pub enum Named<'a> {
+    /// A node set (`web[01-10]`, `@group`).
+    Hosts(&'a str),
+    /// A cluster from the config file.
+    Cluster(&'a str),
+}
+
+/// The hosts of a run, and tether's config settings for them.
+pub struct Fleet {
+    /// The hosts, in the node set's order.
+    pub hosts: Vec<HostSpec>,
+    /// The config's settings (the cluster's, else the defaults).
+    pub settings: Settings,
+}
+
+impl Fleet {
+    /// The hosts `named` names, in tether's config (`args.config`).
+    pub fn select(args: &FleetArgs, named: Named<'_>) -> Result<Fleet> {
+        let config = ssh_opts::load_config(args.config.as_deref())?;
+        let (set, settings) = match named {
+            Named::Cluster(c) => config.cluster(c)?,
+            Named::Hosts(h) => (config.nodes(h)?, config.defaults.clone()),
+        };
+        if set.is_empty() {
+            bail!("the node set names no hosts");
+        }
+        let hosts = set
+            .names()
+            .iter()
+            .map(|n| HostSpec::parse(n))
+            .collect::<Result<_, _>>()?;
+        Ok(Fleet { hosts, settings })
+    }
+
+    /// Most hosts at once: the flag, else the config's, else 64.
+    pub fn fanout(&self, args: &FleetArgs) -> usize {
+        args.fanout.or(self.settings.fanout).unwrap_or(64).max(1)
+    }
+
+    /// Where and how to reach each host: secrets asked on the terminal,
+    /// the flags, then the config; a mistake in the OpenSSH client config
+    /// is found here, before any host is reached.
+    pub fn resolver(&self, args: &FleetArgs, ssh: &SshArgs) -> Result<Resolver> {
+        let base = Overrides {
+            secrets: Some(tether_ssh::Secrets::new(
+                Arc::new(crate::tty_prompt::TtyPrompter),
+                args.same_password,
+            )),
+            connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
+            ..Overrides::default()
+        };
+        let ov = ssh_opts::overrides(ssh, base, &self.settings)?;
+        if let Some(first) = self.hosts.first() {
+            ssh_opts::check_ssh_config(&ov, &first.host)?;
+        }
+        Ok(exec::resolver(ov))
+    }
+}
+
+/// The runtime a run goes on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The hosts of a run as it goes, for the progress lines and Ctrl-C.
+#[derive(Default)]
+pub struct Tally {
+    /// The hosts started and not yet done.
+    pub running: BTreeSet<String>,
+    /// Hosts done.
+    pub done: usize,
+    /// Hosts done that failed.
+    pub failed: usize,
+}
+
+impl Tally {
+    /// `host` started.
+    pub fn started(&mut self, host: &str) {
+        self.running.insert(host.to_owned());
+    }
+
+    /// A host is done.
+    pub fn finished(&mut self, r: &impl Outcome) {
+        self.running.remove(r.host());
+        self.done += 1;
+        self.failed += usize::from(!r.succeeded());
+    }
+
+    /// The hosts running, folded (`web[01-03]`), cut to `max` characters.
+    pub fn running_folded(&self, max: usize) -> String {
+        let mut set = NodeSet::new();
+        self.running.iter().take(1000).for_each(|h| set.insert(h));
+        let mut names = set.fold();
+        if names.len() > max {
+            let mut cut = max.saturating_sub(3);
+            while !names.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            names.truncate(cut);
+            names.push_str("...");
+        }
+        names
+    }
+}
+
+/// Ctrl-C during a run: once says which hosts are still running, twice
+/// within a second cancels them all (the run then exits 130).
+pub struct Interrupts {
+    tally: Arc<Mutex<Tally>>,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Interrupts {
+    /// Listens from now on, on `runtime`; the receiver is the run's stop.
+    pub fn listen(runtime: &tokio::runtime::Runtime) -> (Interrupts, watch::Receiver<bool>) {
+        let (stop, stopped) = watch::channel(false);
+        let me = Interrupts {
+            tally: Arc::default(),
+            interrupted: Arc::default(),
+        };
+        runtime.spawn(interrupts(
+            Arc::clone(&me.tally),
+            stop,
+            Arc::clone(&me.interrupted),
+        ));
+        (me, stopped)
+    }
+
+    /// The run's tally, to update and show.
+    pub fn tally(&self) -> MutexGuard<'_, Tally> {
+        self.tally.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The exit code of a run that is over: 130 when Ctrl-C cancelled it,
+    /// else the policy's, after naming the hosts `--fail-fast` cancelled.
+    pub fn exit_code(&self, failures: &FailureArgs, results: &[impl Outcome]) -> i32 {
+        if self.interrupted.load(Ordering::Acquire) {
+            return INTERRUPTED;
+        }
+        if failures.fail_fast {
+            fail_fast_note(results);
+        }
+        exit_code(failures.exit_code, results)
+    }
+}
+
+async fn interrupts(
+    tally: Arc<Mutex<Tally>>,
+    stop: watch::Sender<bool>,
+    interrupted: Arc<AtomicBool>,
+) {
+    let Ok(mut int) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    else {
+        return;
+    };
+    let mut last: Option<Instant> = None;
+    while int.recv().await.is_some() {
+        if last.is_some_and(|t| t.elapsed() <= Duration::from_secs(1)) {
+            eprintln!("tether: interrupted: cancelling every host");
+            interrupted.store(true, Ordering::Release);
+            stop.send_replace(true);
+            return;
+        }
+        last = Some(Instant::now());
+        let mut set = NodeSet::new();
+        if let Ok(t) = tally.lock() {
+            t.running.iter().for_each(|h| set.insert(h));
+        }
+        eprintln!(
+            "tether: still running on {} ({}); press Ctrl-C again within 1 s to cancel",
+            if set.is_empty() {
+                "no host".to_owned()
+            } else {
+                set.fold()
+            },
+            set.len()
+        );
+    }
+}
+
+/// `--fail-fast`: which hosts it cancelled, once.
+fn fail_fast_note(results: &[impl Outcome]) {
+    let mut set = NodeSet::new();
+    for r in results {
+        if let Some(HostError::Cancelled {
+            why: StopReason::FailFast,
+            ..
+        }) = r.error()
+        {
+            set.insert(r.host());
+        }
+    }
+    if !set.is_empty() {
+        eprintln!("tether: --fail-fast cancelled {set} ({})", set.len());
+    }
+}
+
+fn exit_code<R: Outcome>(policy: ExitPolicy, results: &[R]) -> i32 {
+    let code = |r: &R| i32::try_from(r.code().min(255)).unwrap_or(255);
+    match policy {
+        ExitPolicy::Max => results.iter().map(code).max().unwrap_or(0),
+        ExitPolicy::AllZero => i32::from(!results.iter().all(Outcome::succeeded)),
+        ExitPolicy::First => results.first().map_or(0, code),
+    }
+}

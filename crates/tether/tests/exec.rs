@@ -317,6 +317,29 @@ fn fail_fast_one_at_a_time_runs_nothing_after_the_first_failure() {
     );
 }
 
+/// A host still connecting when another fails a `--fail-fast` run is
+/// given up at once and never sent the command: 127.0.0.5 accepts TCP and
+/// never answers, so before the cancel reached the connection it was
+/// reported after the 30 s connect timeout as a connection error.
+#[test]
+fn fail_fast_gives_up_a_host_still_connecting() {
+    let Some(f) = start() else { return };
+    let silent = std::net::TcpListener::bind(("127.0.0.5", f.port)).unwrap();
+    let flags = ["-f", "2", "--fail-fast", "-t", "30", "--output", "json"];
+    let out = f.exec("127.0.0.2,127.0.0.5", &flags, "exit 3");
+    drop(silent);
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out:?}");
+    assert_eq!(rows[0]["exit_code"], 3, "{rows:?}");
+    assert_eq!(
+        rows[1]["error"], "cancelled (fail fast): not started",
+        "{rows:?}"
+    );
+}
+
 /// The names in `dir`, sorted.
 fn names_in(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

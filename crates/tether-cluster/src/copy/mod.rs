@@ -229,7 +229,7 @@ async fn one(
         host: host.clone(),
         ..CopyResult::default()
     };
-    let conn = match exec::connect(&spec, &opts.resolve).await {
+    let conn = match exec::connect(&spec, &opts.resolve, &mut cancel).await {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(e);

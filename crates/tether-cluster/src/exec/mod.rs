@@ -228,15 +228,42 @@ pub(crate) fn ms_since(t0: Instant) -> u64 {
 }
 
 /// Where and how `resolve` says to reach `spec`, connected: the connection,
-/// or the host's error (either without the host's name).
+/// or the host's error (either without the host's name). A cancel while it
+/// connects (Ctrl-C, or another host failing a `--fail-fast` run) ends the
+/// attempt: nothing is sent to the host, and it is reported not started.
 pub(crate) async fn connect(
     spec: &HostSpec,
     resolve: &Resolver,
+    cancel: &mut Cancel,
 ) -> Result<tether_ssh::Connection, HostError> {
+    let not_started = |cancel: &Cancel| {
+        (*cancel.borrow()).map(|why| HostError::Cancelled {
+            why,
+            started: false,
+        })
+    };
+    if let Some(e) = not_started(cancel) {
+        return Err(e);
+    }
     let (target, options) = resolve(spec).map_err(|e| HostError::resolve(&spec.name, e))?;
-    tether_ssh::connect(&target, &options)
-        .await
-        .map_err(|e| HostError::ssh(&spec.name, e.to_string()))
+    let connected = tokio::select! {
+        biased;
+        _ = cancel.wait_for(Option::is_some) => None,
+        c = tether_ssh::connect(&target, &options) => Some(c),
+    };
+    // Checked again after a connection came: a cancel that came with it
+    // still wins, before anything is sent.
+    if let Some(e) = not_started(cancel) {
+        return Err(e);
+    }
+    match connected {
+        Some(c) => c.map_err(|e| HostError::ssh(&spec.name, e.to_string())),
+        // The cancel's sender is gone: the run is over.
+        None => Err(HostError::Cancelled {
+            why: StopReason::Interrupted,
+            started: false,
+        }),
+    }
 }
 
 /// One host's run, in its place in the window.
@@ -253,7 +280,7 @@ async fn one(
         host: host.clone(),
         ..HostResult::default()
     };
-    let conn = match connect(&spec, &opts.resolve).await {
+    let conn = match connect(&spec, &opts.resolve, &mut cancel).await {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(e);

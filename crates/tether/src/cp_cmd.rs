@@ -34,10 +34,12 @@ enum Operand {
 fn operand(s: &OsStr) -> Result<Operand> {
     let bytes = s.as_bytes();
     let mut depth = 0usize;
+    let mut colon_inside = false;
     for (i, b) in bytes.iter().enumerate() {
         match b {
             b'[' => depth += 1,
             b']' => depth = depth.saturating_sub(1),
+            b':' if depth > 0 => colon_inside = true,
             b'/' if depth == 0 => break,
             b':' if depth == 0 => {
                 let Ok(text) = std::str::from_utf8(bytes) else {
@@ -53,6 +55,12 @@ fn operand(s: &OsStr) -> Result<Operand> {
             }
             _ => {}
         }
+    }
+    if depth > 0 && colon_inside {
+        bail!(
+            "{}: a '[' is not closed before the ':' (a host set is written web[01-05]:PATH; for a local name, write ./NAME)",
+            s.to_string_lossy()
+        );
     }
     Ok(Operand::Local(PathBuf::from(s)))
 }
@@ -214,6 +222,12 @@ mod tests {
         assert_eq!(operand("./a:b"), Operand::Local("./a:b".into()));
         assert_eq!(operand("/tmp/a:b"), Operand::Local("/tmp/a:b".into()));
         assert_eq!(operand("file"), Operand::Local("file".into()));
+        // A host set left open before its ':' is an error naming it, not
+        // a local file; a local name of that shape is written ./NAME.
+        let e = super::operand(OsStr::new("web[1-:/tmp/")).unwrap_err();
+        assert!(e.to_string().contains("'[' is not closed"), "{e}");
+        assert_eq!(operand("./web[1-:x"), Operand::Local("./web[1-:x".into()));
+        assert_eq!(operand("a[1"), Operand::Local("a[1".into()));
         // Bytes that are not UTF-8: a local path keeps them, a remote one
         // is refused, naming it.
         let latin1 = OsStr::from_bytes(b"./caf\xe9:x");

@@ -6,8 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::within;
 use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
 use tether_shell::{OnTimeout, RunOptions, RunResult, Session, SessionOptions, Status};
 
@@ -31,13 +34,6 @@ async fn session_with(dialect: std::sync::Arc<dyn Dialect>, secret: &str) -> Ses
 
 async fn session(secret: &str) -> Session {
     session_with(std::sync::Arc::new(Bash), secret).await
-}
-
-fn within(secs: u64) -> RunOptions {
-    RunOptions {
-        timeout: Duration::from_secs(secs),
-        ..RunOptions::default()
-    }
 }
 
 async fn run(s: &mut Session, code: &str) -> RunResult {

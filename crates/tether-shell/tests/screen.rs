@@ -3,25 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
-use tether_shell::{RunOptions, Session, SessionOptions, Status};
-
-async fn xterm_session() -> Session {
-    let opts = SessionOptions {
-        run_rc_files: false,
-        env_overrides: vec![("TERM".into(), "xterm-256color".into())],
-        ..SessionOptions::default()
-    };
-    Session::start(opts).await.unwrap()
-}
-
-fn within(secs: u64) -> RunOptions {
-    RunOptions {
-        timeout: Duration::from_secs(secs),
-        ..RunOptions::default()
-    }
-}
+use common::{within, xterm_session};
+use tether_shell::Status;
 
 #[tokio::test]
 async fn queries_are_answered_and_replies_stay_out_of_results() {

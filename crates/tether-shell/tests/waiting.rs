@@ -5,25 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
-use tether_shell::{RunOptions, Session, SessionOptions, Status};
-
-async fn session() -> Session {
-    let opts = SessionOptions {
-        run_rc_files: false,
-        env_overrides: vec![("TERM".into(), "xterm-256color".into())],
-        ..SessionOptions::default()
-    };
-    Session::start(opts).await.unwrap()
-}
-
-fn within(secs: u64) -> RunOptions {
-    RunOptions {
-        timeout: Duration::from_secs(secs),
-        ..RunOptions::default()
-    }
-}
+use common::{within, xterm_session};
+use tether_shell::Status;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -31,7 +18,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// each result holds `cat`'s echo of its line, whole.
 #[tokio::test]
 async fn each_line_sent_is_echoed_before_waiting_again() {
-    let mut s = session().await;
+    let mut s = xterm_session().await;
     let r = s.run("cat", &within(10)).await.unwrap();
     assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
     for n in 0..40 {
@@ -51,7 +38,7 @@ async fn each_line_sent_is_echoed_before_waiting_again() {
 /// to exit without a word).
 #[tokio::test]
 async fn input_taken_then_silence_is_not_waiting() {
-    let mut s = session().await;
+    let mut s = xterm_session().await;
     for _ in 0..5 {
         let r = s.run("python3 -q", &within(10)).await.unwrap();
         assert_eq!(
@@ -83,7 +70,7 @@ async fn input_taken_then_silence_is_not_waiting() {
 /// waiting for input: the answer is on its way when it blocks.
 #[tokio::test]
 async fn a_query_the_session_answers_is_not_waiting_for_input() {
-    let mut s = session().await;
+    let mut s = xterm_session().await;
     let code = r#"printf '\033[6n'; IFS= read -rsd R reply; echo "got ${reply#*[}""#;
     for _ in 0..30 {
         let r = s.run(code, &within(10)).await.unwrap();
@@ -95,7 +82,7 @@ async fn a_query_the_session_answers_is_not_waiting_for_input() {
 /// Output written just before a blocking read is all in the result.
 #[tokio::test]
 async fn a_prompt_after_output_is_waiting_with_all_the_output() {
-    let mut s = session().await;
+    let mut s = xterm_session().await;
     for _ in 0..20 {
         let code = "seq 300; printf 'Name: '; read x; echo \"got $x\"";
         let r = s.run(code, &within(10)).await.unwrap();
@@ -109,7 +96,7 @@ async fn a_prompt_after_output_is_waiting_with_all_the_output() {
 /// Quiet is not waiting: a sleeping program, and a shell between commands.
 #[tokio::test]
 async fn quiet_programs_are_not_waiting() {
-    let mut s = session().await;
+    let mut s = xterm_session().await;
     for code in [
         "sleep 0.05",
         "echo a; sleep 0.1; echo b",

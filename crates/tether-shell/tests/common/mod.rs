@@ -24,3 +24,22 @@ pub async fn session(dialect: Arc<dyn Dialect>, program: &str) -> Option<Session
     };
     Some(Session::start(opts).await.unwrap())
 }
+
+/// A bash session without rc files, with `TERM=xterm-256color` (what the
+/// screen and waiting suites need for their programs' queries).
+pub async fn xterm_session() -> Session {
+    let opts = SessionOptions {
+        run_rc_files: false,
+        env_overrides: vec![("TERM".into(), "xterm-256color".into())],
+        ..SessionOptions::default()
+    };
+    Session::start(opts).await.unwrap()
+}
+
+/// Run options with a timeout of `secs` seconds.
+pub fn within(secs: u64) -> tether_shell::RunOptions {
+    tether_shell::RunOptions {
+        timeout: std::time::Duration::from_secs(secs),
+        ..tether_shell::RunOptions::default()
+    }
+}

@@ -4,7 +4,7 @@
 //! [`AsyncClient`] speaks the same protocol on a connection made so, from
 //! a runtime (`tether mcp`): a call then costs no thread of its own.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,9 @@ use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welc
 
 /// How long a started daemon has to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How long a daemon has to answer a hello.
+const HELLO_DEADLINE: Duration = Duration::from_secs(10);
 
 /// A connection to the daemon, past the hello.
 #[derive(Debug)]
@@ -56,7 +59,7 @@ impl Client {
             socket: socket.clone(),
             reason: format!("{e}; is the daemon running?"),
         })?;
-        Client::handshake(stream, hello)
+        Client::handshake(stream, hello, &socket)
     }
 
     /// Connects, starting the daemon with `start` first when none answers.
@@ -99,12 +102,20 @@ impl Client {
         }
     }
 
-    fn handshake(stream: UnixStream, hello: &Hello) -> Result<Client, DaemonError> {
-        let reader = BufReader::new(
-            stream
-                .try_clone()
-                .map_err(|e| DaemonError::Connection(e.to_string()))?,
-        );
+    /// Sends the hello and reads the welcome. A daemon that is stopped or
+    /// hung still takes connections (the kernel's backlog): the welcome
+    /// has a deadline, the calls after it none (a command may run for
+    /// hours).
+    fn handshake(
+        stream: UnixStream,
+        hello: &Hello,
+        socket: &std::path::Path,
+    ) -> Result<Client, DaemonError> {
+        let conn_err = |e: std::io::Error| DaemonError::Connection(e.to_string());
+        stream
+            .set_read_timeout(Some(HELLO_DEADLINE))
+            .map_err(conn_err)?;
+        let reader = BufReader::new(stream.try_clone().map_err(conn_err)?);
         let mut client = Client {
             reader,
             writer: stream,
@@ -115,7 +126,20 @@ impl Client {
             },
         };
         client.send_line(hello)?;
-        let value = client.reply()?;
+        let mut line = String::new();
+        match client.reader.read_line(&mut line) {
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(DaemonError::NotAnswering {
+                    socket: socket.to_owned(),
+                    secs: HELLO_DEADLINE.as_secs(),
+                });
+            }
+            Err(e) => return Err(conn_err(e)),
+        }
+        // The timeout is the socket's (both handles share it): off again.
+        client.writer.set_read_timeout(None).map_err(conn_err)?;
+        let value = client.parse_reply(line)?;
         client.welcome =
             serde_json::from_value(value).map_err(|e| DaemonError::Connection(e.to_string()))?;
         Ok(client)
@@ -139,15 +163,22 @@ impl Client {
     fn reply(&mut self) -> Result<Value, DaemonError> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
-            Ok(0) => Err(DaemonError::Connection(
-                "the daemon closed the connection (see its log)".into(),
-            )),
-            Ok(_) => match serde_json::from_str::<Reply>(&line) {
-                Ok(Reply::Ok(v)) => Ok(v),
-                Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
-                Err(e) => Err(DaemonError::Connection(format!("unreadable reply: {e}"))),
-            },
+            Ok(_) => self.parse_reply(line),
             Err(e) => Err(DaemonError::Connection(e.to_string())),
+        }
+    }
+
+    /// A reply line as read (empty: the daemon closed the connection).
+    fn parse_reply(&self, line: String) -> Result<Value, DaemonError> {
+        if line.is_empty() {
+            return Err(DaemonError::Connection(
+                "the daemon closed the connection (see its log)".into(),
+            ));
+        }
+        match serde_json::from_str::<Reply>(&line) {
+            Ok(Reply::Ok(v)) => Ok(v),
+            Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
+            Err(e) => Err(DaemonError::Connection(format!("unreadable reply: {e}"))),
         }
     }
 

@@ -24,6 +24,20 @@ pub enum DaemonError {
         /// Why, and what to do.
         reason: String,
     },
+    /// A process accepted the connection on the daemon's socket but did not
+    /// answer the hello in time: the daemon is stopped (SIGSTOP) or hung.
+    /// Nothing but the hello was sent.
+    #[error(
+        "the tether daemon at {socket} took the connection but did not answer within {secs} s \
+         (stopped or hung?); nothing was sent to it. `fuser -v {socket}` names it: \
+         `kill -CONT` it if it was stopped, or end it (`kill`) and run the command again"
+    )]
+    NotAnswering {
+        /// The socket.
+        socket: PathBuf,
+        /// How long the hello waited.
+        secs: u64,
+    },
     /// The connection broke or carried something unreadable.
     #[error("the connection to the tether daemon failed: {0}; run the command again")]
     Connection(String),

@@ -134,3 +134,43 @@ fn a_command_in_flight_when_the_daemon_dies_runs_once_and_the_session_continues(
     );
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// A daemon stopped with SIGSTOP still takes connections (the kernel's
+/// backlog) and answers nothing: a client says so, once its hello's
+/// deadline passes, instead of waiting forever; nothing but the hello was
+/// sent, and once the daemon goes on the same commands work.
+#[test]
+fn a_stopped_daemon_is_reported_not_waited_for() {
+    let d = Daemon::new("stopped");
+    assert!(d.run(&["run", "--norc", "--", "true"]).status.success());
+    let pid = daemon_pid(&d);
+    kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
+    let clients: Vec<_> = [
+        vec!["run", "--norc", "--", "echo ran >> ledger"],
+        vec!["daemon", "stop"],
+    ]
+    .into_iter()
+    .map(|args| {
+        d.cmd(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    })
+    .collect();
+    for mut c in clients {
+        let status = wait_for(60, "the client to give up", || c.try_wait().unwrap());
+        let out = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!status.success(), "{err}");
+        assert!(
+            err.contains("took the connection but did not answer within 10 s"),
+            "{err}"
+        );
+    }
+    kill(Pid::from_raw(pid), Signal::SIGCONT).unwrap();
+    let out = d.run(&["run", "--norc", "--", "echo fine"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "fine", "{out:?}");
+    assert!(d.run(&["daemon", "stop"]).status.success());
+}

@@ -171,6 +171,10 @@ fn a_stopped_daemon_is_reported_not_waited_for() {
     }
     kill(Pid::from_raw(pid), Signal::SIGCONT).unwrap();
     let out = d.run(&["run", "--norc", "--", "echo fine"]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "fine", "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "fine",
+        "{out:?}"
+    );
     assert!(d.run(&["daemon", "stop"]).status.success());
 }

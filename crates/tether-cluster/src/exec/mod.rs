@@ -236,34 +236,35 @@ pub(crate) async fn connect(
     resolve: &Resolver,
     cancel: &mut Cancel,
 ) -> Result<tether_ssh::Connection, HostError> {
-    let not_started = |cancel: &Cancel| {
-        (*cancel.borrow()).map(|why| HostError::Cancelled {
+    let not_started = |why: Option<StopReason>| {
+        why.map(|why| HostError::Cancelled {
             why,
             started: false,
         })
     };
-    if let Some(e) = not_started(cancel) {
+    if let Some(e) = not_started(*cancel.borrow()) {
         return Err(e);
     }
     let (target, options) = resolve(spec).map_err(|e| HostError::resolve(&spec.name, e))?;
+    let cancelled = async {
+        let why = cancel.wait_for(Option::is_some).await.map(|why| *why);
+        match why {
+            Ok(why) => not_started(why),
+            // A cancel that can no longer come never ends the attempt.
+            Err(_) => std::future::pending().await,
+        }
+    };
     let connected = tokio::select! {
         biased;
-        _ = cancel.wait_for(Option::is_some) => None,
-        c = tether_ssh::connect(&target, &options) => Some(c),
+        Some(e) = cancelled => return Err(e),
+        c = tether_ssh::connect(&target, &options) => c,
     };
-    // Checked again after a connection came: a cancel that came with it
-    // still wins, before anything is sent.
-    if let Some(e) = not_started(cancel) {
+    // A cancel that came with the connection still wins, before anything
+    // is sent.
+    if let Some(e) = not_started(*cancel.borrow()) {
         return Err(e);
     }
-    match connected {
-        Some(c) => c.map_err(|e| HostError::ssh(&spec.name, e.to_string())),
-        // The cancel's sender is gone: the run is over.
-        None => Err(HostError::Cancelled {
-            why: StopReason::Interrupted,
-            started: false,
-        }),
-    }
+    connected.map_err(|e| HostError::ssh(&spec.name, e.to_string()))
 }
 
 /// One host's run, in its place in the window.

@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::process::{Child, Output, Stdio};
 
-use common::{Daemon, wait_for};
+use common::{Daemon, alive, wait_for};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -44,11 +44,6 @@ fn sleeper(pidfile: &Path) -> i32 {
     wait_for(30, "the sleep to start", || {
         std::fs::read_to_string(pidfile).ok()?.trim().parse().ok()
     })
-}
-
-fn alive(pid: i32) -> bool {
-    kill(Pid::from_raw(pid), None).is_ok()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
 /// Waits for a background run whose command SIGINT ended, and checks it
@@ -150,17 +145,6 @@ fn close_while_a_call_waits_ends_it_as_closed() {
     assert_eq!(d.stdout(&["ls"]).trim(), "", "no session is left");
 }
 
-/// The running daemon's pid, from `tether daemon status`.
-fn daemon_pid(d: &Daemon) -> i32 {
-    let status = d.stdout(&["daemon", "status"]);
-    status
-        .split("(pid ")
-        .nth(1)
-        .and_then(|r| r.split(')').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("{status}"))
-}
-
 #[test]
 fn daemon_stop_and_sigterm_while_calls_wait() {
     let d = Daemon::new("ctl-stop");
@@ -169,7 +153,7 @@ fn daemon_stop_and_sigterm_while_calls_wait() {
     let run_a = busy(&d, "a", &a);
     let run_b = busy(&d, "b", &b);
     let (pa, pb) = (sleeper(&a), sleeper(&b));
-    let first = daemon_pid(&d);
+    let first = d.pid();
     let out = d.run(&["daemon", "stop"]);
     assert!(out.status.success(), "{out:?}");
     // `daemon stop` returns once the daemon is gone, so the next command
@@ -183,8 +167,8 @@ fn daemon_stop_and_sigterm_while_calls_wait() {
     // SIGTERM to a new daemon does the same.
     let run = busy(&d, "c", &dir.join("c"));
     let pc = sleeper(&dir.join("c"));
-    assert_ne!(daemon_pid(&d), first, "a fresh daemon serves");
-    kill(Pid::from_raw(daemon_pid(&d)), Signal::SIGTERM).unwrap();
+    assert_ne!(d.pid(), first, "a fresh daemon serves");
+    kill(Pid::from_raw(d.pid()), Signal::SIGTERM).unwrap();
     let r = json(&run.wait_with_output().unwrap());
     assert_eq!(r["status"], "closed", "{r}");
     wait_for(10, "the sleep to end", || (!alive(pc)).then_some(()));

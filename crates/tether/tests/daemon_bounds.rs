@@ -26,20 +26,9 @@ fn shell_pid(d: &Daemon, name: &str) -> String {
     pid
 }
 
-/// The daemon's pid, from `tether daemon status`.
-fn daemon_pid(d: &Daemon) -> u32 {
-    let status = d.stdout(&["daemon", "status"]);
-    let pid = status
-        .split("(pid ")
-        .nth(1)
-        .and_then(|s| s.split(')').next());
-    pid.and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no pid in {status:?}"))
-}
-
 /// A kernel figure of the daemon's memory, in KiB (`VmHWM`: the most it
 /// ever had resident).
-fn kib(pid: u32, field: &str) -> u64 {
+fn kib(pid: i32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
@@ -97,7 +86,7 @@ fn closed(r: &mut BufReader<UnixStream>) -> bool {
 fn a_line_without_a_newline_is_refused_at_the_bound_and_memory_stays_bounded() {
     let d = Daemon::new("bounds-line");
     let before = shell_pid(&d, "keep");
-    let pid = daemon_pid(&d);
+    let pid = d.pid();
 
     // Before the hello: a line of 16 times the hello's bound.
     let (mut w, mut r) = connect(&d, false);
@@ -125,7 +114,7 @@ fn a_line_without_a_newline_is_refused_at_the_bound_and_memory_stays_bounded() {
     eprintln!("the daemon took {sent} bytes of the line; its peak RSS is {peak} KiB");
     let limit = (MAX_REQUEST_LINE as u64 >> 10) + (64 << 10);
     assert!(peak < limit, "the daemon's peak RSS is {peak} KiB");
-    assert_eq!(daemon_pid(&d), pid, "the daemon was replaced");
+    assert_eq!(d.pid(), pid, "the daemon was replaced");
     assert_eq!(shell_pid(&d, "keep"), before, "the session was restarted");
 }
 
@@ -134,7 +123,7 @@ fn an_attach_with_an_impossible_size_is_refused_and_every_session_lives() {
     let d = Daemon::new("bounds-attach");
     let a = shell_pid(&d, "a");
     let b = shell_pid(&d, "b");
-    let pid = daemon_pid(&d);
+    let pid = d.pid();
 
     // At the request: an error to this client, before any frame.
     let (mut w, mut r) = connect(&d, true);
@@ -166,7 +155,7 @@ fn an_attach_with_an_impossible_size_is_refused_and_every_session_lives() {
     let why = ended(&mut r);
     assert!(why.contains("65535") && why.contains("rows"), "{why}");
 
-    assert_eq!(daemon_pid(&d), pid, "the daemon was replaced");
+    assert_eq!(d.pid(), pid, "the daemon was replaced");
     assert_eq!(shell_pid(&d, "a"), a, "session a was restarted");
     assert_eq!(shell_pid(&d, "b"), b, "session b was restarted");
     // The session has its own size back.

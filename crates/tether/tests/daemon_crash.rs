@@ -11,23 +11,9 @@ mod common;
 
 use std::process::Stdio;
 
-use common::{Daemon, wait_for};
+use common::{Daemon, alive, wait_for};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-
-fn daemon_pid(d: &Daemon) -> i32 {
-    let status = d.stdout(&["daemon", "status"]);
-    status
-        .split("(pid ")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no pid in {status:?}"))
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
-}
 
 fn sigkill(pid: i32) {
     kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
@@ -70,7 +56,7 @@ fn a_command_in_flight_when_the_daemon_dies_runs_once_and_the_session_continues(
         };
         Some(vec![read("escape.pid")?, read("sleep.pid")?])
     });
-    sigkill(daemon_pid(&d));
+    sigkill(d.pid());
 
     // The waiting client: an error that says what is known, not a status.
     let out = run.wait_with_output().unwrap();
@@ -143,7 +129,7 @@ fn a_command_in_flight_when_the_daemon_dies_runs_once_and_the_session_continues(
 fn a_stopped_daemon_is_reported_not_waited_for() {
     let d = Daemon::new("stopped");
     assert!(d.run(&["run", "--norc", "--", "true"]).status.success());
-    let pid = daemon_pid(&d);
+    let pid = d.pid();
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     let clients: Vec<_> = [
         vec!["run", "--norc", "--", "echo ran >> ledger"],

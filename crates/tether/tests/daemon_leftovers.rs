@@ -12,16 +12,6 @@ use std::path::Path;
 
 use common::Daemon;
 
-fn daemon_pid(d: &Daemon) -> i32 {
-    let status = d.stdout(&["daemon", "status"]);
-    let pid = status
-        .split("(pid ")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .unwrap_or_else(|| panic!("no pid in {status:?}"));
-    pid.parse().unwrap()
-}
-
 fn private_dir(path: &Path) {
     std::fs::DirBuilder::new().mode(0o700).create(path).unwrap();
     std::fs::write(path.join("keep"), "mine").unwrap();
@@ -52,7 +42,7 @@ fn a_new_daemon_removes_a_killed_daemons_sessions_and_nothing_else() {
         std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
     }
 
-    let pid = nix::unistd::Pid::from_raw(daemon_pid(&d));
+    let pid = nix::unistd::Pid::from_raw(d.pid());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
     // Gone, or a zombie none reaps whose every thread has exited: a zombie
     // leader's other threads may still hold its files (the socket).

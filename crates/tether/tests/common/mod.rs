@@ -47,6 +47,22 @@ impl Daemon {
         let out = self.run(args);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+
+    /// The running daemon's pid, from `tether daemon status`.
+    pub fn pid(&self) -> i32 {
+        let status = self.stdout(&["daemon", "status"]);
+        status
+            .split("(pid ")
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no pid in {status:?}"))
+    }
+}
+
+/// Whether `pid` runs (exists and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
 impl Drop for Daemon {

@@ -12,7 +12,10 @@ far PTY echoes one typed byte as one byte.
 
 - Latency: SAMPLES keystrokes per client back to back, and SAMPLES with
   20 ms gaps; the clients take turns in blocks (interleaved, so the
-  machine's noise hits all alike). Median and p99 in ms.
+  machine's noise hits all alike). Median and p99 in ms, and the CPU
+  each client spent per keystroke (every thread, from
+  /proc/PID/task/*/schedstat; for an attach, the daemon's or the tmux
+  server's CPU too).
 - Throughput: `cat` of a MIB MiB text file (lines of ~70 bytes) in the
   remote PTY (OPOST on, as a shell has it), `tether ssh` against
   `ssh -tt`, ROUNDS rounds interleaved; the script reads its PTY as fast
@@ -161,6 +164,9 @@ class Client:
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd
+        # Other processes whose CPU counts for this client (a daemon, a
+        # tmux server).
+        self.extra_pids = []
         self.tail = b""
         self.seen = b""
         procs.append(self)
@@ -236,6 +242,22 @@ class Client:
             if ch in buf and (ch in STRIP.sub(b"", buf)):
                 return time.perf_counter_ns() - t0
 
+    def cpu_ns(self):
+        """CPU time of the client and its extra processes, every thread
+        (/proc/PID/task/TID/schedstat: nanoseconds on a CPU)."""
+        total = 0
+        for pid in [self.pid] + self.extra_pids:
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    total += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pass
+        return total
+
     def hwm_kib(self):
         try:
             for line in open(f"/proc/{self.pid}/status"):
@@ -298,6 +320,7 @@ def latency(clients):
     res = {}
     for mode, gap in (("back to back", 0.0), ("20 ms gaps", GAP)):
         got = {c.label: [] for c in clients}
+        cpu = {c.label: 0 for c in clients}
         for c in clients:  # warm-up
             for i in range(20):
                 c.keystroke(letters[i % len(letters):][:1])
@@ -309,26 +332,29 @@ def latency(clients):
             # the same one.
             for c in clients[turn % len(clients):] + clients[:turn % len(clients)]:
                 c.drain()
+                before = c.cpu_ns()
                 for i in range(n):
                     if gap:
                         time.sleep(gap)
                     got[c.label].append(c.keystroke(letters[i % len(letters):][:1]) / 1e6)
+                cpu[c.label] += c.cpu_ns() - before
             done += n
             turn += 1
-        res[mode] = got
+        res[mode] = (got, cpu)
     return res
 
 
 def show_latency(title, res, base):
     log(f"\n{title}: keystroke to echo, {samples} samples each, blocks of {BLOCK} interleaved")
-    for mode, got in res.items():
+    for mode, (got, cpu) in res.items():
         b = statistics.median(got[base])
         bp = pct(got[base], 99)
         log(f"  {mode}:")
         for label, xs in got.items():
             med, p99 = statistics.median(xs), pct(xs, 99)
             log(f"    {label:28} median {med:7.3f} ms   p90 {pct(xs, 90):7.3f}   p99 {p99:7.3f} ms"
-                f"   ratio to {base}: median {med / b:5.2f}x  p99 {p99 / bp:5.2f}x")
+                f"   ratio to {base}: median {med / b:5.2f}x  p99 {p99 / bp:5.2f}x"
+                f"   CPU {cpu[label] / 1e3 / len(xs):6.1f} us/key")
 
 
 def main():
@@ -370,6 +396,10 @@ def main():
             cleanups.append(lambda exe=exe, benv=benv: subprocess.run([exe, "daemon", "stop"], env=benv,
                                                                       capture_output=True))
             c = Client(label, [exe, "attach", "bench"], {"TETHER_DIR": benv["TETHER_DIR"]})
+            status = subprocess.run([exe, "daemon", "status"], env=benv, capture_output=True, text=True).stdout
+            m = re.search(r"\(pid (\d+)\)", status)
+            if m:
+                c.extra_pids.append(int(m.group(1)))
             c.pump(0.5)
             os.write(c.fd, b"stty raw echo; printf '<<%s>>' READY; cat > /dev/null\r")
             c.until(b"<<READY>>")
@@ -384,6 +414,10 @@ def main():
                        env=tenv, check=True)
         cleanups.append(lambda: subprocess.run(["tmux", "-L", sock, "kill-server"], env=tenv, capture_output=True))
         tm = Client("tmux attach", ["tmux", "-L", sock, "attach", "-t", "bench"], {"TMUX_TMPDIR": d})
+        server = subprocess.run(["tmux", "-L", sock, "display-message", "-p", "#{pid}"], env=tenv,
+                                capture_output=True, text=True).stdout.strip()
+        if server.isdigit():
+            tm.extra_pids.append(int(server))
         tm.until(b"<<READY>>")
         clients.append(tm)
         floor = Client("bare local PTY (floor)", ["sh", "-c", "stty raw echo; printf '<<%s>>' READY; exec cat > /dev/null"])

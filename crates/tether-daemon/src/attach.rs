@@ -12,12 +12,12 @@ use std::sync::{Arc, Mutex};
 use tether_shell::Live;
 use tether_transport::TermSize;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{broadcast, watch};
 
 use crate::frame::{Frame, FrameReader};
 use crate::ops;
 use crate::protocol::{AttachReply, FailureKind, Reply};
+use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, write_line};
 
 /// How often echo is retried while the shell was not at its prompt.
@@ -97,7 +97,7 @@ impl Attachments {
     }
 }
 
-async fn send(write: &mut OwnedWriteHalf, frame: Frame) -> bool {
+async fn send(write: &mut QuietWriter, frame: Frame) -> bool {
     write.write_all(&frame.encode()).await.is_ok()
 }
 
@@ -151,8 +151,8 @@ pub(crate) async fn serve(
     session: &str,
     rows: u16,
     cols: u16,
-    read: BufReader<OwnedReadHalf>,
-    mut write: OwnedWriteHalf,
+    read: BufReader<QuietReader>,
+    mut write: QuietWriter,
 ) {
     if let Err(why) = check_size(rows, cols) {
         let f = ops::failure(FailureKind::BadRequest, why);
@@ -264,7 +264,7 @@ pub(crate) async fn serve(
 /// The next frame from the person's side as [`from`] takes it: `None` at
 /// the end, the error's reason for a broken frame. Cancel-safe.
 async fn next_frame(
-    frames: &mut FrameReader<BufReader<OwnedReadHalf>>,
+    frames: &mut FrameReader<BufReader<QuietReader>>,
 ) -> Option<Result<Frame, String>> {
     match frames.next().await {
         Ok(Some(f)) => Some(Ok(f)),

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::error::DaemonError;
 use crate::paths::Paths;
 use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How long a started daemon has to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -251,8 +252,8 @@ impl Client {
 /// while the request is written, [`DaemonError::Lost`] after).
 #[derive(Debug)]
 pub struct AsyncClient {
-    reader: tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
-    writer: tokio::net::unix::OwnedWriteHalf,
+    reader: tokio::io::BufReader<QuietReader>,
+    writer: QuietWriter,
 }
 
 impl AsyncClient {
@@ -263,12 +264,7 @@ impl AsyncClient {
         let stream = client
             .into_stream()
             .ok_or_else(|| broken("the daemon sent more than its welcome".into()))?;
-        stream
-            .set_nonblocking(true)
-            .map_err(|e| broken(e.to_string()))?;
-        let (read, writer) = tokio::net::UnixStream::from_std(stream)
-            .map_err(|e| broken(e.to_string()))?
-            .into_split();
+        let (read, writer) = quiet::split(stream).map_err(|e| broken(e.to_string()))?;
         Ok(AsyncClient {
             reader: tokio::io::BufReader::new(read),
             writer,

@@ -17,6 +17,7 @@ pub mod lines;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+pub mod quiet;
 mod recover;
 pub mod server;
 mod wire;

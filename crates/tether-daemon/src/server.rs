@@ -14,7 +14,6 @@ use tether_shell::private::Kind;
 use tether_shell::{Registry, SessionOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixListener;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
 use crate::attach::{self, Attachments};
@@ -23,6 +22,7 @@ use crate::lines::{self, LineRead};
 use crate::ops::{self, failure};
 use crate::paths::Paths;
 use crate::protocol::{FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, Welcome};
+use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How the daemon runs.
 #[derive(Clone)]
@@ -207,7 +207,7 @@ fn too_long(what: &str, max: usize) -> String {
     )
 }
 
-pub(crate) async fn write_line(w: &mut OwnedWriteHalf, value: &impl serde::Serialize) -> bool {
+pub(crate) async fn write_line(w: &mut QuietWriter, value: &impl serde::Serialize) -> bool {
     let mut line = serde_json::to_vec(value).unwrap_or_default();
     line.push(b'\n');
     w.write_all(&line).await.is_ok()
@@ -226,7 +226,14 @@ async fn connection(state: Arc<State>, stream: tokio::net::UnixStream) {
     state.clients.fetch_add(1, Ordering::AcqRel);
     let _count = ClientCount(Arc::clone(&state));
     let peer = stream.peer_cred().map(|c| c.uid());
-    let (read, mut write) = stream.into_split();
+    let halves = stream.into_std().and_then(quiet::split);
+    let (read, mut write) = match halves {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("tether daemon: cannot set up a connection: {e}");
+            return;
+        }
+    };
     match peer {
         Ok(uid) if uid == state.uid => {}
         other => {
@@ -257,8 +264,8 @@ async fn connection(state: Arc<State>, stream: tokio::net::UnixStream) {
 
 async fn hello(
     state: &State,
-    read: &mut BufReader<OwnedReadHalf>,
-    write: &mut OwnedWriteHalf,
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
 ) -> Option<Hello> {
     let mut line = Vec::new();
     let read_hello = lines::read_line(read, &mut line, lines::MAX_HELLO_LINE);
@@ -330,7 +337,7 @@ async fn hello(
 
 /// Resolves when the client closes its end; never when it sends more
 /// (that waits, unread, for the next request).
-async fn client_gone(read: &mut BufReader<OwnedReadHalf>) {
+async fn client_gone(read: &mut BufReader<QuietReader>) {
     match read.fill_buf().await {
         Ok([]) | Err(_) => {}
         Ok(_) => std::future::pending().await,
@@ -340,8 +347,8 @@ async fn client_gone(read: &mut BufReader<OwnedReadHalf>) {
 async fn serve_requests(
     state: &Arc<State>,
     ns: &str,
-    mut read: BufReader<OwnedReadHalf>,
-    mut write: OwnedWriteHalf,
+    mut read: BufReader<QuietReader>,
+    mut write: QuietWriter,
 ) {
     let mut line = Vec::new();
     loop {

@@ -9,6 +9,7 @@
 use anyhow::{Context, Result};
 use tether_daemon::frame::{Frame, FrameReader};
 use tether_daemon::protocol::Request;
+use tether_daemon::quiet::{self, QuietReader, QuietWriter};
 use tether_term::ESCAPE_HELP;
 use tokio::io::AsyncWriteExt;
 
@@ -47,8 +48,9 @@ async fn attached(
     term: &mut LocalTerminal,
     typed: Vec<u8>,
 ) -> Result<(i32, String)> {
-    stream.set_nonblocking(true)?;
-    let (from_daemon, to_daemon) = tokio::net::UnixStream::from_std(stream)?.into_split();
+    // Each half wakes this thread only for what it waits for (a socket
+    // registered both ways wakes it each time the daemon reads a frame).
+    let (from_daemon, to_daemon) = quiet::split(stream)?;
     // Frames read in the bridge's own loop (cancel-safe), through a buffer:
     // a frame's header and payload in one read, no task between.
     let from_daemon = FrameReader::new(from_daemon, early);
@@ -72,8 +74,8 @@ async fn attached(
 /// The daemon's attach connection as a far end: frames read and written
 /// straight from the bridge's loop.
 struct DaemonFar {
-    from_daemon: FrameReader<tokio::net::unix::OwnedReadHalf>,
-    to_daemon: tokio::net::unix::OwnedWriteHalf,
+    from_daemon: FrameReader<QuietReader>,
+    to_daemon: QuietWriter,
 }
 
 impl FarEnd for DaemonFar {

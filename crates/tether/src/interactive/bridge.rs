@@ -16,6 +16,14 @@ use crate::local_term::{self, LocalTerminal};
 /// whether it is part of a longer sequence.
 const PARTIAL_HOLD: Duration = Duration::from_millis(20);
 
+/// Waits [`PARTIAL_HOLD`]. The timer is made when first polled: a
+/// `select!` builds every branch's future on each turn, the disabled ones
+/// too, and a `sleep` built there reads the clock and is dropped unpolled
+/// at every keystroke and output chunk.
+async fn hold() {
+    tokio::time::sleep(PARTIAL_HOLD).await;
+}
+
 /// How the bridge behaves for its far end.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -101,14 +109,14 @@ impl<F: FarEnd> Bridge<'_, F> {
                         return Ok(end);
                     }
                 }
-                _ = tokio::time::sleep(PARTIAL_HOLD), if holding_output => {
+                () = hold(), if holding_output => {
                     if let Some(q) = queries.as_mut() {
                         shown.clear();
                         q.flush(&mut shown);
                         self.term.write(&shown)?;
                     }
                 }
-                _ = tokio::time::sleep(PARTIAL_HOLD), if holding_keys => {
+                () = hold(), if holding_keys => {
                     typed_now.clear();
                     if let Some(f) = replies.as_mut() {
                         f.flush(&mut typed_now);

@@ -10,7 +10,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 
 use common::{Daemon, alive, wait_for};
 use nix::sys::signal::{Signal, kill};
@@ -31,12 +31,7 @@ fn running(d: &Daemon, args: &[&str], code: &str) -> Child {
     let mut all = vec!["run", "--timeout", "120"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--", code]);
-    d.cmd(&all)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    d.spawn(&all)
 }
 
 /// The sleep's pid, once it runs.

@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use common::{Daemon, alive, wait_for};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -39,13 +37,7 @@ fn a_command_in_flight_when_the_daemon_dies_runs_once_and_the_session_continues(
 
     // In flight: a ledger line, then an escape and a long sleep.
     let code = "echo charge-card >> ledger.txt; (setsid sh -c 'echo $$ > escape.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &); sh -c 'echo $$ > sleep.pid; exec sleep 300'";
-    let run = d
-        .cmd(&["run", "-s", "s", "--timeout", "120", "--", code])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = d.spawn(&["run", "-s", "s", "--timeout", "120", "--", code]);
     let pids: Vec<i32> = wait_for(30, "the command to start", || {
         let read = |f: &str| -> Option<i32> {
             std::fs::read_to_string(work.join(f))
@@ -136,14 +128,7 @@ fn a_stopped_daemon_is_reported_not_waited_for() {
         vec!["daemon", "stop"],
     ]
     .into_iter()
-    .map(|args| {
-        d.cmd(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    })
+    .map(|args| d.spawn(&args))
     .collect();
     for mut c in clients {
         let status = wait_for(60, "the client to give up", || c.try_wait().unwrap());

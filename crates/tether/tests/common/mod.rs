@@ -8,7 +8,7 @@ pub mod outer;
 pub mod remote;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,17 @@ impl Daemon {
 
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
+    }
+
+    /// `tether ARGS` started in the background: stdin closed, its output
+    /// piped (`wait_with_output` reads it).
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     pub fn stdout(&self, args: &[&str]) -> String {

@@ -13,7 +13,7 @@ use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
-use crate::remote_probe::Evidence;
+use crate::remote_probe::ProbeWatch;
 use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
 use crate::session::{Session, split_nonce};
 
@@ -93,68 +93,6 @@ fn command_note(code: &str) -> Vec<u8> {
     format!("\x1b[2m$ {shown}\x1b[22m\r\n").into_bytes()
 }
 
-/// Quiet this long before a remote foreground is probed.
-const PROBE_AFTER: Duration = Duration::from_millis(200);
-
-/// A verdict that nothing reads stands this long (then it is probed again).
-const PROBE_EVERY: Duration = Duration::from_millis(1000);
-
-/// Probing the foreground while a command is quiet, where the place has
-/// evidence beyond the terminal's own inspection (a host's `/proc`).
-struct ProbeWatch<'a> {
-    place: &'a dyn crate::place::Place,
-    dir: &'a std::path::Path,
-    /// The probe in flight, with the output count when it started.
-    pending: Option<(u64, tether_transport::BoxFuture<'static, Evidence>)>,
-    /// The last verdict: when it came, the output count it holds for.
-    last: Option<(Instant, u64, Evidence)>,
-}
-
-impl ProbeWatch<'_> {
-    /// Starts a probe when output has been quiet and the last verdict is
-    /// stale (or needs confirming).
-    fn maybe_start(&mut self, idle: Duration, processed: u64) {
-        if self.pending.is_some() || idle < PROBE_AFTER {
-            return;
-        }
-        let due = match &self.last {
-            Some((_, seen, _)) if *seen != processed => true,
-            Some((_, _, Evidence::Reading(_))) => true,
-            Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
-            None => true,
-        };
-        if due && let Some(probe) = self.place.probe(self.dir) {
-            self.pending = Some((processed, probe));
-        }
-    }
-
-    /// Takes a probe's verdict; returns the program waiting for input when
-    /// two verdicts in a row say so with no output between them.
-    fn finish(&mut self, evidence: Evidence, processed: u64) -> Option<ForegroundProgram> {
-        let (started_at, _) = self.pending.take()?;
-        if started_at != processed {
-            // Output came meanwhile: the verdict may be stale.
-            self.last = None;
-            return None;
-        }
-        let confirmed = matches!(
-            (&self.last, &evidence),
-            (Some((_, seen, Evidence::Reading(_))), Evidence::Reading(_)) if *seen == processed
-        );
-        self.last = Some((Instant::now(), processed, evidence.clone()));
-        match evidence {
-            Evidence::Reading(fg) if confirmed => Some(fg),
-            _ => None,
-        }
-    }
-
-    /// True while the host says nothing reads (and no output came since):
-    /// silence then does not mean waiting for input.
-    fn denies(&self, processed: u64) -> bool {
-        matches!(&self.last, Some((at, seen, Evidence::NotReading)) if *seen == processed && at.elapsed() < PROBE_EVERY * 2)
-    }
-}
-
 /// What ended a wait.
 enum Woke {
     Ended(EndMark),
@@ -217,6 +155,8 @@ impl Session {
                 .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
             st.command_start = st.processed;
+            // What the host said of the last command is not this one's.
+            self.forget_probes();
             // The command's quiet starts now: its start mark, close
             // behind, then wakes nobody (its caller waits for the end).
             st.last_output = Instant::now();
@@ -308,6 +248,8 @@ impl Session {
             bytes.extend_from_slice(key_bytes(k)?);
         }
         if !bytes.is_empty() {
+            // The host's verdicts (and a probe in flight) predate the input.
+            self.forget_probes();
             self.terminal.write(bytes)?;
         }
         self.read(wait).await.map(|mut r| {
@@ -347,6 +289,11 @@ impl Session {
         Ok(self.terminal.signal_foreground(signal, fg.as_ref())?)
     }
 
+    /// Drops what the host's probes said (and a probe in flight).
+    fn forget_probes(&self) {
+        *self.probes.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
+    }
+
     fn ended(&self) -> bool {
         matches!(self.shared.lock().phase, Phase::Ended(_))
     }
@@ -360,12 +307,13 @@ impl Session {
         // seen blocked reading has had all it wrote processed (its last
         // bytes, even the end mark, never pass unseen).
         let mut last_look: Option<(Instant, u64)> = None;
-        let mut remote = Some(ProbeWatch {
-            place: self.place.as_ref(),
-            dir: &self.shell_dir,
-            pending: None,
-            last: None,
-        });
+        // A remote foreground is judged by the host's evidence, gathered
+        // across the calls that wait for this command.
+        let mut remote = self
+            .place
+            .host_name()
+            .is_some()
+            .then(|| ProbeWatch::take(self.place.as_ref(), &self.shell_dir, &self.probes));
         let mut pending = self.pending.subscribe();
         loop {
             let changed = self.shared.changed.notified();
@@ -392,7 +340,12 @@ impl Session {
             {
                 r.maybe_start(idle, processed);
             }
-            let silence_denied = remote.as_ref().is_some_and(|r| r.denies(processed));
+            // Remotely silence decides only for a program the host saw
+            // polling; locally, as the terminal's inspection says.
+            let polling = remote
+                .as_ref()
+                .map(|r| r.silence_decides(processed).cloned());
+            let silence_denied = matches!(polling, Some(None));
             let every = look_every(idle);
             let due = match last_look {
                 Some((at, seen)) if seen == processed => now.duration_since(at) >= every,
@@ -406,7 +359,7 @@ impl Session {
                     if let Phase::Ended(end) = &self.shared.lock().phase {
                         return Woke::Ended(end.clone());
                     }
-                    return Woke::Waiting(fg);
+                    return Woke::Waiting(fg.or(polling.flatten()));
                 }
             }
             if now >= deadline {
@@ -423,8 +376,8 @@ impl Session {
             };
             let tick = (deadline - now).min(next_look).min(LOOK_EVERY_MAX);
             let probed = async {
-                match remote.as_mut().and_then(|r| r.pending.as_mut()) {
-                    Some((_, f)) => f.await,
+                match remote.as_mut().and_then(|r| r.pending()) {
+                    Some(f) => f.await,
                     None => std::future::pending().await,
                 }
             };

@@ -143,6 +143,8 @@ pub struct Session {
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
     pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    /// What the host's probes said of the command in flight (remote).
+    pub(crate) probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
 }
 
 impl std::fmt::Debug for Session {
@@ -218,6 +220,7 @@ impl Session {
             local_files,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
+            probes: Default::default(),
             place,
             tree_ended: false,
             shell_dir,

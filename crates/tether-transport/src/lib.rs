@@ -186,6 +186,11 @@ pub enum ExitInfo {
     Code(i32),
     /// It was killed by this signal number.
     Signal(i32),
+    /// The link to it failed before it said how it ended (a remote
+    /// terminal whose connection died, or whose channel closed without an
+    /// exit status): it may have ended, or may still run. Never a code or
+    /// signal the program did not report.
+    LinkLost,
 }
 
 /// A process, identified so that a reused pid is never mistaken for it.

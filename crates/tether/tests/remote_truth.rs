@@ -126,3 +126,79 @@ fn a_remote_read_of_the_terminal_is_waiting_however_it_is_polled() {
         );
     }
 }
+
+/// `tether ARGS` against `r`'s daemon, started in the background.
+fn spawn(r: &Remote, args: &[&str]) -> std::process::Child {
+    r.daemon
+        .cmd(args)
+        .env("HOME", &r.home.0)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The pid of session `name`'s remote shell (a fresh session on web01).
+fn shell_pid(r: &Remote, name: &str) -> i32 {
+    let (code, v) = r.json(&["run", "-s", name, "--host", "web01", "--", "echo $$"]);
+    assert_eq!(code, 0, "{v}");
+    v["output"].as_str().unwrap().trim().parse().unwrap()
+}
+
+/// Waits until the command in flight on `name` has printed `what`.
+fn wait_output(r: &Remote, name: &str, what: &str) {
+    wait_for(30, what, || {
+        let (_, v) = read(r, name, "0.2");
+        v["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(what)
+            .then_some(())
+    });
+}
+
+/// The SSH connection under a call dies (its sshd processes killed): the
+/// call returns `connection_lost` (exit 120) with the output so far and
+/// the command seen started; no exit code and no signal (the host sent
+/// none). Before, it was `shell_exited`, 129, SIGHUP.
+#[test]
+fn a_lost_link_is_connection_lost_not_a_signal() {
+    let Some(r) = start("truth-lost") else {
+        return;
+    };
+    let shell = shell_pid(&r, "lost");
+    let call = spawn(
+        &r,
+        &[
+            "run",
+            "-s",
+            "lost",
+            "--json",
+            "--",
+            "echo started; sleep 30",
+        ],
+    );
+    wait_output(&r, "lost", "started");
+    common::remote::kill_connection_above(shell);
+    let out = call.wait_with_output().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    assert_eq!(
+        (out.status.code(), v["status"].as_str()),
+        (Some(120), Some("connection_lost")),
+        "{v}"
+    );
+    assert_eq!(v["exit_code"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["signal"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["host"], "web01", "{v}");
+    assert_eq!(v["link"]["failure"], "lost", "{v}");
+    assert_eq!(v["link"]["command_started"], true, "{v}");
+    assert_eq!(v["output"], "started\n", "{v}");
+    // The next command gets a fresh shell over a fresh connection.
+    let (code, v) = r.json(&["run", "-s", "lost", "--", "echo again"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("again\n")), "{v}");
+    assert_eq!(v["shell_restarted"], true, "{v}");
+}

@@ -45,6 +45,10 @@ const SIGNAL_GRACE: Duration = Duration::from_millis(300);
 /// the network twice before the end mark comes back).
 const REMOTE_SIGNAL_GRACE: Duration = Duration::from_secs(1);
 
+/// How long a remote host has to answer a round trip, once an interrupt
+/// got nothing back, before its link is called hung.
+const LINK_GRACE: Duration = Duration::from_secs(5);
+
 /// What to do when a command's deadline passes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnTimeout {
@@ -110,7 +114,7 @@ impl Session {
     pub async fn run(&mut self, code: &str, opts: &RunOptions) -> Result<RunResult, ShellError> {
         let t0 = Instant::now();
         self.settle_pending().await?;
-        if self.shell_gone() {
+        if self.shell_gone() || self.link_lost.is_some() {
             self.restart().await?;
         }
         if self.busy() {
@@ -266,6 +270,13 @@ impl Session {
         let t0 = Instant::now();
         self.settle_pending().await?;
         if !self.busy() && !self.ended() {
+            // The link failed under the last call: said again until a
+            // command starts a fresh shell.
+            if let Some(link) = self.link_lost.clone() {
+                let mut r = self.result(Status::ConnectionLost, t0, String::new(), None, None);
+                r.link = Some(link);
+                return Ok(r);
+            }
             let exited = *self.terminal.exit().borrow();
             if let Some(info) = exited {
                 return Ok(self.finish(Woke::ShellExited(info), t0).await);
@@ -482,10 +493,12 @@ impl Session {
         };
         let (output, truncated) = self.take_output();
         let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
-        r.link = Some(LinkLoss {
+        let link = LinkLoss {
             failure,
             command_started,
-        });
+        };
+        self.link_lost = Some(link.clone());
+        r.link = Some(link);
         r
     }
 
@@ -555,10 +568,25 @@ impl Session {
             // program that ignores both is ended with the shell.
             for signal in [Signal::Int, Signal::Quit] {
                 self.terminal.signal_foreground(signal, None)?;
-                if let Woke::Ended(_) = self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
-                    recovered = true;
-                    break;
+                match self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
+                    Woke::Ended(_) => {
+                        recovered = true;
+                        break;
+                    }
+                    Woke::ShellExited(ExitInfo::LinkLost) => {
+                        self.drain_after_exit().await;
+                        return Ok(self.link_failed(LinkFailure::Lost, t0));
+                    }
+                    _ => {}
                 }
+            }
+            // Nothing came back: a hung link (or host) is said so, by the
+            // deadline plus a bounded grace, and dropped; a restart over it
+            // would wait on it.
+            if !recovered && self.place.link_hung(LINK_GRACE).await {
+                self.shared.lock().finish_capture();
+                let _ = self.terminal.kill(Duration::from_millis(300));
+                return Ok(self.link_failed(LinkFailure::Unanswered, t0));
             }
         }
         let pending = *self.pending.borrow();

@@ -143,6 +143,9 @@ pub struct Session {
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
     pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    /// Set when the link to the host failed under a call: the next `run`
+    /// starts a fresh shell (over a fresh connection).
+    pub(crate) link_lost: Option<crate::result::LinkLoss>,
     /// What the host's probes said of the command in flight (remote).
     pub(crate) probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
 }
@@ -221,6 +224,7 @@ impl Session {
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             probes: Default::default(),
+            link_lost: None,
             place,
             tree_ended: false,
             shell_dir,
@@ -300,6 +304,7 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
+        self.link_lost = None;
         self.take_exit_cwd();
         self.place.end_tree(&self.shell_dir, false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));

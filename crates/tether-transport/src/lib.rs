@@ -350,4 +350,11 @@ pub trait RemoteHost: Send + Sync + std::fmt::Debug {
         &self,
         request: TerminalRequest,
     ) -> BoxFuture<'_, Result<std::sync::Arc<dyn Terminal>, TransportError>>;
+
+    /// True when the link in use stopped answering: a round trip on it
+    /// got no reply within `within` (a hung link or host). The link is
+    /// then dropped, so its terminals end ([`ExitInfo::LinkLost`]) and the
+    /// next use connects afresh. False when it answered, or when there is
+    /// no link now (the next use connects).
+    fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
 }

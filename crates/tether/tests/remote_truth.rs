@@ -202,3 +202,116 @@ fn a_lost_link_is_connection_lost_not_a_signal() {
     assert_eq!((code, v["output"].as_str()), (0, Some("again\n")), "{v}");
     assert_eq!(v["shell_restarted"], true, "{v}");
 }
+
+/// The sshd processes serving `shell_pid`'s connection and their
+/// listener, stopped (SIGSTOP) until the guard is dropped (SIGCONT): the
+/// host hangs, as a host or link that stopped answering does.
+struct Stopped(Vec<i32>);
+
+impl Stopped {
+    fn above(shell_pid: i32) -> Stopped {
+        let parent_of = |pid: i32| -> Option<i32> {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            stat.rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        };
+        let mut at = parent_of(shell_pid).expect("the shell's parent");
+        let mut chain = Vec::new();
+        while at > 1 {
+            let cmdline =
+                std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
+            chain.push(at);
+            if cmdline.contains("sshd_config") {
+                break;
+            }
+            at = parent_of(at).unwrap_or(1);
+        }
+        assert!(chain.len() >= 2, "no sshd above the shell {shell_pid}");
+        for pid in &chain {
+            signal(*pid, nix::sys::signal::Signal::SIGSTOP);
+        }
+        Stopped(chain)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            signal(*pid, nix::sys::signal::Signal::SIGCONT);
+        }
+    }
+}
+
+fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+}
+
+/// The host's sshd stopped (SIGSTOP) under a session: a call with a 5 s
+/// deadline returns within a bound (not 60 s), `connection_lost` with the
+/// link `unanswered`, the command not seen to start, and the session's
+/// host named (it was null). Once the host resumes, the session works
+/// again in a fresh shell. Before: `timed_out`, "interrupted, shell
+/// kept", after 60.6 s, `host: null`.
+#[test]
+fn a_hung_link_is_said_by_the_deadline_plus_a_grace() {
+    let Some(r) = start("truth-hung") else {
+        return;
+    };
+    let shell = shell_pid(&r, "h9");
+    let marker = format!("/tmp/tether-h9ran-{}", std::process::id());
+    let stopped = Stopped::above(shell);
+    let t0 = Instant::now();
+    let mut call = spawn(
+        &r,
+        &[
+            "run",
+            "-s",
+            "h9",
+            "--timeout",
+            "5",
+            "--json",
+            "--",
+            &format!("touch {marker}"),
+        ],
+    );
+    // A bound that fails a hang (the deadline, plus the interrupt's and
+    // the link check's graces, plus slack), not a timing assertion.
+    let bound = Duration::from_secs(5 + 20);
+    while call.try_wait().unwrap().is_none() {
+        if t0.elapsed() > bound {
+            let _ = call.kill();
+            drop(stopped);
+            panic!("the call did not return within {bound:?} of a hung link");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = call.wait_with_output().unwrap();
+    drop(stopped);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    assert_eq!(
+        (out.status.code(), v["status"].as_str()),
+        (Some(120), Some("connection_lost")),
+        "{v}"
+    );
+    assert_eq!(v["host"], "web01", "{v}");
+    assert_eq!(v["link"]["failure"], "unanswered", "{v}");
+    assert_eq!(v["link"]["command_started"], false, "{v}");
+    assert_eq!(v["exit_code"], serde_json::Value::Null, "{v}");
+    // A read says the same until a command starts a fresh shell.
+    let (code, v) = read(&r, "h9", "0.2");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (120, Some("connection_lost")),
+        "{v}"
+    );
+    // Resumed, the session works again, in a fresh shell, honestly said.
+    let (code, v) = r.json(&["run", "-s", "h9", "--", "echo back"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("back\n")), "{v}");
+    assert_eq!(v["shell_restarted"], true, "{v}");
+    let _ = std::fs::remove_file(&marker);
+}

@@ -51,4 +51,4 @@ pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{LostSession, Registry, SessionInfo};
 pub use result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, Truncation};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
-pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers};
+pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers, sweep_remote};

@@ -87,6 +87,10 @@ pub struct Resume {
     pub cwd: Option<PathBuf>,
     /// What the first result tells the caller.
     pub notice: String,
+    /// The lost shell's directory on its host (command files, the exports
+    /// snapshot): swept there, with what it left running, once the host is
+    /// reached again.
+    pub remote_dir: Option<PathBuf>,
 }
 
 impl Default for SessionOptions {
@@ -189,6 +193,9 @@ impl Session {
                 return Err(e);
             }
         };
+        if let Some(old) = resume.as_ref().and_then(|r| r.remote_dir.as_deref()) {
+            place.end_tree(old, true).await;
+        }
         let restore = match resume.as_ref().and_then(|r| r.env.as_deref()) {
             Some(snapshot) => {
                 let path = shell_dir.join("env");
@@ -261,6 +268,11 @@ impl Session {
     /// The host the shell runs on, `None` when local.
     pub fn host(&self) -> Option<&str> {
         self.place.host_name()
+    }
+
+    /// The shell's directory on its host (`None` when local).
+    pub fn remote_dir(&self) -> Option<&Path> {
+        self.place.host_name().map(|_| self.shell_dir.as_path())
     }
 
     /// The working directory after the last command.
@@ -529,4 +541,11 @@ fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
     s.sort();
     s.dedup();
     s
+}
+
+/// Ends what a lost remote shell left on `host` (its processes, found by
+/// its directory's marker) and removes its directory `dir` there: for a
+/// session closed after its daemon was killed, never continued.
+pub async fn sweep_remote(host: &dyn tether_transport::RemoteHost, dir: &Path) {
+    crate::remote::end_tree(host, dir, true).await;
 }

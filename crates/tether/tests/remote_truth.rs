@@ -315,3 +315,52 @@ fn a_hung_link_is_said_by_the_deadline_plus_a_grace() {
     assert_eq!(v["shell_restarted"], true, "{v}");
     let _ = std::fs::remove_file(&marker);
 }
+
+/// The daemon SIGKILLed with remote sessions open: their directories on
+/// the host (command files, the exports snapshot) are swept when each
+/// session is continued, or closed without being continued. Before, they
+/// stayed in the host's /dev/shm.
+#[test]
+fn a_killed_daemons_remote_directories_are_swept() {
+    let Some(r) = start("truth-sweep") else {
+        return;
+    };
+    let dir_of = |name: &str| -> std::path::PathBuf {
+        let (code, v) = r.json(&[
+            "run",
+            "-s",
+            name,
+            "--host",
+            "web01",
+            "--",
+            "export SECRET_TOKEN=s3; echo $__tether_dir",
+        ]);
+        assert_eq!(code, 0, "{v}");
+        std::path::PathBuf::from(v["output"].as_str().unwrap().trim())
+    };
+    // (The host is this machine: its directories are seen directly.)
+    let continued = dir_of("continued");
+    let closed = dir_of("closed");
+    assert!(continued.is_dir() && closed.is_dir());
+    let pid = r.daemon.pid();
+    common::sigkill(pid);
+    wait_for(10, "the daemon to die", || {
+        (!common::alive(pid)).then_some(())
+    });
+
+    let (code, v) = r.json(&["run", "-s", "continued", "--", "echo on"]);
+    assert_eq!(
+        (code, v["shell_restarted"].as_bool()),
+        (0, Some(true)),
+        "{v}"
+    );
+    assert!(
+        !continued.exists(),
+        "{} left on the host",
+        continued.display()
+    );
+
+    let out = r.tether(&["close", "-s", "closed"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!closed.exists(), "{} left on the host", closed.display());
+}

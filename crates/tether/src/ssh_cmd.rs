@@ -171,10 +171,10 @@ impl FarEnd for SshFar {
                 code: 128 + s,
                 why: format!("the remote program ended by signal {s}"),
             },
-            // As OpenSSH: 255, and a line.
+            // No exit status came: as OpenSSH, 255 and a line.
             PtyEvent::Ended(ExitInfo::LinkLost) => FarEvent::Ended {
-                code: 255,
-                why: "the connection to the host was lost".to_owned(),
+                code: FAILED,
+                why: LOST.to_owned(),
             },
         }
     }

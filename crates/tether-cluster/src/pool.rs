@@ -145,12 +145,14 @@ impl RemoteHost for PooledHost {
             if tokio::time::timeout(within, trip).await.is_ok() {
                 return false;
             }
-            // Nobody gets this connection again; its channels end.
-            let mut shared = self.slot.conn.lock().await;
-            if shared.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &conn)) {
+            // Nobody gets this connection again; its channels end. (A
+            // user connecting meanwhile holds the slot; the disconnect
+            // below closes it for that user too.)
+            if let Ok(mut shared) = self.slot.conn.try_lock()
+                && shared.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &conn))
+            {
                 *shared = Weak::new();
             }
-            drop(shared);
             *self.held.lock().unwrap_or_else(|p| p.into_inner()) = None;
             let _ = tokio::time::timeout(Duration::from_secs(1), conn.disconnect()).await;
             true

@@ -316,7 +316,6 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
-        self.link_lost = None;
         self.take_exit_cwd();
         self.place.end_tree(&self.shell_dir, false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
@@ -346,6 +345,9 @@ impl Session {
         self.shared = shared;
         self.last_status = 0;
         self.restarted = true;
+        // (Kept until a fresh shell runs: a restart that fails is tried
+        // again by the next call.)
+        self.link_lost = None;
         Ok(())
     }
 

@@ -364,3 +364,121 @@ fn a_killed_daemons_remote_directories_are_swept() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(!closed.exists(), "{} left on the host", closed.display());
 }
+
+/// `tether mcp` against `r`'s daemon: a raw JSON-RPC client.
+struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Mcp {
+    fn start(r: &Remote) -> Mcp {
+        use std::io::BufRead;
+        let mut child = r
+            .daemon
+            .cmd(&["mcp", "--norc"])
+            .env("HOME", &r.home.0)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("SSH_AUTH_SOCK")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut m = Mcp {
+            child,
+            stdin,
+            lines,
+        };
+        m.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "remote-truth", "version": "0"}}}),
+        );
+        m.reply(0);
+        m.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: serde_json::Value) {
+        use std::io::Write;
+        self.stdin.write_all(format!("{v}\n").as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn reply(&mut self, id: u64) -> serde_json::Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|e| panic!("no reply with id {id}: {e}"));
+            let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if msg["id"] == id {
+                return msg;
+            }
+        }
+    }
+
+    /// Calls `tool` with `args`; its structured result.
+    fn call(&mut self, id: u64, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}),
+        );
+        let r = self.reply(id);
+        r["result"]["structuredContent"].clone()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The same through MCP: `shell_run` kept past a short deadline, then
+/// `shell_read` with short waits, is `running` until it ends.
+#[test]
+fn a_silent_remote_command_is_running_through_mcp_reads() {
+    let Some(r) = start("truth-mcp") else {
+        return;
+    };
+    let mut m = Mcp::start(&r);
+    let v = m.call(
+        1,
+        "shell_run",
+        serde_json::json!({"session": "m", "host": "web01", "command": "sleep 5; echo x",
+            "timeout_s": 0.5, "on_timeout": "keep"}),
+    );
+    assert_eq!(v["status"], "running", "{v}");
+    let mut id = 2;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut output = String::new();
+    loop {
+        assert!(Instant::now() < deadline, "never ended");
+        let v = m.call(
+            id,
+            "shell_read",
+            serde_json::json!({"session": "m", "wait_s": 0.5}),
+        );
+        id += 1;
+        output.push_str(v["output"].as_str().unwrap_or_default());
+        match v["status"].as_str() {
+            Some("running") => {}
+            Some("exited") => break,
+            _ => panic!("a silent command reported {v}"),
+        }
+    }
+    assert_eq!(output, "x\n");
+}

@@ -4,11 +4,14 @@
 //! in `read` on the terminal is a program waiting for input (exact, as
 //! locally); threads that are all elsewhere (sleeping, waiting for a child,
 //! running) are not, so a silent command is not mistaken for one waiting.
-//! A thread blocked in `poll`/`select`/`epoll` may wait on the terminal:
-//! then (only then) silence decides, as locally without evidence. On a
-//! host without `/proc`, or that hides the system call and the wait point,
-//! the answer is unknown and silence alone never claims waiting: the
-//! command is `running` until it ends or its deadline passes.
+//! A thread blocked in `poll`/`select`/`epoll` may wait on the terminal,
+//! as may one whose system call is hidden (Yama's `ptrace_scope` 1, as on
+//! Ubuntu) sleeping where a terminal read sleeps (`wait_woken`) with the
+//! terminal as its stdin: then (only then) silence decides, as locally
+//! without evidence. On a host without `/proc`, or that hides the system
+//! call and the wait point, the answer is unknown and silence alone never
+//! claims waiting: the command is `running` until it ends or its deadline
+//! passes.
 //!
 //! The verdicts are the command's, not one wait's ([`ProbeMemory`], kept
 //! in the session): a command polled by many short reads is judged by the
@@ -30,16 +33,19 @@ pub(crate) enum Evidence {
     Reading(ForegroundProgram),
     /// Nothing in the foreground is reading the terminal.
     NotReading,
-    /// This program is blocked in `poll`/`select`/`epoll` (it may be
-    /// waiting on the terminal): silence decides.
-    Polling(ForegroundProgram),
+    /// This program may be waiting on the terminal: blocked in
+    /// `poll`/`select`/`epoll`, or (system calls hidden) at the wait point
+    /// a terminal read sleeps in with the terminal as its stdin. Silence
+    /// decides.
+    MayRead(ForegroundProgram),
     /// The host cannot tell.
     Unknown,
 }
 
 /// Lists `arch`, `tty` (the shell's terminal), then one `t PID NR FD WCHAN
 /// COMM` line per thread of the foreground group (NR `?` when the system
-/// call is hidden, FD the target of a read's descriptor or `-`).
+/// call is hidden, FD the target of a read's descriptor, of stdin when the
+/// call is hidden, or `-`).
 /// (It follows [`crate::remote::SHELL_STAT`].)
 const SCRIPT: &str = r#"echo "arch $(uname -m)"
 echo "tty $(readlink "/proc/$s/fd/0")"
@@ -52,7 +58,8 @@ for p in /proc/[0-9]*; do
     sc=$(cat "$t/syscall" 2>/dev/null) || sc='?'
     set -- $sc
     n=$1 f=-
-    case $n in 0|17|19|295|63|65|67|69) f=$(readlink "$p/fd/$(($2))" 2>/dev/null) || f=- ;; esac
+    case $n in 0|17|19|295|63|65|67|69) f=$(readlink "$p/fd/$(($2))" 2>/dev/null) || f=- ;;
+      \?) f=$(readlink "$p/fd/0" 2>/dev/null) || f=- ;; esac
     w=$(cat "$t/wchan" 2>/dev/null); [ -n "$w" ] || w=-
     echo "t ${p#/proc/} $n $f $w $c"
   done
@@ -102,7 +109,7 @@ fn judge(out: &str) -> Evidence {
     let mut tty = "";
     let mut any = false;
     let mut unsure = false;
-    let mut polling: Option<ForegroundProgram> = None;
+    let mut may_read: Option<ForegroundProgram> = None;
     for line in out.lines() {
         let mut f = line.splitn(6, ' ');
         match f.next() {
@@ -127,8 +134,8 @@ fn judge(out: &str) -> Evidence {
                     // wait point may still tell.
                     if wchan == "n_tty_read" {
                         true
-                    } else if POLLING.contains(&wchan) {
-                        polling.get_or_insert_with(program);
+                    } else if POLLING.contains(&wchan) || (wchan == "wait_woken" && terminal) {
+                        may_read.get_or_insert_with(program);
                         false
                     } else {
                         unsure |= !NOT_READING.contains(&wchan) && wchan != "0";
@@ -139,7 +146,7 @@ fn judge(out: &str) -> Evidence {
                     terminal
                 } else {
                     if polls.contains(&nr) {
-                        polling.get_or_insert_with(program);
+                        may_read.get_or_insert_with(program);
                     }
                     false
                 };
@@ -150,8 +157,8 @@ fn judge(out: &str) -> Evidence {
             _ => {}
         }
     }
-    match (any, unsure, polling) {
-        (true, _, Some(fg)) => Evidence::Polling(fg),
+    match (any, unsure, may_read) {
+        (true, _, Some(fg)) => Evidence::MayRead(fg),
         (true, false, None) => Evidence::NotReading,
         _ => Evidence::Unknown,
     }
@@ -252,12 +259,13 @@ impl<'a> ProbeWatch<'a> {
         }
     }
 
-    /// The program silence may call waiting: only one the host saw blocked
-    /// in `poll`/`select`/`epoll`, with no output since. Silence alone (no
-    /// verdict yet, or a host that cannot tell) never decides remotely.
+    /// The program silence may call waiting: only one the host saw where
+    /// it may read the terminal ([`Evidence::MayRead`]), with no output
+    /// since. Silence alone (no verdict yet, or a host that cannot tell)
+    /// never decides remotely.
     pub(crate) fn silence_decides(&self, processed: u64) -> Option<&ForegroundProgram> {
         match &self.memory.last {
-            Some((_, seen, Evidence::Polling(fg))) if *seen == processed => Some(fg),
+            Some((_, seen, Evidence::MayRead(fg))) if *seen == processed => Some(fg),
             _ => None,
         }
     }
@@ -299,14 +307,14 @@ mod tests {
         // poll on something: the silence fallback decides.
         assert_eq!(
             judge(&format!("{head}t 43 7 - do_sys_poll vim\n")),
-            Evidence::Polling(ForegroundProgram {
+            Evidence::MayRead(ForegroundProgram {
                 pid: 43,
                 command: "vim".to_owned()
             })
         );
         assert_eq!(
             judge(&format!("{head}t 46 ? - ep_poll node\n")),
-            Evidence::Polling(ForegroundProgram {
+            Evidence::MayRead(ForegroundProgram {
                 pid: 46,
                 command: "node".to_owned()
             })
@@ -319,6 +327,19 @@ mod tests {
         assert_eq!(
             judge(&format!("{head}t 45 ? - do_wait make\n")),
             Evidence::NotReading
+        );
+        // Hidden, asleep where a terminal read sleeps, the terminal its
+        // stdin: silence decides; with another stdin, nobody can tell.
+        assert_eq!(
+            judge(&format!("{head}t 47 ? /dev/pts/3 wait_woken dash\n")),
+            Evidence::MayRead(ForegroundProgram {
+                pid: 47,
+                command: "dash".to_owned()
+            })
+        );
+        assert_eq!(
+            judge(&format!("{head}t 48 ? pipe:[9] wait_woken dash\n")),
+            Evidence::Unknown
         );
         assert_eq!(judge(head), Evidence::Unknown);
         assert_eq!(

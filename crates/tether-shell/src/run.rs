@@ -354,7 +354,8 @@ impl Session {
                 r.maybe_start(idle, processed);
             }
             // Remotely silence decides only for a program the host saw
-            // polling; locally, as the terminal's inspection says.
+            // where it may be reading; locally, as the terminal's
+            // inspection says.
             let polling = remote
                 .as_ref()
                 .map(|r| r.silence_decides(processed).cloned());

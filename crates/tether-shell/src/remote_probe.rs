@@ -184,6 +184,15 @@ pub(crate) struct ProbeMemory {
     pending: Option<(u64, BoxFuture<'static, Evidence>)>,
     /// The last verdict: when it came, the output count it holds for.
     last: Option<(Instant, u64, Evidence)>,
+    /// When the probe in flight started.
+    since: Option<Instant>,
+}
+
+impl ProbeMemory {
+    /// How long the probe in flight has gone unanswered.
+    pub(crate) fn unanswered_for(&self) -> Option<Duration> {
+        self.pending.as_ref().and(self.since).map(|t| t.elapsed())
+    }
 }
 
 /// One wait's use of the session's [`ProbeMemory`]: taken when the wait
@@ -227,6 +236,7 @@ impl<'a> ProbeWatch<'a> {
         };
         if due && let Some(probe) = self.place.probe(self.dir) {
             self.memory.pending = Some((processed, probe));
+            self.memory.since = Some(Instant::now());
         }
     }
 

@@ -194,7 +194,7 @@ impl Session {
         let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
-                Ok(self.running_result(Status::Running, t0))
+                Ok(self.deadline_result(t0).await)
             }
             Woke::Deadline => self.interrupt(t0).await,
             Woke::Aborted(p) => Ok(self.aborted(p, t0)),
@@ -290,7 +290,7 @@ impl Session {
             ));
         }
         match self.wait(t0 + wait).await {
-            Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
+            Woke::Deadline => Ok(self.deadline_result(t0).await),
             Woke::Aborted(p) => Ok(self.aborted(p, t0)),
             woke => Ok(self.finish(woke, t0).await),
         }
@@ -626,6 +626,30 @@ impl Session {
             }
         }
         Ok(false)
+    }
+
+    /// The result of a wait whose deadline passed with the command kept:
+    /// `running`; but on a remote session whose host shows signs of not
+    /// answering (the typed line's start mark, or a probe's answer,
+    /// missing for [`LINK_GRACE`]), one round trip decides first, and a
+    /// hung link is said so.
+    async fn deadline_result(&mut self, t0: Instant) -> RunResult {
+        let suspect = self.place.host_name().is_some() && {
+            let unanswered = self
+                .probes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .unanswered_for();
+            let st = self.shared.lock();
+            let unmarked = st.phase == Phase::Sent && st.last_output.elapsed() >= LINK_GRACE;
+            unmarked || unanswered.is_some_and(|d| d >= LINK_GRACE)
+        };
+        if suspect && self.place.link_hung(LINK_GRACE).await {
+            self.shared.lock().finish_capture();
+            let _ = self.terminal.kill(Duration::from_millis(300));
+            return self.link_failed(LinkFailure::Unanswered, t0);
+        }
+        self.running_result(Status::Running, t0)
     }
 
     fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {

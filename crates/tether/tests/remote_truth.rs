@@ -482,3 +482,47 @@ fn a_silent_remote_command_is_running_through_mcp_reads() {
     }
     assert_eq!(output, "x\n");
 }
+
+/// A command kept past its deadline on a host that hangs: the reads that
+/// follow say the link stopped answering (within a bound), not `running`
+/// for ever.
+#[test]
+fn reads_of_a_kept_command_say_when_the_link_hung() {
+    let Some(r) = start("truth-hung-keep") else {
+        return;
+    };
+    let shell = shell_pid(&r, "k9");
+    let stopped = Stopped::above(shell);
+    let (code, v) = r.json(&[
+        "run",
+        "-s",
+        "k9",
+        "--timeout",
+        "1",
+        "--keep",
+        "--",
+        "echo hi",
+    ]);
+    assert_eq!((code, v["status"].as_str()), (123, Some("running")), "{v}");
+    let t0 = Instant::now();
+    let v = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(40),
+            "reads never said the link hung"
+        );
+        let (code, v) = read(&r, "k9", "1");
+        match v["status"].as_str() {
+            Some("running") => continue,
+            Some("connection_lost") => {
+                assert_eq!(code, 120, "{v}");
+                break v;
+            }
+            _ => panic!("{v}"),
+        }
+    };
+    drop(stopped);
+    assert_eq!(v["link"]["failure"], "unanswered", "{v}");
+    assert_eq!(v["link"]["command_started"], false, "{v}");
+    let (code, v) = r.json(&["run", "-s", "k9", "--", "echo back"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("back\n")), "{v}");
+}

@@ -15,7 +15,7 @@ use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
 use crate::remote_probe::Evidence;
 use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
-use crate::session::{Session, split_nonce};
+use crate::session::Session;
 
 /// Default characters per result.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
@@ -184,12 +184,11 @@ impl Session {
         let input = self.stdin_file(code, opts.stdin.as_deref()).await?;
         let grouped = input.as_ref().map_or(code, |(_, c)| c.as_str());
         let file = self.next_shell_path("cmd", self.dialect());
-        let nonce = split_nonce();
-        let text = self
-            .opts
-            .dialect
-            .command_file(grouped, self.last_status, &nonce);
-        let wrapper = self.opts.dialect.wrapper_line(&file, &nonce, code);
+        // The marks' nonce: the session secret (in the shell's setup file,
+        // never typed) followed by this number, the only part typed.
+        let seq = self.seq;
+        let text = self.opts.dialect.command_file(grouped, self.last_status);
+        let wrapper = self.opts.dialect.wrapper_line(&file, seq, code);
         // A remote shell writes a short command file itself, on the typed
         // line: no channel (and no remote process) per command.
         let inline = self
@@ -203,7 +202,7 @@ impl Session {
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
-            st.markers.set_nonce(&nonce.joined())?;
+            st.markers.set_sequence(seq);
             st.capture = Some(Capture::new(
                 opts.output_limit,
                 self.redactor.fresh(),

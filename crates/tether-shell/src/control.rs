@@ -127,6 +127,7 @@ impl Live {
             foreground: if running { foreground } else { None },
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: false,
+            terminal_holders: Vec::new(),
         }
     }
 }

@@ -243,6 +243,8 @@ impl Session {
         }
         line.extend_from_slice(inline.unwrap_or_default().as_bytes());
         line.extend_from_slice(wrapper.as_bytes());
+        // A process an earlier command left holding the terminal cannot
+        // take the line (it is stopped while the shell reads it).
         self.terminal.write(line)?;
         let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
@@ -669,6 +671,7 @@ impl Session {
             foreground: None,
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
+            terminal_holders: crate::holders::of(self.terminal.as_ref()),
         }
     }
 

@@ -6,7 +6,9 @@ use std::time::SystemTime;
 use tether_shell::{RunResult, SessionInfo};
 
 use crate::ops::Address;
-use crate::protocol::{Foreground, SessionEntry, SessionState, ShellResult, Truncated};
+use crate::protocol::{
+    Foreground, SessionEntry, SessionState, ShellResult, TerminalHolder, Truncated,
+};
 
 /// The wire shape of an engine result for the session the client called
 /// `session`.
@@ -32,6 +34,15 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
         }),
         duration_ms: r.duration_ms,
         shell_restarted: r.shell_restarted,
+        terminal_holders: r
+            .terminal_holders
+            .into_iter()
+            .map(|h| TerminalHolder {
+                pid: h.pid,
+                program: h.program,
+                can_type: h.can_type,
+            })
+            .collect(),
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Scan {
     seen: HashSet<i32>,
     /// Pids to examine at every look, with their start times.
     kept: HashMap<i32, u64>,
+    /// The slave's device number as `/proc/PID/stat` gives it.
+    tty_nr: Option<i32>,
 }
 
 impl Scan {
@@ -55,6 +57,7 @@ impl Scan {
         Scan {
             seen: procfs::pids().into_iter().collect(),
             kept: HashMap::new(),
+            tty_nr: None,
         }
     }
 
@@ -68,7 +71,10 @@ impl Scan {
         foreground: Option<i32>,
         marker: Option<&str>,
     ) -> Vec<Found> {
-        let Some(tty_nr) = procfs::tty_nr_of(&id.pts) else {
+        if self.tty_nr.is_none() {
+            self.tty_nr = procfs::tty_nr_of(&id.pts);
+        }
+        let Some(tty_nr) = self.tty_nr else {
             return Vec::new();
         };
         let on_tty = |p: &Path| p == id.pts;
@@ -83,7 +89,7 @@ impl Scan {
         self.kept.retain(|pid, _| now.contains(pid));
         self.seen = now;
         let me = std::process::id() as i32;
-        let tiocsti = procfs::tiocsti_allowed();
+        let tiocsti = std::cell::OnceCell::new();
         let mut found = Vec::new();
         for (&pid, &start) in &self.kept {
             let Some(s) = procfs::stat(pid).filter(|s| s.start_time == start && s.state != 'Z')
@@ -105,7 +111,8 @@ impl Scan {
                 start_time: s.start_time,
                 program: program(&s),
                 can_read: unstopped && fds.iter().any(|(_, read)| *read),
-                can_type: tiocsti && (ctty || procfs::has_sys_admin(pid)),
+                can_type: *tiocsti.get_or_init(procfs::tiocsti_allowed)
+                    && (ctty || procfs::has_sys_admin(pid)),
             });
         }
         found.sort_by_key(|f| f.pid);

@@ -245,7 +245,7 @@ impl Session {
         line.extend_from_slice(wrapper.as_bytes());
         // A process an earlier command left holding the terminal cannot
         // take the line (it is stopped while the shell reads it).
-        self.terminal.write(line)?;
+        self.terminal.write_past_holders(line)?;
         let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {

@@ -80,13 +80,18 @@ impl Scan {
         let on_tty = |p: &Path| p == id.pts;
         let now: HashSet<i32> = procfs::pids().into_iter().collect();
         for &pid in now.difference(&self.seen) {
-            let keep = marker.is_some_and(|m| procfs::environ_holds(pid, m))
-                || !procfs::fds_on(pid, on_tty).is_empty();
-            if let Some(s) = keep.then(|| procfs::stat(pid)).flatten() {
+            if let Some(s) = procfs::stat(pid) {
                 self.kept.insert(pid, s.start_time);
             }
         }
-        self.kept.retain(|pid, _| now.contains(pid));
+        // A process stays while it may be the session's: it carries the
+        // marker, or its environment cannot be read yet (one caught in
+        // `execve` shows none), or it holds the slave.
+        self.kept.retain(|&pid, _| {
+            now.contains(&pid)
+                && (marker.is_none_or(|m| procfs::environ_holds(pid, m) != Some(false))
+                    || !procfs::fds_on(pid, on_tty).is_empty())
+        });
         self.seen = now;
         let me = std::process::id() as i32;
         let tiocsti = std::cell::OnceCell::new();

@@ -99,11 +99,12 @@ fn opened_for_reading(pid: i32, fd: u64) -> bool {
         .is_none_or(|flags| flags & O_ACCMODE != O_WRONLY)
 }
 
-/// True when `pid`'s environment at its start holds `entry`
-/// (`NAME=VALUE`).
-pub fn environ_holds(pid: i32, entry: &str) -> bool {
-    fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+/// Whether `pid`'s environment at its start holds `entry` (`NAME=VALUE`);
+/// `None` when it cannot be read or is empty (a process in the middle of
+/// `execve` shows none).
+pub fn environ_holds(pid: i32, entry: &str) -> Option<bool> {
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    (!env.is_empty()).then(|| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
 }
 
 /// True when `pid` has CAP_SYS_ADMIN in its effective set (it may type

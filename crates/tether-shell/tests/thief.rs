@@ -93,7 +93,9 @@ async fn run(s: &mut Session, code: &str) -> RunResult {
     s.run(code, &opts).await.unwrap()
 }
 
-/// The thief is started by one command; each of the next commands runs
+/// The thief is started by one command (in a subshell: busybox ash run
+/// with `setsid prog &` as a job of its own sometimes reads end of file
+/// and exits, on 032fa99 too); each of the next commands runs
 /// (its file appears), reports its own exit code and output, and its
 /// result names the thief; once the thief is gone, no result names it.
 async fn thief_cannot_forge(mut s: Session, dir: &Path) {
@@ -103,7 +105,7 @@ async fn thief_cannot_forge(mut s: Session, dir: &Path) {
     let r = run(
         &mut s,
         &format!(
-            "setsid python3 {} $(tty) {} </dev/null >/dev/null 2>&1 &",
+            "t=$(tty); (setsid python3 {} $t {} </dev/null >/dev/null 2>&1 &)",
             thief.display(),
             pid_file.display()
         ),

@@ -6,7 +6,8 @@
 //! A holder has a descriptor open on the slave, or the slave as its
 //! controlling terminal. Only processes started after the PTY can have
 //! inherited it, so the scan is incremental: each look lists `/proc`'s pids
-//! (no process's files) and examines only the pids it has not seen, keeping
+//! (no process's files; not even that when `/proc/loadavg` shows no pid
+//! given since the last look) and examines only the pids it has not seen, keeping
 //! those that hold the slave or carry the tree's marker in their
 //! environment (the session's own processes, which may open it later) to
 //! examine again. A process older than the PTY that opens the slave by its
@@ -45,16 +46,19 @@ pub struct Found {
 pub struct Scan {
     /// Pids present at the last look.
     seen: HashSet<i32>,
-    /// Pids to examine at every look, with their start times.
-    kept: HashMap<i32, u64>,
+    /// Pids to examine at every look.
+    kept: HashMap<i32, Kept>,
     /// The slave's device number as `/proc/PID/stat` gives it.
     tty_nr: Option<i32>,
+    /// The last pid given when `seen` was taken.
+    last_pid: Option<i32>,
 }
 
 impl Scan {
     /// A scan that treats every process alive now as older than the PTY.
     pub fn before_spawn() -> Scan {
         Scan {
+            last_pid: procfs::last_pid(),
             seen: procfs::pids().into_iter().collect(),
             kept: HashMap::new(),
             tty_nr: None,
@@ -78,31 +82,59 @@ impl Scan {
             return Vec::new();
         };
         let on_tty = |p: &Path| p == id.pts;
-        let now: HashSet<i32> = procfs::pids().into_iter().collect();
+        let me = std::process::id() as i32;
+        // When no process was created since the last look, only the kept
+        // ones need a look (`/proc` is not listed).
+        let last_pid = procfs::last_pid();
+        let listed = last_pid.is_none() || last_pid != self.last_pid;
+        self.last_pid = last_pid;
+        let now: HashSet<i32> = if listed {
+            procfs::pids().into_iter().collect()
+        } else {
+            let alive = |pid: &i32| Path::new(&format!("/proc/{pid}")).exists();
+            self.kept.keys().copied().filter(alive).collect()
+        };
         for &pid in now.difference(&self.seen) {
+            if pid == id.session || pid == me {
+                continue;
+            }
             if let Some(s) = procfs::stat(pid) {
-                self.kept.insert(pid, s.start_time);
+                let k = Kept {
+                    start_time: s.start_time,
+                    ours: false,
+                };
+                self.kept.insert(pid, k);
             }
         }
         // A process stays while it may be the session's: it carries the
-        // marker, or its environment cannot be read yet (one caught in
-        // `execve` shows none), or it holds the slave.
-        self.kept.retain(|&pid, _| {
-            now.contains(&pid)
-                && (marker.is_none_or(|m| procfs::environ_holds(pid, m) != Some(false))
-                    || !procfs::fds_on(pid, on_tty).is_empty())
+        // marker (read once), or its environment cannot be read yet (one
+        // caught in `execve` shows none), or it holds the slave.
+        self.kept.retain(|&pid, k| {
+            if !now.contains(&pid) {
+                return false;
+            }
+            if !k.ours {
+                match marker.map(|m| procfs::environ_holds(pid, m)) {
+                    Some(Some(true)) => k.ours = true,
+                    Some(None) => return true,
+                    _ => {}
+                }
+            }
+            k.ours || !procfs::fds_on(pid, on_tty).is_empty()
         });
-        self.seen = now;
-        let me = std::process::id() as i32;
+        if listed {
+            self.seen = now;
+        }
         let tiocsti = std::cell::OnceCell::new();
         let mut found = Vec::new();
-        for (&pid, &start) in &self.kept {
-            let Some(s) = procfs::stat(pid).filter(|s| s.start_time == start && s.state != 'Z')
+        for (&pid, k) in &self.kept {
+            let Some(s) =
+                procfs::stat(pid).filter(|s| s.start_time == k.start_time && s.state != 'Z')
             else {
                 continue;
             };
             let in_foreground = foreground.is_some_and(|fg| fg == s.pgrp && fg != id.session);
-            if pid == id.session || pid == me || s.ppid == me || in_foreground {
+            if s.ppid == me || in_foreground {
                 continue;
             }
             let ctty = s.tty_nr == tty_nr;
@@ -129,6 +161,14 @@ fn program(s: &Stat) -> String {
     std::fs::read_to_string(format!("/proc/{}/comm", s.pid))
         .map(|c| c.trim_end().to_owned())
         .unwrap_or_else(|_| s.comm.clone())
+}
+
+/// A process examined at every look.
+#[derive(Clone, Copy, Debug)]
+struct Kept {
+    start_time: u64,
+    /// Its environment showed the tree's marker: it is the session's.
+    ours: bool,
 }
 
 /// Holders stopped (SIGSTOP) while a line is typed for the foreground, so

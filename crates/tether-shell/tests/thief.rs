@@ -137,6 +137,12 @@ async fn thief_cannot_forge(mut s: Session, dir: &Path) {
             named.contains(&(pid, "python3")),
             "the thief is named: {r:?}"
         );
+        // Whether it can type into the session by TIOCSTI: the kernel
+        // allows it, and (not being in the session) it is privileged.
+        let can_type =
+            tether_pty::procfs::tiocsti_allowed() && tether_pty::procfs::has_sys_admin(pid);
+        let thief = r.terminal_holders.iter().find(|h| h.pid == pid).unwrap();
+        assert_eq!(thief.can_type, can_type, "{r:?}");
         assert!(alive(pid), "the thief still runs");
     }
     nix::sys::signal::kill(

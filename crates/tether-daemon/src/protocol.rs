@@ -404,6 +404,20 @@ pub struct Foreground {
     pub command: String,
 }
 
+/// A process left by an earlier command that still holds the session's
+/// terminal: it may read what is typed there (tether's lines reach the
+/// shell anyway, and hold no mark's nonce).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct TerminalHolder {
+    /// Its process id.
+    pub pid: i32,
+    /// Its command name.
+    pub program: String,
+    /// It can type into the session by TIOCSTI (the kernel allows it, and
+    /// the terminal is its controlling terminal or it is privileged).
+    pub can_type: bool,
+}
+
 /// The result of run, send, read and signal.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 pub struct ShellResult {
@@ -436,6 +450,11 @@ pub struct ShellResult {
     /// whether the command was seen to start.
     #[serde(default)]
     pub link: Option<LinkLoss>,
+    /// Processes left by earlier commands that hold the session's terminal
+    /// (local sessions; empty when none), until they exit or a reset ends
+    /// them.
+    #[serde(default)]
+    pub terminal_holders: Vec<TerminalHolder>,
 }
 
 /// One session in a listing.

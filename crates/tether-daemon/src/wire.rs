@@ -7,7 +7,8 @@ use tether_shell::{RunResult, SessionInfo};
 
 use crate::ops::Address;
 use crate::protocol::{
-    Foreground, LinkFailure, LinkLoss, SessionEntry, SessionState, ShellResult, Truncated,
+    Foreground, LinkFailure, LinkLoss, SessionEntry, SessionState, ShellResult, TerminalHolder,
+    Truncated,
 };
 
 /// The wire shape of an engine result for the session the client called
@@ -41,6 +42,15 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
             },
             command_started: l.command_started,
         }),
+        terminal_holders: r
+            .terminal_holders
+            .into_iter()
+            .map(|h| TerminalHolder {
+                pid: h.pid,
+                program: h.program,
+                can_type: h.can_type,
+            })
+            .collect(),
     }
 }
 

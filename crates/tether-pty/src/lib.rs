@@ -12,6 +12,7 @@
 //!
 //! It knows nothing of shells, and it is Linux-only where it reads `/proc`.
 
+pub mod holders;
 pub mod inspect;
 mod local;
 mod master;

@@ -75,6 +75,8 @@ pub struct LocalPty {
     output: Mutex<Option<OutputStream>>,
     delivered: Arc<Delivered>,
     exit: watch::Receiver<Option<ExitInfo>>,
+    /// The incremental search for the slave's holders.
+    holders: Mutex<crate::holders::Scan>,
 }
 
 impl std::fmt::Debug for LocalPty {
@@ -155,6 +157,8 @@ impl LocalPty {
         master::set_nonblocking(&pty)?;
         let pts_path = std::fs::read_link(format!("/proc/self/fd/{}", pts.as_raw_fd()))
             .map_err(setup("slave lookup"))?;
+        // Every process alive now is older than the PTY: not a holder.
+        let holders = Mutex::new(crate::holders::Scan::before_spawn());
         let mut cmd = pty_process::blocking::Command::new(&spec.program)
             .args(&spec.args)
             .env_clear()
@@ -197,6 +201,7 @@ impl LocalPty {
             output: Mutex::new(Some(output)),
             delivered,
             exit,
+            holders,
         })
     }
 
@@ -249,6 +254,13 @@ fn wait_child(mut child: std::process::Child, exit: watch::Sender<Option<ExitInf
     };
     let _ = exit.send(Some(info));
 }
+
+/// How long a holder that could read the terminal has to stop before a
+/// line is typed anyway.
+const HOLDER_STOP_WAIT: Duration = Duration::from_millis(500);
+
+/// The longest holders stay stopped while the foreground reads a line.
+const HOLDER_PAUSE_MAX: Duration = Duration::from_secs(2);
 
 impl Terminal for LocalPty {
     fn write(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
@@ -328,6 +340,34 @@ impl Terminal for LocalPty {
         Ok(ModesRestored::Restored)
     }
 
+    fn holders(&self) -> Vec<tether_transport::Holder> {
+        self.found_holders()
+            .into_iter()
+            .map(|f| tether_transport::Holder {
+                pid: f.pid,
+                program: f.program,
+                can_type: f.can_type,
+            })
+            .collect()
+    }
+
+    fn write_past_holders(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        let found = self.found_holders();
+        let paused = crate::holders::Paused::stop(&found, HOLDER_STOP_WAIT);
+        self.write(bytes)?;
+        if !paused.is_empty() {
+            // The readers stay stopped until the foreground has read
+            // everything typed (bounded: a shell that does not read gets
+            // its line later, and they are continued).
+            let deadline = std::time::Instant::now() + HOLDER_PAUSE_MAX;
+            while self.input_queued().is_some_and(|n| n > 0) && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Ok(())
+    }
+
     fn inspect(&self) -> Result<Inspection, TransportError> {
         if self.exit.borrow().is_some() {
             let (output_delivered, output_unread) = self.output_counts();
@@ -363,6 +403,18 @@ impl Terminal for LocalPty {
 }
 
 impl LocalPty {
+    /// The slave's holders now (see [`crate::holders`]).
+    fn found_holders(&self) -> Vec<crate::holders::Found> {
+        if self.exit.borrow().is_some() {
+            return Vec::new();
+        }
+        let foreground = self.foreground_pgid().ok();
+        match self.holders.lock() {
+            Ok(mut scan) => scan.holders(&self.id, foreground, self.marker.as_deref()),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Bytes in the slave's input queue (typed, not yet read), from a
     /// short-lived non-blocking descriptor that never becomes a
     /// controlling terminal.

@@ -19,6 +19,9 @@ pub struct Stat {
     pub pgrp: i32,
     /// Session id.
     pub session: i32,
+    /// The controlling terminal's device number, as the kernel encodes it
+    /// (0: none); compare with [`tty_nr_of`].
+    pub tty_nr: i32,
     /// Start time, clock ticks after boot.
     pub start_time: u64,
 }
@@ -45,8 +48,91 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         ppid: rest.get(1)?.parse().ok()?,
         pgrp: rest.get(2)?.parse().ok()?,
         session: rest.get(3)?.parse().ok()?,
+        tty_nr: rest.get(4)?.parse().ok()?,
         start_time: rest.get(19)?.parse().ok()?,
     })
+}
+
+/// The pid the kernel gave last (the fifth field of `/proc/loadavg`, in
+/// this pid namespace): while it stays the same, no process was created.
+pub fn last_pid() -> Option<i32> {
+    let text = fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// The pids in `/proc`, without reading any process's files.
+pub fn pids() -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
+/// The `tty_nr` of [`Stat`] for the terminal device at `path` (its device
+/// number in the kernel's `new_encode_dev` form), `None` if it cannot be
+/// read.
+pub fn tty_nr_of(path: &std::path::Path) -> Option<i32> {
+    let rdev = rustix::fs::stat(path).ok()?.st_rdev;
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    i32::try_from((minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)).ok()
+}
+
+/// The descriptors of `pid` open on a file whose path satisfies `is`,
+/// each with whether it was opened for reading.
+pub fn fds_on(pid: i32, is: impl Fn(&std::path::Path) -> bool) -> Vec<(u64, bool)> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| fs::read_link(e.path()).is_ok_and(|t| is(&t)))
+        .filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok())
+        .map(|fd| (fd, opened_for_reading(pid, fd)))
+        .collect()
+}
+
+/// True when descriptor `fd` of `pid` was opened read-only or read-write
+/// (`flags:` of its fdinfo; true when that cannot be read).
+fn opened_for_reading(pid: i32, fd: u64) -> bool {
+    const O_ACCMODE: u32 = 0o3;
+    const O_WRONLY: u32 = 0o1;
+    let Ok(text) = fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+        return true;
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_none_or(|flags| flags & O_ACCMODE != O_WRONLY)
+}
+
+/// Whether `pid`'s environment at its start holds `entry` (`NAME=VALUE`);
+/// `None` when it cannot be read or is empty (a process in the middle of
+/// `execve` shows none).
+pub fn environ_holds(pid: i32, entry: &str) -> Option<bool> {
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    (!env.is_empty()).then(|| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+}
+
+/// True when `pid` has CAP_SYS_ADMIN in its effective set (it may type
+/// into any terminal by TIOCSTI).
+pub fn has_sys_admin(pid: i32) -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|c| u64::from_str_radix(c.trim(), 16).ok())
+            .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+    })
+}
+
+/// True when this kernel lets a process type into a terminal by TIOCSTI
+/// (`/proc/sys/dev/tty/legacy_tiocsti` is 1, or the kernel predates it).
+pub fn tiocsti_allowed() -> bool {
+    match fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti") {
+        Ok(v) => v.trim() != "0",
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// Every process visible in `/proc`.

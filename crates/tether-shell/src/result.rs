@@ -105,6 +105,22 @@ pub struct ForegroundProgram {
     pub command: String,
 }
 
+/// A process left by an earlier command that still holds the session's
+/// terminal (a descriptor open on it, or it as controlling terminal): it
+/// may read what is typed there. Lines tether types reach the shell (such
+/// a process is stopped while one is read), and hold no mark's nonce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalHolder {
+    /// Its pid.
+    pub pid: i32,
+    /// Its command name.
+    pub program: String,
+    /// It can type into the session (the kernel allows TIOCSTI and the
+    /// terminal is its controlling terminal, or it is privileged): what it
+    /// types runs as the session's commands.
+    pub can_type: bool,
+}
+
 /// One call's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunResult {
@@ -131,6 +147,10 @@ pub struct RunResult {
     /// With [`Status::ConnectionLost`]: how the link failed and what is
     /// known of the command.
     pub link: Option<LinkLoss>,
+    /// Processes left by earlier commands that hold the session's terminal
+    /// (a local shell's; a remote terminal's are not seen), until they exit
+    /// or a reset ends them.
+    pub terminal_holders: Vec<TerminalHolder>,
 }
 
 /// The signal name a shell's `128 + N` status stands for.

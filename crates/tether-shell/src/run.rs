@@ -17,7 +17,7 @@ use crate::remote_probe::ProbeWatch;
 use crate::result::{
     ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, signal_of_status,
 };
-use crate::session::{Session, split_nonce};
+use crate::session::Session;
 
 /// Default characters per result.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
@@ -128,12 +128,11 @@ impl Session {
         let input = self.stdin_file(code, opts.stdin.as_deref()).await?;
         let grouped = input.as_ref().map_or(code, |(_, c)| c.as_str());
         let file = self.next_shell_path("cmd", self.dialect());
-        let nonce = split_nonce();
-        let text = self
-            .opts
-            .dialect
-            .command_file(grouped, self.last_status, &nonce);
-        let wrapper = self.opts.dialect.wrapper_line(&file, &nonce, code);
+        // The marks' nonce: the session secret (in the shell's setup file,
+        // never typed) followed by this number, the only part typed.
+        let seq = self.seq;
+        let text = self.opts.dialect.command_file(grouped, self.last_status);
+        let wrapper = self.opts.dialect.wrapper_line(&file, seq, code);
         // A remote shell writes a short command file itself, on the typed
         // line: no channel (and no remote process) per command.
         let inline = self
@@ -147,7 +146,7 @@ impl Session {
         let spill = self.next_path("out", "txt");
         {
             let mut st = self.shared.lock();
-            st.markers.set_nonce(&nonce.joined())?;
+            st.markers.set_sequence(seq);
             st.capture = Some(Capture::new(
                 opts.output_limit,
                 self.redactor.fresh(),
@@ -190,7 +189,9 @@ impl Session {
         }
         line.extend_from_slice(inline.unwrap_or_default().as_bytes());
         line.extend_from_slice(wrapper.as_bytes());
-        self.terminal.write(line)?;
+        // A process an earlier command left holding the terminal cannot
+        // take the line (it is stopped while the shell reads it).
+        self.terminal.write_past_holders(line)?;
         let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
@@ -702,6 +703,7 @@ impl Session {
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
             link: None,
+            terminal_holders: crate::holders::of(self.terminal.as_ref()),
         }
     }
 

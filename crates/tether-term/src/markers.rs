@@ -5,8 +5,10 @@
 //! Only a real OSC sequence counts: input echoed by a terminal shows an
 //! ESC as text (`^[` or a literal `\033` in the command line), never as the
 //! byte, and a program cannot print a mark it has not been told the nonce
-//! of. The engine sends a fresh nonce with each command, split in the
-//! command text, so even the echoed command does not contain it whole.
+//! of. The nonce is a session secret the shell read from a private file,
+//! followed by each command's sequence number ([`MarkerScanner::set_sequence`]):
+//! only the number is ever typed, so a process that reads the terminal's
+//! input learns nothing it could forge a mark with.
 
 use crate::error::TermError;
 use crate::scan::Scanner;
@@ -56,6 +58,8 @@ pub struct MarkerEvent {
 #[derive(Clone, Debug)]
 pub struct MarkerScanner {
     scanner: Scanner,
+    /// The nonce given to [`MarkerScanner::new`]: the session secret.
+    base: String,
     nonce: String,
     offset: u64,
     forged: u64,
@@ -68,6 +72,7 @@ impl MarkerScanner {
         check_nonce(nonce)?;
         Ok(MarkerScanner {
             scanner: Scanner::escapes_only(),
+            base: nonce.to_owned(),
             nonce: nonce.to_owned(),
             offset: 0,
             forged: 0,
@@ -79,6 +84,13 @@ impl MarkerScanner {
         check_nonce(nonce)?;
         nonce.clone_into(&mut self.nonce);
         Ok(())
+    }
+
+    /// Accepts the nonce given to [`MarkerScanner::new`] followed by
+    /// `seq` in decimal from now on (one command's marks; the previous
+    /// nonce no longer counts).
+    pub fn set_sequence(&mut self, seq: u64) {
+        self.nonce = format!("{}{seq}", self.base);
     }
 
     /// Bytes scanned so far: the stream offset of the next byte.

@@ -204,6 +204,20 @@ pub struct ProcessInfo {
     pub command: String,
 }
 
+/// A process outside the terminal's foreground that holds the terminal
+/// (a descriptor open on it, or it as controlling terminal): left by an
+/// earlier command, it may read what is typed there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// Its pid.
+    pub pid: i32,
+    /// Its command name.
+    pub program: String,
+    /// It can type into the terminal (the kernel allows TIOCSTI, and the
+    /// terminal is its controlling terminal or it is privileged).
+    pub can_type: bool,
+}
+
 /// What is running in the terminal's foreground, from kernel state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Foreground {
@@ -281,6 +295,21 @@ pub trait Terminal: Send + Sync {
 
     /// Inspects the terminal's processes now.
     fn inspect(&self) -> Result<Inspection, TransportError>;
+
+    /// The processes other than the top program and the foreground's that
+    /// hold the terminal (see [`Holder`]); empty where the transport
+    /// cannot see them (a remote terminal).
+    fn holders(&self) -> Vec<Holder> {
+        Vec::new()
+    }
+
+    /// Writes `bytes` as [`Terminal::write`] does, with every holder that
+    /// could read them stopped until the foreground has read them: a line
+    /// typed for the shell reaches the shell. A transport that cannot see
+    /// holders just writes.
+    fn write_past_holders(&self, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.write(bytes)
+    }
 
     /// Turns the terminal's own echo of typed input on or off, but only
     /// while it is in canonical (line) mode: a program in raw mode keeps its

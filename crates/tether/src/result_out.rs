@@ -76,7 +76,35 @@ pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<
     if let Some(note) = note {
         eprintln!("tether: {}", escaped(&note, true));
     }
+    if let Some(holders) = holders_note(r) {
+        eprintln!("tether: {holders}");
+    }
     Ok(exit_code(r))
+}
+
+/// The line naming the processes left by earlier commands that hold the
+/// session's terminal, `None` when there are none.
+pub fn holders_note(r: &ShellResult) -> Option<String> {
+    if r.terminal_holders.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = r
+        .terminal_holders
+        .iter()
+        .map(|h| {
+            let typing = if h.can_type {
+                ", can type into the session by TIOCSTI"
+            } else {
+                ""
+            };
+            format!("{} (pid {}{typing})", shown(&h.program), h.pid)
+        })
+        .collect();
+    Some(format!(
+        "left by earlier commands, holding this session's terminal (they may read its input): {}; `tether reset -s {}` ends them",
+        named.join(", "),
+        shown(&r.session)
+    ))
 }
 
 /// The note on stderr for `r`'s status, `None` for a plain exit.

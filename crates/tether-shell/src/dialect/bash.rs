@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Dialect, SetupContext, SplitNonce, sh_quote};
+use super::{Dialect, SetupContext, sh_quote};
 
 /// GNU bash, started interactive without line editing (input is not
 /// echoed, and nothing redraws).
@@ -10,7 +10,10 @@ use super::{Dialect, SetupContext, SplitNonce, sh_quote};
 pub struct Bash;
 
 /// Shared shell code: functions and hooks, installed after the user's
-/// start-up files. It must survive `set -u` (every expansion has a default),
+/// start-up files. `SECRET_A SECRET_B` are the session secret's halves:
+/// they live only in these function bodies (never exported, never in a
+/// variable), read by the shell from its private setup file; the typed
+/// line names only the command's number. It must survive `set -u` (every expansion has a default),
 /// `set -o noclobber` (`>|`), redefined builtins (`builtin`), and a hostile
 /// PROMPT_COMMAND (ours runs first and is put back by every wrapper line).
 const FUNCTIONS: &str = r#"
@@ -34,7 +37,7 @@ __tether_enc() {
   __tether_cwd=$out
 }
 __tether_end() {
-  local st=$3 ps
+  local st=$2 ps
   __tether_modes
   [[ -n ${__tether_st-} ]] && st=$__tether_st
   ps=${__tether_ps-}
@@ -42,9 +45,10 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
   return 0
 }
+__tether_fb() { __tether_end "${__tether_n-0}" "$@"; }
 __tether_prompt() {
   local st=$?
   if [[ -n ${__tether_pending-} ]]; then
@@ -60,10 +64,10 @@ __tether_exit() {
 __tether_go() {
   [[ ${PROMPT_COMMAND-} == __tether_prompt* ]] || PROMPT_COMMAND="__tether_prompt;${PROMPT_COMMAND-}"
   ERRTRAP
-  builtin export -nf __tether_fb
-  __tether_pending=1 __tether_ran=
-  builtin printf '\033]6973;%s%s;start\007' "$1" "$2"
+  __tether_n=$1 __tether_pending=1 __tether_ran=
+  builtin printf '\033]6973;%s%s%s;start\007' SECRET_A SECRET_B "$1"
 }
+builtin export -nf __tether_end __tether_fb __tether_go
 __tether_grab() { __tether_utrap=$2; }
 __tether_utrap=
 builtin trap -p EXIT >| "$__tether_dir/traps" 2>/dev/null
@@ -110,7 +114,7 @@ impl Dialect for Bash {
         s.push_str(&format!(
             "__tether_dir={}\n{}",
             sh_quote(&ctx.dir.display().to_string()),
-            FUNCTIONS.replace("ERRTRAP", ERR_TRAP)
+            super::with_secret(FUNCTIONS, ctx.nonce).replace("ERRTRAP", ERR_TRAP)
         ));
         s.push_str(&super::restore_and_ready(ctx, "builtin"));
         s
@@ -120,7 +124,7 @@ impl Dialect for Bash {
         super::source_line(run_rc_files, path)
     }
 
-    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+    fn command_file(&self, code: &str, last_status: i32) -> String {
         // `__tether_rc N && :` sets `$?` for the user's code without
         // tripping errexit or the ERR trap; it shares the code's first line,
         // so the shell's messages give the user's own line numbers. The last
@@ -141,17 +145,15 @@ impl Dialect for Bash {
         super::printf_to_file("builtin", path, bytes)
     }
 
-    /// The nonce's fallback function, then `__tether_go` (the prompt hook
-    /// and the ERR trap put back, the start mark), the command file at top
-    /// level (so its `declare`s and positional parameters are the
-    /// shell's), and the end mark. What is the same for every command
-    /// lives in `__tether_go`, parsed once at start-up: the typed line is
-    /// parsed again for each command.
-    fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
+    /// `__tether_go` (the prompt hook and the ERR trap put back, the
+    /// command's number recorded for the fallback end mark, the start
+    /// mark), the command file at top level (so its `declare`s and
+    /// positional parameters are the shell's), and the end mark. The
+    /// marks' nonce is the session secret the shell read from its setup
+    /// file followed by `seq`: nothing typed here can forge one.
+    fn wrapper_line(&self, path: &Path, seq: u64, _code: &str) -> String {
         format!(
-            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; __tether_go {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
-            a = n.a,
-            b = n.b,
+            "__tether_go {seq}; builtin . {path}; __tether_end {seq} $?\n",
             path = sh_quote(&path.display().to_string()),
         )
     }

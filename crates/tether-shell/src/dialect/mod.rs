@@ -7,6 +7,14 @@
 //! text itself is written to a private file and loaded by a short wrapper
 //! line, so its length, quotes and newlines never meet the terminal's line
 //! buffer.
+//!
+//! No nonce is ever typed. The session secret is written into the setup
+//! file (0600, in the 0700 session directory, sent to a host by a channel,
+//! never by the terminal), where the shell keeps it in function bodies; a
+//! command's marks carry the secret followed by the command's number, and
+//! the wrapper line names only that number. A process that reads every
+//! byte typed into the terminal learns the number and a file's path: it
+//! cannot forge a mark.
 
 mod bash;
 mod heredoc;
@@ -26,8 +34,8 @@ pub use zsh::Zsh;
 
 use std::path::Path;
 
-/// The nonce of one command (or of the session's setup), in two halves that
-/// the shell joins: the typed text never holds the whole nonce.
+/// The session secret, in two halves that the shell joins when it prints a
+/// mark: no function body or listing holds it whole. It is never typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitNonce {
     /// First half (16 hex digits).
@@ -48,7 +56,8 @@ impl SplitNonce {
 pub struct SetupContext<'a> {
     /// The session's private directory.
     pub dir: &'a Path,
-    /// The nonce of the `ready` mark.
+    /// The session secret: the nonce of the `ready` mark, and, followed by
+    /// a command's number, of that command's marks.
     pub nonce: &'a SplitNonce,
     /// Whether the user's start-up files run first.
     pub run_rc_files: bool,
@@ -97,9 +106,9 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// does not load it itself.
     fn load_setup(&self, run_rc_files: bool, path: &Path) -> Option<String>;
 
-    /// The file that runs the user's `code` under `nonce`, with `$?` first
-    /// set to `last_status`.
-    fn command_file(&self, code: &str, last_status: i32, nonce: &SplitNonce) -> String;
+    /// The file that runs the user's `code`, with `$?` first set to
+    /// `last_status`. It holds no nonce (a remote shell's is typed).
+    fn command_file(&self, code: &str, last_status: i32) -> String;
 
     /// `code` with its stdin read from the file `input` (a grouping with
     /// a redirection: the shell's own stdin, its terminal, is untouched);
@@ -109,8 +118,9 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     }
 
     /// The line typed to run the command file at `path` (holding `code`)
-    /// under `nonce`.
-    fn wrapper_line(&self, path: &Path, nonce: &SplitNonce, code: &str) -> String;
+    /// as command number `seq`: its marks carry the session secret
+    /// followed by `seq`, and the line holds no part of the secret.
+    fn wrapper_line(&self, path: &Path, seq: u64, code: &str) -> String;
 
     /// A command, typed before the wrapper line on the same line, that
     /// writes the command file `path` holding `bytes` (for a remote shell,
@@ -184,21 +194,12 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// The part of a bash or zsh wrapper line after its hook: the fallback
-/// function that knows the nonce (for the prompt hook, when the line is
-/// abandoned, and the exit hook), the start mark, the command file, and the
-/// end mark with `$?`. The nonce is typed in halves and kept only in the
-/// body of `__tether_fb`, never in a variable: nothing a command reads from
-/// its environment (after `set -a` too) or from `set`/`declare -p` holds it
-/// whole. `unexport` is typed after the function is defined (bash exports
-/// functions under `set -a`).
-pub(crate) fn run_file_tail(path: &Path, n: &SplitNonce, unexport: &str) -> String {
-    format!(
-        "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; {unexport}__tether_pending=1 __tether_ran=; builtin printf '\\033]6973;%s%s;start\\007' {a} {b}; builtin . {path}; __tether_end {a} {b} $?\n",
-        a = n.a,
-        b = n.b,
-        path = sh_quote(&path.display().to_string()),
-    )
+/// `functions` with the session secret's halves in place of `SECRET_A`
+/// and `SECRET_B` (the setup file's function bodies).
+pub(crate) fn with_secret(functions: &str, secret: &SplitNonce) -> String {
+    functions
+        .replace("SECRET_A", &secret.a)
+        .replace("SECRET_B", &secret.b)
 }
 
 /// Longest typed command that writes a file: with the wrapper it must fit

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::{Dialect, SetupContext, SplitNonce, bash::ends_with_continuation, sh_quote};
+use super::{Dialect, SetupContext, bash::ends_with_continuation, sh_quote};
 
 /// A POSIX shell: `dash`, `busybox sh`, or another `sh`.
 #[derive(Clone, Debug)]
@@ -66,15 +66,21 @@ __tether_enc() {
   done
 }
 __tether_end() {
-  __tether_e=$3
+  __tether_e=$2
   __tether_modes
   [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
   __tether_done=
   command export -p >| "$__tether_dir/env" 2>/dev/null
-  command printf '\033]6973;%s%s;%s;exit=%s;ran=%s;cwd=' "$1" "$2" "${4:-end}" "$__tether_e" "${__tether_ran-}"
+  command printf '\033]6973;%s%s%s;%s;exit=%s;ran=%s;cwd=' SECRET_A SECRET_B "$1" "${3:-end}" "$__tether_e" "${__tether_ran-}"
   __tether_enc "$PWD"
   command printf '\007'
   return 0
+}
+__tether_fb() { __tether_end "${__tether_n-0}" "$@"; }
+__tether_go() {
+  unset __tether_done
+  __tether_ran= __tether_n=$1
+  command printf '\033]6973;%s%s%s;start\007' SECRET_A SECRET_B "$1"
 }
 __tether_exit() {
   __tether_x=$?
@@ -132,8 +138,9 @@ impl Dialect for Posix {
         }
         s.push_str("ENV=$__TETHER_USER_ENV; unset __TETHER_USER_ENV\n");
         s.push_str(&format!(
-            "__tether_dir={}\n{FUNCTIONS}",
-            sh_quote(&ctx.dir.display().to_string())
+            "__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce)
         ));
         s.push_str(&super::restore_and_ready(ctx, "command"));
         s
@@ -143,7 +150,7 @@ impl Dialect for Posix {
         None
     }
 
-    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+    fn command_file(&self, code: &str, last_status: i32) -> String {
         // The prefix shares the code's first line, so the shell's messages
         // give the user's own line numbers.
         format!(
@@ -155,15 +162,13 @@ impl Dialect for Posix {
         super::printf_to_file("command", path, bytes)
     }
 
-    fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
-        // The nonce lives only in `__tether_fb`'s body (functions are never
-        // exported, nor listed by `set`); PS1 calls it when the line was
-        // abandoned (`__tether_done` still unset), in a subshell that only
-        // that path pays for.
+    fn wrapper_line(&self, path: &Path, seq: u64, _code: &str) -> String {
+        // The secret lives only in the functions' bodies (functions are
+        // never exported, nor listed by `set`); PS1 calls `__tether_fb`
+        // when the line was abandoned (`__tether_done` still unset), in a
+        // subshell that only that path pays for.
         format!(
-            "__tether_fb() {{ __tether_end {a} {b} \"$@\"; }}; unset __tether_done; __tether_ran=; command printf '\\033]6973;%s%s;start\\007' {a} {b}; . {path} || __tether_st=$?; __tether_end {a} {b} $?\n",
-            a = n.a,
-            b = n.b,
+            "__tether_go {seq}; . {path} || __tether_st=$?; __tether_end {seq} $?\n",
             path = sh_quote(&path.display().to_string()),
         )
     }

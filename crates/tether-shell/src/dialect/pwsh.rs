@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use super::{Dialect, SetupContext, SplitNonce};
+use super::{Dialect, SetupContext};
 
 /// Bodies up to this many bytes are typed inline; longer ones are read
 /// from the command file.
@@ -64,17 +64,20 @@ const FUNCTIONS: &str = r#"
 function global:__tether_enc([string]$p) {
   $p.Replace('%','%25').Replace(';','%3B').Replace("`a",'%07').Replace("`e",'%1B').Replace("`n",'%0A')
 }
-function global:__tether_end([string]$a, [string]$b, [int]$code) {
+function global:__tether_start([string]$n) {
+  [Console]::Write("`e]6973;SECRET_A" + "SECRET_B$n;start`a")
+}
+function global:__tether_end([string]$n, [int]$code) {
   $global:__tether_pending = $null
   try {
     Get-ChildItem env: | ForEach-Object { "`$env:$($_.Name) = '$($_.Value.Replace("'", "''"))'" } |
       Set-Content -LiteralPath (Join-Path $global:__tether_dir 'env')
   } catch {}
-  [Console]::Write("`e]6973;$a$b;end;exit=$code;cwd=$(__tether_enc (Get-Location).Path)`a")
+  [Console]::Write("`e]6973;SECRET_A" + "SECRET_B$n;end;exit=$code;cwd=$(__tether_enc (Get-Location).Path)`a")
 }
 function global:prompt {
   if ($global:__tether_pending) {
-    __tether_end $global:__tether_pending.Substring(0,16) $global:__tether_pending.Substring(16) 1
+    __tether_end $global:__tether_pending 1
   }
   'PS> '
 }
@@ -104,8 +107,9 @@ impl Dialect for Pwsh {
 
     fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
         let mut s = format!(
-            "$global:__tether_dir = {}\n{FUNCTIONS}",
-            single_quoted(&ctx.dir.display().to_string())
+            "$global:__tether_dir = {}\n{}",
+            single_quoted(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce)
         );
         if let Some(env) = ctx.restore_env {
             s.push_str(&format!(
@@ -137,11 +141,14 @@ impl Dialect for Pwsh {
         None
     }
 
-    fn command_file(&self, code: &str, _last_status: i32, _nonce: &SplitNonce) -> String {
+    fn command_file(&self, code: &str, _last_status: i32) -> String {
         code.to_owned()
     }
 
-    fn wrapper_line(&self, path: &Path, n: &SplitNonce, code: &str) -> String {
+    /// The command's number (the session secret that completes its marks'
+    /// nonce is in the setup's functions: PSReadLine's echo shows no part
+    /// of it).
+    fn wrapper_line(&self, path: &Path, seq: u64, code: &str) -> String {
         let body = if code.len() <= INLINE_MAX {
             format!("\"{}\"", quote_for_pwsh(code))
         } else {
@@ -151,9 +158,7 @@ impl Dialect for Pwsh {
             )
         };
         format!(
-            "$global:LASTEXITCODE = 0; {WRAPPER_TOKEN}{a}' + '{b}'; [Console]::Write(\"`e]6973;{a}\" + \"{b};start`a\"); $__tether_ok = $true; try {{ Invoke-Expression {body} }} catch {{ $__tether_ok = $false; Write-Error -ErrorRecord $_ }}; $__tether_code = if (-not $__tether_ok) {{ 1 }} elseif ($global:LASTEXITCODE) {{ $global:LASTEXITCODE }} else {{ 0 }}; __tether_end '{a}' '{b}' $__tether_code\r",
-            a = n.a,
-            b = n.b,
+            "$global:LASTEXITCODE = 0; {WRAPPER_TOKEN}{seq}'; __tether_start '{seq}'; $__tether_ok = $true; try {{ Invoke-Expression {body} }} catch {{ $__tether_ok = $false; Write-Error -ErrorRecord $_ }}; $__tether_code = if (-not $__tether_ok) {{ 1 }} elseif ($global:LASTEXITCODE) {{ $global:LASTEXITCODE }} else {{ 0 }}; __tether_end '{seq}' $__tether_code\r",
         )
     }
 
@@ -210,6 +215,7 @@ impl Dialect for Pwsh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::SplitNonce;
 
     fn nonce() -> SplitNonce {
         SplitNonce {
@@ -231,40 +237,35 @@ mod tests {
     }
 
     #[test]
-    fn wrapper_line_is_one_typed_line_without_control_characters_or_the_whole_nonce() {
-        let line = Pwsh.wrapper_line(
-            Path::new("/s/cmd-1.pwsh"),
-            &nonce(),
-            "Write-Output \"hi\"\nexit 3",
-        );
+    fn wrapper_line_is_one_typed_line_without_control_characters_or_the_secret() {
+        let line = Pwsh.wrapper_line(Path::new("/s/cmd-1.pwsh"), 7, "Write-Output \"hi\"\nexit 3");
         let (body, enter) = line.split_at(line.len() - 1);
         assert_eq!(enter, "\r");
         assert!(!body.chars().any(|c| c.is_control()), "{body:?}");
         assert!(
-            !body.contains(&nonce().joined()),
-            "the nonce is typed in halves"
+            !body.contains(&nonce().a) && !body.contains(&nonce().b),
+            "no part of the secret is typed"
         );
+        assert!(body.contains("__tether_start '7'"), "{body}");
         assert!(body.starts_with("$global:LASTEXITCODE = 0; "));
         assert!(
             body.contains("Invoke-Expression \"Write-Output `\"hi`\"`nexit 3\""),
             "{body}"
         );
         assert!(body.contains("if (-not $__tether_ok) { 1 } elseif ($global:LASTEXITCODE) { $global:LASTEXITCODE } else { 0 }"));
-        assert!(
-            body.ends_with("__tether_end '0123456789abcdef' 'fedcba9876543210' $__tether_code")
-        );
+        assert!(body.ends_with("__tether_end '7' $__tether_code"));
     }
 
     #[test]
     fn long_bodies_are_read_from_the_command_file() {
         let code = "x".repeat(INLINE_MAX + 1);
-        let line = Pwsh.wrapper_line(Path::new("/s/it's.pwsh"), &nonce(), &code);
+        let line = Pwsh.wrapper_line(Path::new("/s/it's.pwsh"), 7, &code);
         assert!(
             line.contains("Invoke-Expression ([IO.File]::ReadAllText('/s/it''s.pwsh'))"),
             "{line}"
         );
         assert!(!line.contains(&code));
-        assert_eq!(Pwsh.command_file(&code, 0, &nonce()), code);
+        assert_eq!(Pwsh.command_file(&code, 0), code);
     }
 
     #[test]
@@ -282,6 +283,12 @@ mod tests {
         let s = Pwsh.setup_script(&ctx);
         assert!(s.starts_with("$global:__tether_dir = '/run/t/s1'\n"));
         assert!(s.contains("function global:prompt {"));
+        assert!(
+            s.contains(
+                "[Console]::Write(\"`e]6973;0123456789abcdef\" + \"fedcba9876543210$n;start`a\")"
+            ),
+            "{s}"
+        );
         assert!(s.contains("try { . '/run/t/s1/env' } catch {}"));
         assert!(s.contains("Set-Location -LiteralPath '/tmp/o''k'"));
         assert!(s.ends_with(
@@ -305,7 +312,7 @@ mod tests {
     /// wrapper (wrapped at the terminal width), then the marks and output.
     /// Written by hand from the wrapper this dialect types; no pwsh was
     /// available to record one.
-    fn transcript(n: &SplitNonce, line: &str) -> Vec<u8> {
+    fn transcript(n: &SplitNonce, seq: u64, line: &str) -> Vec<u8> {
         let echoed = line
             .trim_end_matches('\r')
             .as_bytes()
@@ -316,9 +323,9 @@ mod tests {
             b"PS> ".as_slice(),
             &echoed,
             b"\r\n",
-            format!("\x1b]6973;{}{};start\x07", n.a, n.b).as_bytes(),
+            format!("\x1b]6973;{}{}{seq};start\x07", n.a, n.b).as_bytes(),
             b"hi\r\nsecond line\r\n",
-            format!("\x1b]6973;{}{};end;exit=3;cwd=/tmp\x07", n.a, n.b).as_bytes(),
+            format!("\x1b]6973;{}{}{seq};end;exit=3;cwd=/tmp\x07", n.a, n.b).as_bytes(),
             b"PS> ",
         ]
         .concat()
@@ -328,16 +335,16 @@ mod tests {
     fn output_between_the_marks_excludes_the_echo_and_the_exit_code_is_read() {
         use tether_term::{Marker, MarkerScanner, TextProjector};
         let n = nonce();
-        let line = Pwsh.wrapper_line(Path::new("/s/cmd-1.pwsh"), &n, "Write-Output hi; exit 3");
-        let stream = transcript(&n, &line);
+        let line = Pwsh.wrapper_line(Path::new("/s/cmd-1.pwsh"), 7, "Write-Output hi; exit 3");
+        let stream = transcript(&n, 7, &line);
         let mut marks = Vec::new();
-        MarkerScanner::new(&n.joined())
-            .unwrap()
-            .feed(&stream, &mut marks);
+        let mut scanner = MarkerScanner::new(&n.joined()).unwrap();
+        scanner.set_sequence(7);
+        scanner.feed(&stream, &mut marks);
         assert_eq!(
             marks.len(),
             2,
-            "the echo holds no mark: the nonce is split there"
+            "the echo holds no mark: no part of the secret is typed"
         );
         let Marker::Engine { fields, .. } = &marks[1].marker else {
             panic!("{marks:?}")
@@ -353,7 +360,7 @@ mod tests {
 
     #[test]
     fn an_echoed_wrapper_that_reaches_a_result_is_stripped() {
-        let line = Pwsh.wrapper_line(Path::new("/s/cmd-1.pwsh"), &nonce(), "Get-Date");
+        let line = Pwsh.wrapper_line(Path::new("/s/cmd-1.pwsh"), 7, "Get-Date");
         let leaked = format!("{}\nreal output\n", line.trim_end());
         assert_eq!(Pwsh.strip_echo(leaked), "real output\n");
         assert_eq!(Pwsh.strip_echo("untouched\n".into()), "untouched\n");

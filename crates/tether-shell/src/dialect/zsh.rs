@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Dialect, SetupContext, SplitNonce, bash::ends_with_continuation, sh_quote};
+use super::{Dialect, SetupContext, bash::ends_with_continuation, sh_quote};
 
 /// zsh, interactive, without its line editor (`+Z`: no echo, no redraws).
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,7 +31,7 @@ __tether_enc() {
   __tether_cwd=$out
 }
 __tether_end() {
-  local st=$3 ps
+  local st=$2 ps
   __tether_modes
   [[ -n ${__tether_st-} ]] && st=$__tether_st
   ps=${__tether_ps-}
@@ -39,8 +39,13 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' "$1" "$2" "${4:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
+  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
   return 0
+}
+__tether_fb() { __tether_end "${__tether_n-0}" "$@" }
+__tether_go() {
+  __tether_n=$1 __tether_pending=1 __tether_ran=
+  builtin printf '\033]6973;%s%s%s;start\007' SECRET_A SECRET_B "$1"
 }
 __tether_prompt() {
   local st=$?
@@ -118,8 +123,9 @@ impl Dialect for Zsh {
 
     fn setup_script(&self, ctx: &SetupContext<'_>) -> String {
         let mut s = format!(
-            "__tether_dir={}\n{FUNCTIONS}",
-            sh_quote(&ctx.dir.display().to_string())
+            "__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce)
         );
         s.push_str(&super::restore_and_ready(ctx, "builtin"));
         s
@@ -129,7 +135,7 @@ impl Dialect for Zsh {
         super::source_line(run_rc_files, path)
     }
 
-    fn command_file(&self, code: &str, last_status: i32, _nonce: &SplitNonce) -> String {
+    fn command_file(&self, code: &str, last_status: i32) -> String {
         // The ZERR trap runs after a failing pipeline and resets
         // `pipestatus`; it saves it first, and the last line takes the saved
         // one when the user's last pipeline failed.
@@ -142,10 +148,12 @@ impl Dialect for Zsh {
         super::printf_to_file("builtin", path, bytes)
     }
 
-    fn wrapper_line(&self, path: &Path, n: &SplitNonce, _code: &str) -> String {
+    /// The prompt hook and the ZERR trap put back, then as in bash: the
+    /// marks' nonce is the session secret followed by `seq`.
+    fn wrapper_line(&self, path: &Path, seq: u64, _code: &str) -> String {
         format!(
-            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; {}",
-            super::run_file_tail(path, n, "")
+            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; __tether_go {seq}; builtin . {path}; __tether_end {seq} $?\n",
+            path = sh_quote(&path.display().to_string()),
         )
     }
 

@@ -194,6 +194,28 @@ pub fn render(r: &ShellResult) -> String {
             t.omitted_chars, t.total_chars
         ));
     }
+    if !r.terminal_holders.is_empty() {
+        let named: Vec<String> = r
+            .terminal_holders
+            .iter()
+            .map(|h| {
+                let typing = if h.can_type {
+                    ", can type into it by TIOCSTI"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} (pid {}{typing})",
+                    tether_term::printable::escaped(&h.program, false),
+                    h.pid
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "holding the terminal, left by earlier commands: {}; shell_reset ends them",
+            named.join(", ")
+        ));
+    }
     let mut text = r.output.clone();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');

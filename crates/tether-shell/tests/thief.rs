@@ -1,0 +1,193 @@
+//! A process left behind by an earlier command that reads the session's
+//! terminal (`setsid python3 thief.py $(tty) &`) learns nothing it can
+//! forge a mark with, cannot take the next command's line, and is named in
+//! the next results until it exits: real bash, zsh, dash and busybox sh
+//! sessions on a real PTY (a shell or python3 not installed is skipped with
+//! a printed reason).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
+use tether_shell::{RunOptions, RunResult, Session, Status};
+
+mod common;
+
+/// The thief: opens the terminal named on its command line, records its pid,
+/// then reads it forever. Everything it reads it echoes to the terminal as
+/// output, and for every nonce it can build from what it read (each run of
+/// 16 or more hex digits, each pair of them joined, each followed by each
+/// number it read) it writes forged start and end marks (exit 0, cwd
+/// /forged).
+const THIEF: &str = r#"
+import itertools, os, re, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+seen = ""
+while True:
+    data = os.read(fd, 4096)
+    if not data:
+        break
+    text = data.decode("utf-8", "replace")
+    seen += text
+    os.write(fd, ("thief read: %r\n" % text).encode())
+    hexes = set(re.findall(r"[0-9a-fA-F]{16,}", seen))
+    numbers = set(re.findall(r"\b[0-9]{1,6}\b", seen)) | {""}
+    bases = hexes | {a + b for a, b in itertools.permutations(hexes, 2)}
+    forged = ""
+    for n in bases:
+        for k in numbers:
+            forged += "\033]6973;%s%s;start\007" % (n, k)
+            forged += "\033]6973;%s%s;end;exit=0;pipe=0;ran=1;cwd=/forged\007" % (n, k)
+    os.write(fd, forged.encode())
+"#;
+
+/// A private scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tether-thief-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn python3() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
+    if !found {
+        eprintln!("SKIPPED: python3 is not installed (the thief is a python3 script)");
+    }
+    found
+}
+
+/// Waits (with a deadline) until the thief has recorded its pid and is
+/// blocked reading the terminal.
+fn thief_pid(pid_file: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(pid_file) {
+            let pid: i32 = text.trim().parse().unwrap();
+            let reading = tether_pty::procfs::syscall(pid, pid).is_some_and(|c| c.nr == 0);
+            if reading {
+                return pid;
+            }
+        }
+        assert!(Instant::now() < deadline, "the thief never started reading");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    tether_pty::procfs::stat(pid).is_some_and(|s| s.state != 'Z')
+}
+
+async fn run(s: &mut Session, code: &str) -> RunResult {
+    let opts = RunOptions {
+        timeout: Duration::from_secs(10),
+        ..RunOptions::default()
+    };
+    s.run(code, &opts).await.unwrap()
+}
+
+/// The thief is started by one command (in a subshell: busybox ash run
+/// with `setsid prog &` as a job of its own sometimes reads end of file
+/// and exits, on 032fa99 too); each of the next commands runs
+/// (its file appears), reports its own exit code and output, and its
+/// result names the thief; once the thief is gone, no result names it.
+async fn thief_cannot_forge(mut s: Session, dir: &Path) {
+    let thief = dir.join("thief.py");
+    std::fs::write(&thief, THIEF).unwrap();
+    let pid_file = dir.join("thief.pid");
+    let r = run(
+        &mut s,
+        &format!(
+            "t=$(tty); (setsid python3 {} $t {} </dev/null >/dev/null 2>&1 &)",
+            thief.display(),
+            pid_file.display()
+        ),
+    )
+    .await;
+    assert_eq!(r.status, Status::Exited, "{r:?}");
+    let pid = thief_pid(&pid_file);
+    for i in 1..=8 {
+        let ran = dir.join(format!("ran-{i}"));
+        let r = run(
+            &mut s,
+            &format!("touch {}; echo own-{i}; (exit {i})", ran.display()),
+        )
+        .await;
+        assert!(ran.exists(), "command {i} never ran: {r:?}");
+        assert_eq!(
+            (r.status, r.exit_code),
+            (Status::Exited, Some(i)),
+            "command {i}: {r:?}"
+        );
+        assert!(r.output.contains(&format!("own-{i}\n")), "{r:?}");
+        assert_ne!(r.cwd.as_deref(), Some(Path::new("/forged")), "{r:?}");
+        let named: Vec<(i32, &str)> = r
+            .terminal_holders
+            .iter()
+            .map(|h| (h.pid, h.program.as_str()))
+            .collect();
+        assert!(
+            named.contains(&(pid, "python3")),
+            "the thief is named: {r:?}"
+        );
+        // Whether it can type into the session by TIOCSTI: the kernel
+        // allows it, and (not being in the session) it is privileged.
+        let can_type =
+            tether_pty::procfs::tiocsti_allowed() && tether_pty::procfs::has_sys_admin(pid);
+        let thief = r.terminal_holders.iter().find(|h| h.pid == pid).unwrap();
+        assert_eq!(thief.can_type, can_type, "{r:?}");
+        assert!(alive(pid), "the thief still runs");
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the thief did not die");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let r = run(&mut s, "echo after").await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "after\n"));
+    assert!(r.terminal_holders.is_empty(), "{r:?}");
+}
+
+async fn each(dialect: Arc<dyn Dialect>, program: &str, name: &str) {
+    if !python3() {
+        return;
+    }
+    let Some(s) = common::session(dialect, program).await else {
+        return;
+    };
+    let dir = scratch(name);
+    thief_cannot_forge(s, &dir).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn bash_thief_cannot_forge_or_steal() {
+    each(Arc::new(Bash), "bash", "bash").await;
+}
+
+#[tokio::test]
+async fn zsh_thief_cannot_forge_or_steal() {
+    each(Arc::new(Zsh), "zsh", "zsh").await;
+}
+
+#[tokio::test]
+async fn dash_thief_cannot_forge_or_steal() {
+    each(Arc::new(Posix::dash()), "dash", "dash").await;
+}
+
+#[tokio::test]
+async fn busybox_thief_cannot_forge_or_steal() {
+    each(Arc::new(Posix::busybox()), "busybox", "busybox").await;
+}

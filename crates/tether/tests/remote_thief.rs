@@ -1,0 +1,102 @@
+//! `run --host` against real sshd: a process an earlier command left
+//! reading the remote session's terminal learns nothing typed there that
+//! forges a mark. It may take a typed line (remote holders are not stopped
+//! or seen: README, "The trust boundary"): that command then never starts
+//! and the call ends at its deadline; an `exited` result is always the
+//! command's own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::remote::start;
+use common::wait_for;
+
+/// Reads the terminal named by its first argument forever (after writing
+/// its pid to the second), forging start and end marks (exit 0, cwd
+/// /forged) from every run of hex digits and number it read.
+const THIEF: &str = r#"
+import itertools, os, re, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+seen = ""
+while True:
+    data = os.read(fd, 4096)
+    if not data:
+        break
+    seen += data.decode("utf-8", "replace")
+    hexes = set(re.findall(r"[0-9a-fA-F]{16,}", seen))
+    numbers = set(re.findall(r"\b[0-9]{1,6}\b", seen)) | {""}
+    forged = ""
+    for n in hexes | {a + b for a, b in itertools.permutations(hexes, 2)}:
+        for k in numbers:
+            forged += "\033]6973;%s%s;start\007" % (n, k)
+            forged += "\033]6973;%s%s;end;exit=0;pipe=0;ran=1;cwd=/forged\007" % (n, k)
+    os.write(fd, forged.encode())
+"#;
+
+#[test]
+fn a_remote_thief_on_the_terminal_cannot_forge_an_exit() {
+    let python = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
+    if !python {
+        eprintln!("SKIPPED: python3 is not installed (the thief is a python3 script)");
+        return;
+    }
+    let Some(r) = start("remote-thief") else {
+        return;
+    };
+    // The host is this machine: a directory its login user can write.
+    let shared = std::env::temp_dir().join(format!("tether-rthief-{}", std::process::id()));
+    std::fs::create_dir_all(&shared).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let thief = shared.join("thief.py");
+    std::fs::write(&thief, THIEF).unwrap();
+    std::fs::set_permissions(&thief, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let pid_file = shared.join("thief.pid");
+    let start_thief = format!(
+        "t=$(tty); (setsid python3 {} $t {} </dev/null >/dev/null 2>&1 &)",
+        thief.display(),
+        pid_file.display()
+    );
+    let out = r.tether(&["run", "--host", "web01", "-s", "rt", "--", &start_thief]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let pid: i32 = wait_for(30, "the thief reading the terminal", || {
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        tether_pty::procfs::syscall(pid, pid)
+            .is_some_and(|c| c.nr == 0)
+            .then_some(pid)
+    });
+    for i in 1..=4 {
+        let ran = shared.join(format!("ran-{i}"));
+        let code = format!("touch {}; echo own-{i}; (exit {i})", ran.display());
+        let (_, v) = r.json(&["run", "-s", "rt", "--timeout", "3", "--", &code]);
+        match v["status"].as_str() {
+            Some("exited") => {
+                assert_eq!(v["exit_code"].as_i64(), Some(i64::from(i)), "{v}");
+                assert!(ran.exists(), "an exited command ran: {v}");
+                assert_ne!(v["cwd"], "/forged", "{v}");
+                assert!(
+                    v["output"].as_str().unwrap().contains(&format!("own-{i}")),
+                    "{v}"
+                );
+            }
+            // The thief took the line: the command never started.
+            Some("timed_out" | "running") => assert!(!ran.exists(), "{v}"),
+            _ => panic!("command {i}: {v}"),
+        }
+        if !common::alive(pid) {
+            // A timeout's fresh shell ended it with the old one's tree.
+            break;
+        }
+    }
+    common::sigkill(pid);
+    let _ = std::fs::remove_dir_all(&shared);
+}

@@ -47,6 +47,12 @@ pub enum Event {
         job: JobId,
         text: String,
     },
+    /// Something node `node`'s job `job` tells the person (not output).
+    Notice {
+        node: usize,
+        job: JobId,
+        text: String,
+    },
     /// Node `node`'s job `job` is done.
     Done {
         node: usize,
@@ -61,7 +67,9 @@ impl Event {
     /// The node and job of a node's event.
     fn owner(&self) -> Option<(usize, JobId)> {
         match self {
-            Event::Output { node, job, .. } | Event::Done { node, job, .. } => Some((*node, *job)),
+            Event::Output { node, job, .. }
+            | Event::Notice { node, job, .. }
+            | Event::Done { node, job, .. } => Some((*node, *job)),
             Event::Interrupt => None,
         }
     }
@@ -76,6 +84,9 @@ pub enum Ended {
     Unreachable(String),
     /// The daemon refused the call (shown as it said).
     Refused(String),
+    /// The daemon refused the line: a command from before still runs
+    /// there (this client did not start it, or lost track of it).
+    Busy,
     /// The daemon went away while the call was in flight: whether the
     /// command finished is unknown.
     Lost(String),
@@ -87,6 +98,7 @@ impl Ended {
         let Ended::Result(r) = self else {
             return match self {
                 Ended::Lost(_) => Outcome::Lost,
+                Ended::Busy => Outcome::Running,
                 _ => Outcome::NotRun,
             };
         };
@@ -153,6 +165,7 @@ fn keep(
 fn failed(e: DaemonError) -> Ended {
     match e {
         DaemonError::Refused(f) if f.kind == FailureKind::Engine => Ended::Unreachable(f.message),
+        DaemonError::Refused(f) if f.kind == FailureKind::Busy => Ended::Busy,
         DaemonError::Refused(f) => Ended::Refused(f.message),
         other => Ended::Lost(other.to_string()),
     }
@@ -164,7 +177,11 @@ pub enum Ask {
     Run(String),
     /// Collect the rest of the command left running there.
     Collect,
-    /// Type a line into the program waiting for input there.
+    /// One look at the command left running there: its output so far, and
+    /// its end if it ended (a client that comes back to the session).
+    Look,
+    /// Type a line into the program waiting for input there, only if it
+    /// still waits when the line is typed; else collect it.
     Answer(String),
 }
 
@@ -352,6 +369,7 @@ impl Pool {
             };
             match (self.fate(&ev, targets), ev) {
                 (Fate::Take, Event::Output { node, text, .. }) => printer.output(node, &text),
+                (Fate::Take, Event::Notice { node, text, .. }) => printer.notice(node, &text),
                 (Fate::Take, Event::Done { node, ended, .. }) => {
                     printer.done(node);
                     self.jobs[node] = None;
@@ -403,6 +421,7 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         tx,
         watch,
     } = job;
+    let once = matches!(ask, Ask::Look);
     let first = match ask {
         Ask::Run(command) => Request::Run {
             session: name.clone(),
@@ -415,7 +434,7 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
             create: Create::default(),
             stdin: None,
         },
-        Ask::Collect => Request::Read {
+        Ask::Collect | Ask::Look => Request::Read {
             session: name.clone(),
             wait_s: 0.0,
         },
@@ -424,8 +443,10 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
             input: Some(format!("{text}\n")),
             keys: Vec::new(),
             wait_s: STEP.as_secs_f64(),
+            only_if_waiting: true,
         },
     };
+
     // An answer that changed nothing yet (the program has not read it
     // when the daemon looked) gets one more look before the node is
     // called waiting again.
@@ -434,6 +455,27 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
     loop {
         let mut r = match call(namespace, conn, &request) {
             Ok(r) => r,
+            // Nothing was typed (the program no longer waits, or its command
+            // ended): said, and the command is collected.
+            Err(DaemonError::Refused(f)) if f.kind == FailureKind::NotWaiting => {
+                let text = format!("{}; the command is followed until it ends", f.message);
+                if tx
+                    .send(Event::Notice {
+                        node: i,
+                        job: id,
+                        text,
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+                answered = false;
+                request = Request::Read {
+                    session: name.clone(),
+                    wait_s: 0.0,
+                };
+                continue;
+            }
             Err(e) => {
                 let _ = tx.send(Event::Done {
                     node: i,
@@ -459,7 +501,7 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         {
             return;
         }
-        if r.status != Status::Running && !again {
+        if (r.status != Status::Running && !again) || once {
             let _ = tx.send(Event::Done {
                 node: i,
                 job: id,

@@ -477,10 +477,18 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
                 continue;
             }
             Err(e) => {
+                // A command followed (not a line sent) whose session cannot
+                // be read any more: its end is unknown, whatever the reason.
+                let ended = match (&request, e) {
+                    (Request::Read { .. }, DaemonError::Refused(f)) => {
+                        Ended::Lost(format!("its end is unknown: {}", f.message))
+                    }
+                    (_, e) => failed(e),
+                };
                 let _ = tx.send(Event::Done {
                     node: i,
                     job: id,
-                    ended: failed(e),
+                    ended,
                 });
                 return;
             }

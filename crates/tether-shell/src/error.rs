@@ -112,7 +112,7 @@ pub enum NotWaiting {
 impl std::fmt::Display for NotWaiting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NotWaiting::Ended => f.write_str("the command had already ended; read its result"),
+            NotWaiting::Ended => f.write_str("the command had already ended"),
             NotWaiting::NoCommand => f.write_str("no command runs in the session"),
             NotWaiting::NotReading(p) if p.is_empty() => {
                 f.write_str("the command runs but nothing reads the terminal now")

@@ -34,12 +34,12 @@ fn a_reply_goes_only_to_a_node_still_waiting() {
     let d = Shared::new("nshell-reply");
     let p = shell(&r, &["-H", "node1"]);
     p.sees("[● node1]");
-    // It waits for input for 6 s, then works (printing, so it is never
+    // It waits for input for 7 s, then works (printing, so it is never
     // taken for waiting), then ends with 6.
     line(
         &p,
         &format!(
-            "read -t 6 a; touch {}; for i in 1 2 3 4 5 6; do echo w-$i; sleep 0.5; done; (exit 6)",
+            "read -t 7 a; touch {}; for i in 1 2 3 4 5 6; do echo w-$i; sleep 0.5; done; (exit 6)",
             d.path("stopped")
         ),
     );
@@ -48,12 +48,24 @@ fn a_reply_goes_only_to_a_node_still_waiting() {
         d.exists("stopped").then_some(())
     });
     line(&p, &format!("!send touch {}", d.path("typed-1")));
-    p.sees("nothing was typed");
-    prompt_after(&p, 30, "!send touch", "node1: 6");
+    prompt_after(&p, 30, "typed-1", "node1: running");
+    assert!(
+        since(&p, "typed-1").contains("nothing was typed"),
+        "{:?}",
+        p.text()
+    );
+    // The next line there shows its end first.
+    line(&p, "echo between");
+    prompt_after(&p, 30, "between", "node1: 0");
+    assert!(
+        since(&p, "typed-1").contains("`: node1: 6\r"),
+        "{:?}",
+        p.text()
+    );
     // A command that ended before the reply.
     line(
         &p,
-        &format!("read -t 5 a; touch {}; (exit 7)", d.path("ended")),
+        &format!("read -t 7 a; touch {}; (exit 7)", d.path("ended")),
     );
     sees_after(&p, "(exit 7)", "node1 waits for input");
     common::wait_for(20, "the read to time out", || {
@@ -80,7 +92,7 @@ fn a_reply_goes_only_to_a_node_still_waiting() {
         p.text()
     );
     let text = p.text();
-    assert_eq!(text.matches("node1: 6\r").count(), 1, "{text:?}");
+    assert_eq!(text.matches(": node1: 6\r").count(), 1, "{text:?}");
     assert_eq!(text.matches("node1: 7\r").count(), 1, "{text:?}");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
@@ -148,6 +160,33 @@ fn detach_then_attach_shows_the_end_of_a_line_left_running() {
         assert_eq!(both.matches(t.as_str()).count(), 1, "{t}: {both:?}");
     }
     assert_eq!(q.text().matches(": node1: 5").count(), 1, "{:?}", q.text());
+    line(&q, "!exit");
+    assert_eq!(q.exit(), ExitInfo::Code(0));
+}
+
+/// A node waiting for input when the client left: the client that comes
+/// back answers it with `!send` (checked by the daemon as ever).
+#[test]
+fn a_node_left_waiting_is_answered_by_the_client_that_comes_back() {
+    let Some(r) = start_n("nshell-wait-back", 1) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node1", "--name", "asks"]);
+    p.sees("[● node1]");
+    line(&p, "read -r a; echo got-$a.");
+    p.sees("node1 waits for input");
+    line(&p, "!detach");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+
+    let q = shell(&r, &["--attach", "asks"]);
+    q.sees("[● node1]");
+    line(&q, "!send yes");
+    prompt_after(&q, 30, "!send yes", "node1: 0");
+    assert!(
+        since(&q, "!send yes").contains("node1: got-yes."),
+        "{:?}",
+        q.text()
+    );
     line(&q, "!exit");
     assert_eq!(q.exit(), ExitInfo::Code(0));
 }

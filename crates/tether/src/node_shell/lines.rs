@@ -168,11 +168,18 @@ impl MultiShell {
     }
 
     /// `!send TEXT`: the line typed into every node waiting for input,
-    /// each checked when it is typed (a node that no longer waits gets
-    /// nothing, is said so, and its command is followed to its end).
+    /// and every node whose command from before was not followed yet (a
+    /// client that came back cannot tell a wait from a run at a glance),
+    /// each checked by the daemon when it types: a node that does not wait
+    /// gets nothing, is said so, and is looked at once (its end shown if it
+    /// came; else the next line there follows it).
     pub(super) fn answer(&mut self, text: &str) {
         let waiting: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| matches!(self.nodes[i].last, Some(Outcome::Waiting(_))))
+            .filter(|&i| match self.nodes[i].last {
+                Some(Outcome::Waiting(_)) => true,
+                Some(Outcome::Running) => !self.pool.busy(i),
+                _ => false,
+            })
             .collect();
         if waiting.is_empty() {
             eprintln!("tether: no node is waiting for input");

@@ -181,7 +181,7 @@ pub enum Ask {
     /// its end if it ended (a client that comes back to the session).
     Look,
     /// Type a line into the program waiting for input there, only if it
-    /// still waits when the line is typed; else collect it.
+    /// still waits when the line is typed; else look at it once.
     Answer(String),
 }
 
@@ -421,7 +421,7 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         tx,
         watch,
     } = job;
-    let once = matches!(ask, Ask::Look);
+    let mut once = matches!(ask, Ask::Look);
     let first = match ask {
         Ask::Run(command) => Request::Run {
             session: name.clone(),
@@ -456,20 +456,21 @@ fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         let mut r = match call(namespace, conn, &request) {
             Ok(r) => r,
             // Nothing was typed (the program no longer waits, or its command
-            // ended): said, and the command is collected.
+            // ended): said, and the command looked at once (its end, if it
+            // came; else the next line there follows it).
             Err(DaemonError::Refused(f)) if f.kind == FailureKind::NotWaiting => {
-                let text = format!("{}; the command is followed until it ends", f.message);
                 if tx
                     .send(Event::Notice {
                         node: i,
                         job: id,
-                        text,
+                        text: f.message,
                     })
                     .is_err()
                 {
                     return;
                 }
                 answered = false;
+                once = true;
                 request = Request::Read {
                     session: name.clone(),
                     wait_s: 0.0,

@@ -212,19 +212,15 @@ impl MultiShell {
 
     /// The outcomes of earlier lines, one summary per line.
     fn report_earlier(&self, results: &[(usize, Outcome)]) {
-        let mut by_line: BTreeMap<String, Vec<(&str, Outcome)>> = BTreeMap::new();
+        let mut by_line: BTreeMap<Option<&str>, Vec<(&str, Outcome)>> = BTreeMap::new();
         for (i, o) in results {
-            let line = self.nodes[*i]
-                .line
-                .as_deref()
-                .map_or_else(|| "(a command from before)".to_owned(), shown);
             by_line
-                .entry(line)
+                .entry(self.nodes[*i].line.as_deref())
                 .or_default()
                 .push((self.names[*i].as_str(), o.clone()));
         }
         for (line, named) in by_line {
-            self.dim(&format!("earlier line {line}: {}", multi::summary(&named)));
+            self.dim(&multi::earlier(line, &named));
         }
         self.hint(results);
     }
@@ -342,15 +338,4 @@ impl MultiShell {
             self.look.timestamps.then(Instant::now),
         )
     }
-}
-
-/// A line as the earlier-line summary shows it: its first line, control
-/// characters left out, at most 60 characters, between backquotes.
-fn shown(line: &str) -> String {
-    let first = line.lines().next().unwrap_or_default();
-    let mut text: String = first.chars().filter(|c| !c.is_control()).take(60).collect();
-    if text.chars().count() < first.chars().count() || line.lines().nth(1).is_some() {
-        text.push('…');
-    }
-    format!("`{text}`")
 }

@@ -4,8 +4,10 @@
 //! them all running and `tether shell --attach NAME` comes back to them.
 //! Lines go to the active nodes and their output comes back prefixed by
 //! node (or gathered); `!` commands choose nodes, list them, broadcast,
-//! and attach a full terminal to one node's shell. The pure parts (the
-//! `!` parser, the prompt, the summary) are `tether_cluster::multi`.
+//! and attach a full terminal to one node's shell. A line's life (its
+//! continuation prompt, its end shown once) is `lines.rs`; which ends are
+//! still owed, for a client that comes back, `journal.rs`. The pure parts
+//! (the `!` parser, the prompt, the summaries) are `tether_cluster::multi`.
 
 mod editor;
 mod journal;

@@ -17,6 +17,7 @@ mod nodes;
 mod printer;
 mod runner;
 mod settings;
+mod worker;
 
 use std::sync::mpsc;
 
@@ -110,7 +111,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
 
 /// The nodes of an existing multi-node session `name`.
 fn existing_nodes(name: &str) -> Result<Vec<String>> {
-    let mut client = runner::connect(&namespace(name))?;
+    let mut client = worker::connect(&namespace(name))?;
     let list: ListReply = client.request(&Request::List { all: false })?;
     let mut set = NodeSet::new();
     for s in &list.sessions {
@@ -290,7 +291,7 @@ impl MultiShell {
                 let (ns, session) = (self.ns.clone(), n.clone());
                 std::thread::spawn(move || {
                     let _ =
-                        runner::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
+                        worker::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
                 })
             })
             .collect();

@@ -25,6 +25,10 @@ use crate::remote_probe::Evidence;
 use crate::result::RunResult;
 use crate::session::Session;
 
+/// The longest the check waits for the host's answer (a hung link must not
+/// hold the session).
+const PROBE_WITHIN: Duration = Duration::from_secs(5);
+
 /// The longest the check waits for output the terminal delivered to be
 /// processed (its end mark among it, perhaps).
 const SETTLE: Duration = Duration::from_secs(2);
@@ -65,7 +69,10 @@ impl Session {
                 let Some(probe) = self.place.probe(&self.shell_dir) else {
                     return Err(ShellError::NotWaiting(NotWaiting::CannotTell));
                 };
-                match probe.await {
+                match tokio::time::timeout(PROBE_WITHIN, probe)
+                    .await
+                    .unwrap_or(Evidence::Unknown)
+                {
                     Evidence::Reading(_) => {}
                     Evidence::NotReading => {
                         return Err(ShellError::NotWaiting(

@@ -284,7 +284,8 @@ fn a_heredoc_is_sent_whole_and_an_open_quote_dropped_whole() {
 
 /// A line silent for seconds then failing: its code is shown once, in its
 /// summary, or (where the engine took the silence for waiting) as the
-/// earlier line's at the next line.
+/// earlier line's at the next line; a reply sent meanwhile, as the hint
+/// said, is not typed into the `sleep` (bash would run it afterwards).
 #[test]
 fn the_code_of_a_slow_line_is_shown_once() {
     let Some(r) = start_n("nshell-slow", 1) else {
@@ -293,10 +294,18 @@ fn the_code_of_a_slow_line_is_shown_once() {
     let d = Shared::new("nshell-slow");
     let p = shell(&r, &["-H", "node1"]);
     p.sees("[● node1]");
-    line(&p, &format!("sleep 4; touch {}; (exit 3)", d.path("slept")));
+    line(&p, &format!("sleep 6; touch {}; (exit 3)", d.path("slept")));
     common::wait_for(30, "the line's outcome", || {
-        let after = since(&p, "sleep 4");
+        let after = since(&p, "sleep 6");
         (after.contains("node1: 3\r") || after.contains("waits for input")).then_some(())
+    });
+    // The hint followed (where the engine took the silence for waiting):
+    // the reply is not typed while `sleep` runs, so bash never runs it.
+    line(&p, &format!("!send touch {}", d.path("typed")));
+    common::wait_for(30, "the reply refused", || {
+        let after = since(&p, "!send touch");
+        let said = after.contains("nothing was typed") || after.contains("no node is waiting");
+        (said && after.ends_with("\x1b[?2026l")).then_some(())
     });
     common::wait_for(20, "the sleep to end", || d.exists("slept").then_some(()));
     // (Where the engine still says the node waits, the line is not sent
@@ -312,6 +321,7 @@ fn the_code_of_a_slow_line_is_shown_once() {
         })
     });
     let text = p.text();
+    assert!(!d.exists("typed"), "the reply ran as a command: {text:?}");
     assert_eq!(text.matches("node1: 3\r").count(), 1, "{text:?}");
     assert!(
         text.find("node1: 3\r") < text.find("node1: next-25"),

@@ -287,11 +287,15 @@ impl MultiShell {
                     );
                 }
                 Some(Ended::Busy) => {
-                    // Not this line: one from before (this client lost track of
-                    // it), whose end the next line there collects.
-                    node.line = None;
+                    // A command from before (this client lost track of it)
+                    // holds the shell; the next line there collects it.
+                    let this = if node.line.take().is_some() {
+                        "this line was not run there: "
+                    } else {
+                        ""
+                    };
                     eprintln!(
-                        "tether: {}: a command from before still runs there (not this line); the next line sent there first shows its end",
+                        "tether: {}: {this}a command from before still runs there; the next line sent there first shows its end",
                         node.name
                     );
                 }

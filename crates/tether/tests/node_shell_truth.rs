@@ -226,6 +226,40 @@ fn a_client_killed_mid_line_is_followed_by_the_next_one() {
     assert_eq!(q.exit(), ExitInfo::Code(0));
 }
 
+/// A client that comes back with no record of the line (its file gone)
+/// finds the node busy: it says so, and the next line there collects that
+/// command, its end shown as a command from before's.
+#[test]
+fn a_command_found_running_without_a_record_is_collected() {
+    let Some(r) = start_n("nshell-norecord", 1) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node1", "--name", "bare"]);
+    p.sees("[● node1]");
+    line(
+        &p,
+        "for i in 1 2 3 4 5 6; do echo b-$i.; sleep 0.5; done; (exit 9)",
+    );
+    p.sees("node1: b-1.");
+    common::sigkill(p.pty.pid());
+    assert!(matches!(p.exit(), ExitInfo::Signal(_)));
+    let record = r.daemon.dir.join("shell-lines").join("shell-bare");
+    assert!(record.exists(), "no record at {}", record.display());
+    std::fs::remove_file(&record).unwrap();
+
+    let q = shell(&r, &["--attach", "bare"]);
+    q.sees("a command from before still runs there");
+    line(&q, "echo then-$((4+4))");
+    prompt_after(&q, 30, "then-$", "node1: 0");
+    let after = since(&q, "then-$");
+    assert!(after.contains("node1: b-6."), "{after:?}");
+    let end = "earlier line (a command from before): node1: 9";
+    assert_eq!(q.text().matches(end).count(), 1, "{:?}", q.text());
+    assert!(after.find(end) < after.find("node1: then-8"), "{after:?}");
+    line(&q, "!exit");
+    assert_eq!(q.exit(), ExitInfo::Code(0));
+}
+
 /// A heredoc typed at the prompt: its first line opens the continuation
 /// prompt, and the whole is run once complete; its body never runs as
 /// commands. An open quote dropped with Ctrl-C, or refused by Ctrl-D, runs

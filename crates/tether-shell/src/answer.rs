@@ -53,17 +53,7 @@ impl Session {
         self.phase_is_running()?;
         let delivered = match self.terminal.inspect()? {
             i if self.opts.kernel_evidence && i.foreground.is_some() => {
-                let reads = i.foreground.as_ref().is_some_and(|f| f.reading_terminal)
-                    && i.output_unread.unwrap_or(0) == 0;
-                if !reads {
-                    let program = i
-                        .foreground
-                        .and_then(|f| f.process)
-                        .map(|p| p.command)
-                        .unwrap_or_default();
-                    return Err(ShellError::NotWaiting(NotWaiting::NotReading(program)));
-                }
-                i.output_delivered
+                self.local_reader(i).await?
             }
             _ => {
                 let Some(probe) = self.place.probe(&self.shell_dir) else {
@@ -99,6 +89,36 @@ impl Session {
             let _ = tokio::time::timeout(deadline - now, changed).await;
         }
         self.phase_is_running()
+    }
+
+    /// Locally: the output count to process when the kernel says the
+    /// foreground reads the terminal with all it wrote read (what it
+    /// wrote last, an end mark perhaps, is still being read: looked at
+    /// again as it is).
+    async fn local_reader(&self, mut i: tether_transport::Inspection) -> Result<u64, ShellError> {
+        let deadline = Instant::now() + SETTLE;
+        loop {
+            let changed = self.shared.changed.notified();
+            let reads = i.foreground.as_ref().is_some_and(|f| f.reading_terminal);
+            if reads && i.output_unread.unwrap_or(0) == 0 {
+                return Ok(i.output_delivered);
+            }
+            if !reads {
+                let program = i
+                    .foreground
+                    .and_then(|f| f.process)
+                    .map(|p| p.command)
+                    .unwrap_or_default();
+                return Err(ShellError::NotWaiting(NotWaiting::NotReading(program)));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(ShellError::NotWaiting(NotWaiting::CannotTell));
+            }
+            let wait = (deadline - now).min(Duration::from_millis(5));
+            let _ = tokio::time::timeout(wait, changed).await;
+            i = self.terminal.inspect()?;
+        }
     }
 
     /// `Ok` while a command's code runs (its start mark seen, its end not).

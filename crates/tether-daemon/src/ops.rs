@@ -60,6 +60,7 @@ fn engine(e: ShellError) -> Failure {
         ShellError::UnknownSession(_) => FailureKind::UnknownSession,
         ShellError::Busy => FailureKind::Busy,
         ShellError::UnknownKey(_) => FailureKind::BadRequest,
+        ShellError::NotWaiting(_) => FailureKind::NotWaiting,
         _ => FailureKind::Engine,
     };
     failure(kind, e.to_string())
@@ -332,13 +333,18 @@ pub async fn handle(
             input,
             keys,
             wait_s,
+            only_if_waiting,
         } => {
             let wait = seconds("wait_s", wait_s)?;
             for k in &keys {
                 tether_shell::keys::key_bytes(k).map_err(engine)?;
             }
             on_existing(registry, ns, &session, async move |s| {
-                s.send(input.as_deref(), &keys, wait).await
+                if only_if_waiting {
+                    s.send_if_waiting(input.as_deref(), &keys, wait).await
+                } else {
+                    s.send(input.as_deref(), &keys, wait).await
+                }
             })
             .await
         }

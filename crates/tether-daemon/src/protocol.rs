@@ -149,6 +149,11 @@ pub enum Request {
         keys: Vec<String>,
         /// Seconds to wait for the session to be ready again.
         wait_s: f64,
+        /// Type only if the command in flight reads the terminal now
+        /// (checked under the session's lock); else nothing is typed and
+        /// the reply is a `not_waiting` failure.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        only_if_waiting: bool,
     },
     /// Output since the last result.
     Read {
@@ -217,6 +222,9 @@ pub enum FailureKind {
     Ambiguous,
     /// The engine failed to do what was asked.
     Engine,
+    /// `send` with `only_if_waiting`: no program waits for input (the
+    /// command ended, or nothing reads the terminal); nothing was typed.
+    NotWaiting,
 }
 
 /// A failed request.

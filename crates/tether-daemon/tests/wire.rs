@@ -35,6 +35,7 @@ fn enums_keep_their_wire_strings() {
         (FailureKind::Version, "version"),
         (FailureKind::Ambiguous, "ambiguous"),
         (FailureKind::Engine, "engine"),
+        (FailureKind::NotWaiting, "not_waiting"),
     ];
     for (kind, text) in kinds {
         assert_eq!(serde_json::to_value(kind).unwrap(), json!(text));

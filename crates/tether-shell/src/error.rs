@@ -89,4 +89,41 @@ pub enum ShellError {
     /// A core component refused its settings.
     #[error(transparent)]
     Term(#[from] tether_term::TermError),
+    /// Input meant only for a program waiting for it found none waiting:
+    /// nothing was typed.
+    #[error("nothing was typed: {0}")]
+    NotWaiting(NotWaiting),
+}
+
+/// Why input meant for a waiting program was not typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotWaiting {
+    /// The command ended (its result is read with `read`).
+    Ended,
+    /// No command is in flight.
+    NoCommand,
+    /// The command runs but does not read the terminal (the program in
+    /// the foreground, when known).
+    NotReading(String),
+    /// Whether anything reads the terminal cannot be told here.
+    CannotTell,
+}
+
+impl std::fmt::Display for NotWaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotWaiting::Ended => f.write_str("the command had already ended"),
+            NotWaiting::NoCommand => f.write_str("no command runs in the session"),
+            NotWaiting::NotReading(p) if p.is_empty() => {
+                f.write_str("the command runs but nothing reads the terminal now")
+            }
+            NotWaiting::NotReading(p) => write!(
+                f,
+                "the command runs but nothing reads the terminal now ({p} is in the foreground)"
+            ),
+            NotWaiting::CannotTell => f.write_str(
+                "tether cannot tell whether a program reads the terminal there; attach to answer it",
+            ),
+        }
+    }
 }

@@ -22,6 +22,7 @@
 //! from silence, and an interrupt is the terminal's C-c, then C-\, then a
 //! fresh shell.
 
+mod answer;
 pub mod capture;
 mod control;
 pub mod defaults;
@@ -47,7 +48,7 @@ mod session;
 pub mod spill;
 
 pub use control::{Control, Pending};
-pub use error::ShellError;
+pub use error::{NotWaiting, ShellError};
 pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{LostSession, Registry, SessionInfo};
 pub use result::TerminalHolder;

@@ -173,6 +173,7 @@ pub fn send(args: SendArgs) -> Result<i32> {
         input,
         keys: args.keys,
         wait_s: args.wait,
+        only_if_waiting: false,
     };
     print_result(&request, args.json)
 }

@@ -8,34 +8,9 @@
 
 mod common;
 
-use common::Person;
-use common::remote::{Remote, start_n};
+use common::multi::{line, shell, since, wait_lines};
+use common::remote::start_n;
 use tether_transport::{ExitInfo, Terminal};
-
-fn shell(r: &Remote, args: &[&str]) -> Person {
-    let mut all = vec!["shell"];
-    all.extend_from_slice(args);
-    Person::spawn(
-        &all,
-        &r.daemon,
-        &[
-            ("HOME", r.home.0.display().to_string()),
-            ("NO_COLOR", "1".into()),
-        ],
-    )
-}
-
-/// Types a line.
-fn line(p: &Person, text: &str) {
-    p.pty.write(format!("{text}\r").into_bytes()).unwrap();
-}
-
-/// What was shown after the last time `mark` was.
-fn since(p: &Person, mark: &str) -> String {
-    let text = p.text();
-    text.rfind(mark)
-        .map_or_else(String::new, |at| text[at..].to_owned())
-}
 
 #[test]
 fn lines_run_on_the_active_nodes_with_their_output_and_codes() {
@@ -84,16 +59,6 @@ fn lines_run_on_the_active_nodes_with_their_output_and_codes() {
     p.sees("node9 not in this session");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
-}
-
-/// Waits until one line shown after the last `mark` holds all of `parts`.
-fn wait_lines(p: &Person, mark: &str, parts: &[&str]) {
-    common::wait_for(20, &format!("a line with {parts:?}"), || {
-        since(p, mark)
-            .lines()
-            .any(|l| parts.iter().all(|x| l.contains(x)))
-            .then_some(())
-    });
 }
 
 #[test]

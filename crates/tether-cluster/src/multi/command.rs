@@ -35,7 +35,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "send",
         "TEXT",
-        "type TEXT and Enter into the nodes waiting for input",
+        "type TEXT and Enter into the nodes waiting for input (each only if it still waits)",
     ),
     (
         "status",

@@ -59,9 +59,56 @@ pub fn summary(results: &[(&str, Outcome)]) -> String {
     parts.join("  ")
 }
 
+/// The summary of an earlier line's outcomes, shown when they are
+/// collected after it was left (a second Ctrl-C, a wait for input, a
+/// client that came back): ``earlier line `CMD`: n1: 3``, `CMD` the line's
+/// first line without control characters, at most 60 characters (`…`
+/// when cut); `None`: a command from before whose line is not known.
+pub fn earlier(line: Option<&str>, results: &[(&str, Outcome)]) -> String {
+    let line = line.map_or_else(
+        || "(a command from before)".to_owned(),
+        |line| {
+            let first = line.lines().next().unwrap_or_default();
+            let kept: Vec<char> = first.chars().filter(|c| !c.is_control()).collect();
+            let mut text: String = kept.iter().take(60).collect();
+            if kept.len() > 60 || line.lines().nth(1).is_some() {
+                text.push('…');
+            }
+            format!("`{text}`")
+        },
+    );
+    format!("earlier line {line}: {}", summary(results))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_earlier_line_is_named_short() {
+        let r = [("n1", Outcome::Exit(3)), ("n2", Outcome::Exit(3))];
+        assert_eq!(
+            earlier(Some("sleep 5; (exit 3)"), &r),
+            "earlier line `sleep 5; (exit 3)`: n[1-2]: 3"
+        );
+        assert_eq!(
+            earlier(Some("cat <<EOF\nbody\nEOF"), &r[..1]),
+            "earlier line `cat <<EOF…`: n1: 3"
+        );
+        let long = "x".repeat(70);
+        assert_eq!(
+            earlier(Some(&long), &[("n1", Outcome::Running)]),
+            format!("earlier line `{}…`: n1: running", "x".repeat(60))
+        );
+        assert_eq!(
+            earlier(Some("a\x1b]52;c;e\x07b"), &r[..1]),
+            "earlier line `a]52;c;eb`: n1: 3"
+        );
+        assert_eq!(
+            earlier(None, &r[..1]),
+            "earlier line (a command from before): n1: 3"
+        );
+    }
 
     #[test]
     fn codes_fold_by_node_set_smallest_first() {

@@ -278,6 +278,7 @@ impl TetherMcp {
             input: p.input,
             keys: p.keys,
             wait_s: p.wait_s,
+            only_if_waiting: false,
         };
         Ok(self.cancellable(p.session, request, ctx).await)
     }

@@ -14,10 +14,8 @@ impl MultiShell {
             Meta::List => self.list(),
             Meta::Use(expr) | Meta::Select(expr) => self.select(&expr),
             Meta::All => self.nodes.iter_mut().for_each(|n| n.selected = true),
-            Meta::Broadcast(command) => {
-                let all: Vec<usize> = (0..self.nodes.len()).collect();
-                self.execute(&command, &all, true);
-            }
+            // (Run by the loop, with its continuation lines.)
+            Meta::Broadcast(_) => {}
             Meta::Gather(on) => self.look.gather = on,
             Meta::Send(text) => self.answer(&text),
             Meta::Status => self.status(),

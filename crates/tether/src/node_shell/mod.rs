@@ -4,31 +4,35 @@
 //! them all running and `tether shell --attach NAME` comes back to them.
 //! Lines go to the active nodes and their output comes back prefixed by
 //! node (or gathered); `!` commands choose nodes, list them, broadcast,
-//! and attach a full terminal to one node's shell. The pure parts (the
-//! `!` parser, the prompt, the summary) are `tether_cluster::multi`.
+//! and attach a full terminal to one node's shell. A line's life (its
+//! continuation prompt, its end shown once) is `lines.rs`; which ends are
+//! still owed, for a client that comes back, `journal.rs`. The pure parts
+//! (the `!` parser, the prompt, the summaries) are `tether_cluster::multi`.
 
 mod editor;
+mod journal;
+mod lines;
 mod meta;
 mod nodes;
 mod printer;
 mod runner;
 mod settings;
+mod worker;
 
 use std::sync::mpsc;
-use std::time::Instant;
 
 use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use tether_cluster::NodeSet;
-use tether_cluster::multi::{self, Line, NodeState, Outcome};
+use tether_cluster::multi::{self, Line, Meta, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
 use crate::cli::ShellArgs;
 use crate::ssh_opts;
+use journal::Journal;
 use nodes::Node;
-use printer::Printer;
-use runner::{Ask, Ended, Event, Pool};
+use runner::{Event, Pool};
 
 /// The session's namespace in the daemon.
 fn namespace(name: &str) -> String {
@@ -45,6 +49,8 @@ struct MultiShell {
     config: tether_cluster::config::Config,
     /// A worker per node, kept from line to line, and their jobs.
     pool: Pool,
+    /// The lines whose end was not shown yet, for a client that comes back.
+    journal: Journal,
 }
 
 pub fn run(args: ShellArgs) -> Result<i32> {
@@ -75,14 +81,29 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         &args,
         &name,
     )?;
+    let journal = Journal::new(&namespace(&name));
+    // Lines a client before this one sent whose end it did not show.
+    let owed = journal.load();
+    let nodes = names
+        .iter()
+        .map(|n| {
+            let mut node = Node::new(n.clone());
+            if let Some(line) = owed.get(n) {
+                node.line = Some(line.clone());
+                node.last = Some(Outcome::Running);
+            }
+            node
+        })
+        .collect();
     let mut sh = MultiShell {
         pool: Pool::new(namespace(&name), names.len()),
         ns: namespace(&name),
         name,
-        nodes: names.iter().cloned().map(Node::new).collect(),
+        nodes,
         names,
         look,
         config,
+        journal,
     };
     watch_ctrl_c(sh.pool.interrupts());
     sh.session_loop()
@@ -90,7 +111,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
 
 /// The nodes of an existing multi-node session `name`.
 fn existing_nodes(name: &str) -> Result<Vec<String>> {
-    let mut client = runner::connect(&namespace(name))?;
+    let mut client = worker::connect(&namespace(name))?;
     let list: ListReply = client.request(&Request::List { all: false })?;
     let mut set = NodeSet::new();
     for s in &list.sessions {
@@ -125,7 +146,6 @@ fn watch_ctrl_c(tx: mpsc::Sender<Event>) {
 
 impl MultiShell {
     fn session_loop(&mut self) -> Result<i32> {
-        let all: Vec<usize> = (0..self.nodes.len()).collect();
         println!(
             "tether shell {}: {} nodes ({}); {}help lists the commands",
             self.name,
@@ -133,7 +153,7 @@ impl MultiShell {
             fold(&self.names),
             self.look.prefix
         );
-        self.execute("true", &all, false);
+        self.resume();
         let history = self.look.history.clone();
         let config = rustyline::Config::builder()
             .auto_add_history(false)
@@ -165,13 +185,32 @@ impl MultiShell {
                 }
                 Err(e) => return Err(e.into()),
             };
-            if !line.trim().is_empty() {
-                let _ = rl.add_history_entry(line.as_str());
+            let parsed = multi::parse(&line, self.look.prefix);
+            // A command line goes to the history whole, with the lines
+            // typed at the continuation prompt; others as typed.
+            let targets: Option<(String, Vec<usize>)> = match &parsed {
+                Ok(Line::Run(command)) => Some((
+                    command.clone(),
+                    (0..self.nodes.len())
+                        .filter(|&i| self.nodes[i].selected)
+                        .collect(),
+                )),
+                Ok(Line::Meta(Meta::Broadcast(command))) => {
+                    Some((command.clone(), (0..self.nodes.len()).collect()))
+                }
+                _ => None,
+            };
+            let mut typed = line.clone();
+            if let Some((command, targets)) = targets {
+                typed.push_str(&self.run_line(&mut rl, command, &targets)?);
+            }
+            if !typed.trim().is_empty() {
+                let _ = rl.add_history_entry(typed.as_str());
                 if let Some(file) = &history {
                     let _ = rl.save_history(file);
                 }
             }
-            let parsed = match multi::parse(&line, self.look.prefix) {
+            let parsed = match parsed {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("tether: {e}");
@@ -179,13 +218,7 @@ impl MultiShell {
                 }
             };
             match parsed {
-                Line::Empty => {}
-                Line::Run(command) => {
-                    let active: Vec<usize> = (0..self.nodes.len())
-                        .filter(|&i| self.nodes[i].selected)
-                        .collect();
-                    self.execute(&command, &active, true);
-                }
+                Line::Empty | Line::Run(_) | Line::Meta(Meta::Broadcast(_)) => {}
                 Line::Meta(meta) => {
                     if let Some(code) = self.meta(meta)? {
                         return Ok(code);
@@ -193,175 +226,6 @@ impl MultiShell {
                 }
             }
         }
-    }
-
-    /// Runs `command` on `targets`; `summary`: print the outcome line.
-    fn execute(&mut self, command: &str, targets: &[usize], summary: bool) {
-        self.pool.settle();
-        let now = Instant::now();
-        // A node that could not be reached waits for its next try (the
-        // prompt shows it down; `!list` says why).
-        let go: Vec<usize> = targets
-            .iter()
-            .copied()
-            .filter(|&i| self.nodes[i].reachable_now(now))
-            .collect();
-        // A command left running on a node is collected first: by the
-        // job that ran it when that job was left running (a second
-        // Ctrl-C), else (it waited for input) by a new one.
-        let pending: Vec<usize> = go
-            .iter()
-            .copied()
-            .filter(|&i| self.nodes[i].pending())
-            .collect();
-        if !pending.is_empty() {
-            for &i in &pending {
-                if !self.pool.busy(i) {
-                    self.pool.start(i, self.names[i].clone(), Ask::Collect);
-                }
-            }
-            let mut printer = self.printer();
-            let ends = self.wait(&pending, &mut printer);
-            self.record(ends);
-        }
-        let go: Vec<usize> = go
-            .into_iter()
-            .filter(|&i| {
-                let busy = self.nodes[i].pending();
-                if busy {
-                    eprintln!(
-                        "tether: {} still runs its last command; not sent there ({}attach {} to see it)",
-                        self.names[i], self.look.prefix, self.names[i]
-                    );
-                }
-                !busy
-            })
-            .collect();
-        if go.is_empty() {
-            return;
-        }
-        for &i in &go {
-            self.pool
-                .start(i, self.names[i].clone(), Ask::Run(command.to_owned()));
-        }
-        let mut printer = self.printer();
-        let ends = self.wait(&go, &mut printer);
-        let results = self.record(ends);
-        if summary {
-            self.report(&results);
-        }
-    }
-
-    /// Waits for `targets`, printing what they print; a node left running
-    /// (a second Ctrl-C) keeps its job for the next line.
-    fn wait(&mut self, targets: &[usize], printer: &mut Printer) -> Vec<(usize, Option<Ended>)> {
-        self.pool.wait(&self.names, targets, printer)
-    }
-
-    /// The summary line of a line's outcomes, and how to answer the nodes
-    /// waiting for input.
-    fn report(&self, results: &[(usize, Outcome)]) {
-        if !results.is_empty() {
-            let named: Vec<(&str, Outcome)> = results
-                .iter()
-                .map(|(i, o)| (self.names[*i].as_str(), o.clone()))
-                .collect();
-            let line = multi::summary(&named);
-            if self.look.color {
-                println!("\x1b[2m{line}\x1b[0m");
-            } else {
-                println!("{line}");
-            }
-        }
-        if !self.look.waiting_hint {
-            return;
-        }
-        let waiting: Vec<String> = results
-            .iter()
-            .filter(|(_, o)| matches!(o, Outcome::Waiting(_)))
-            .map(|(i, _)| self.names[*i].clone())
-            .collect();
-        if let Some(first) = waiting.first() {
-            println!(
-                "{} {} for input: {p}send TEXT types a line there, {p}attach {first} shows one",
-                fold(&waiting),
-                if waiting.len() == 1 { "waits" } else { "wait" },
-                p = self.look.prefix
-            );
-        }
-    }
-
-    /// Takes each node's end into its state; returns the outcomes.
-    fn record(&mut self, ends: Vec<(usize, Option<Ended>)>) -> Vec<(usize, Outcome)> {
-        let now = Instant::now();
-        let mut out = Vec::new();
-        for (i, end) in ends {
-            let node = &mut self.nodes[i];
-            let outcome = match &end {
-                None => Outcome::Running,
-                Some(e) => e.outcome(),
-            };
-            match end {
-                Some(Ended::Result(r)) => {
-                    if r.shell_restarted && node.last.is_some() {
-                        eprintln!(
-                            "tether: {}: a fresh shell (the last one ended, or its connection was lost); its cwd and exported variables were restored",
-                            node.name
-                        );
-                    }
-                    node.down = None;
-                    if r.cwd.is_some() {
-                        node.cwd = r.cwd;
-                    }
-                    node.last_ms = Some(r.duration_ms);
-                }
-                Some(Ended::Unreachable(why)) if node.failed(why.clone(), now) => {
-                    let why = why
-                        .strip_prefix(&format!("{}: ", node.name))
-                        .unwrap_or(&why);
-                    eprintln!(
-                        "tether: {}: cannot reach it: {why} (tried again later, less and less often)",
-                        node.name
-                    );
-                }
-                Some(Ended::Refused(why) | Ended::Lost(why)) => {
-                    eprintln!("tether: {}: {why}", node.name);
-                }
-                Some(Ended::Unreachable(_)) | None => {}
-            }
-            node.last = Some(outcome.clone());
-            out.push((i, outcome));
-        }
-        out
-    }
-
-    /// `!send TEXT`: the line typed into every node waiting for input.
-    fn answer(&mut self, text: &str) {
-        let waiting: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| matches!(self.nodes[i].last, Some(Outcome::Waiting(_))))
-            .collect();
-        if waiting.is_empty() {
-            eprintln!("tether: no node is waiting for input");
-            return;
-        }
-        self.pool.settle();
-        for &i in &waiting {
-            self.pool
-                .start(i, self.names[i].clone(), Ask::Answer(text.to_owned()));
-        }
-        let mut printer = self.printer();
-        let ends = self.wait(&waiting, &mut printer);
-        let results = self.record(ends);
-        self.report(&results);
-    }
-
-    fn printer(&self) -> Printer {
-        Printer::new(
-            &self.names,
-            self.look.color,
-            self.look.gather,
-            self.look.timestamps.then(Instant::now),
-        )
     }
 
     fn prompt(&self) -> String {
@@ -419,6 +283,7 @@ impl MultiShell {
 
     /// `!exit`: every node's shell closed.
     fn close_all(&self) {
+        self.journal.remove();
         let threads: Vec<_> = self
             .names
             .iter()
@@ -426,7 +291,7 @@ impl MultiShell {
                 let (ns, session) = (self.ns.clone(), n.clone());
                 std::thread::spawn(move || {
                     let _ =
-                        runner::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
+                        worker::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
                 })
             })
             .collect();

@@ -37,6 +37,8 @@ pub struct Node {
     pub last: Option<Outcome>,
     /// How long its last command took.
     pub last_ms: Option<u64>,
+    /// The line it runs whose end has not been shown yet.
+    pub line: Option<String>,
 }
 
 impl Node {
@@ -49,6 +51,7 @@ impl Node {
             cwd: None,
             last: None,
             last_ms: None,
+            line: None,
         }
     }
 

@@ -61,6 +61,13 @@ impl Printer {
         let _ = out.flush();
     }
 
+    /// What tether says of node `i` (not its output), on stderr, after
+    /// the node's partial line.
+    pub fn notice(&mut self, i: usize, text: &str) {
+        let _ = std::io::stdout().flush();
+        eprintln!("tether: {}: {text}", self.names[i]);
+    }
+
     /// Node `i` is done: its last partial line is printed.
     pub fn done(&mut self, i: usize) {
         if self.gather || self.partial[i].is_empty() {

@@ -1,7 +1,6 @@
-//! One line on many nodes: a worker thread per node asks the daemon to
-//! run it in that node's persistent shell, and streams what it prints (a
-//! command still running after [`STEP`] is followed with `read` every
-//! [`STEP`]); the caller's thread prints and waits. The workers, and each
+//! One line on many nodes: a worker thread per node (`worker.rs`) asks
+//! the daemon to run it in that node's persistent shell, and streams what
+//! it prints; the caller's thread prints and waits. The workers, and each
 //! one's connection to the daemon, are kept from line to line ([`Pool`]):
 //! starting 50 threads and 50 connections for every line cost more than
 //! the line itself on the client. Ctrl-C interrupts the command on every
@@ -19,22 +18,14 @@
 //! end the new line's part early.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
 
 use tether_cluster::multi::Outcome;
-use tether_daemon::protocol::{Create, FailureKind, OnTimeout, Request, ShellResult, Status};
-use tether_daemon::{Client, DaemonError, Paths};
+use tether_daemon::protocol::{ShellResult, Status};
 
 use super::printer::Printer;
-use crate::daemon_cmd;
-
-/// How long a call waits before it returns what was printed so far.
-pub const STEP: Duration = Duration::from_millis(500);
-/// Most characters of output one call returns.
-const OUTPUT_LIMIT: usize = 4 << 20;
-
+use super::worker::{Job, Watch, interrupt, serve};
 /// One node's part of one line (or the collection of a command left
 /// running there), unique in the session.
 pub type JobId = u64;
@@ -43,6 +34,12 @@ pub type JobId = u64;
 pub enum Event {
     /// Output of node `node`'s job `job`.
     Output {
+        node: usize,
+        job: JobId,
+        text: String,
+    },
+    /// Something node `node`'s job `job` tells the person (not output).
+    Notice {
         node: usize,
         job: JobId,
         text: String,
@@ -61,7 +58,9 @@ impl Event {
     /// The node and job of a node's event.
     fn owner(&self) -> Option<(usize, JobId)> {
         match self {
-            Event::Output { node, job, .. } | Event::Done { node, job, .. } => Some((*node, *job)),
+            Event::Output { node, job, .. }
+            | Event::Notice { node, job, .. }
+            | Event::Done { node, job, .. } => Some((*node, *job)),
             Event::Interrupt => None,
         }
     }
@@ -76,6 +75,9 @@ pub enum Ended {
     Unreachable(String),
     /// The daemon refused the call (shown as it said).
     Refused(String),
+    /// The daemon refused the line: a command from before still runs
+    /// there (this client did not start it, or lost track of it).
+    Busy,
     /// The daemon went away while the call was in flight: whether the
     /// command finished is unknown.
     Lost(String),
@@ -87,6 +89,7 @@ impl Ended {
         let Ended::Result(r) = self else {
             return match self {
                 Ended::Lost(_) => Outcome::Lost,
+                Ended::Busy => Outcome::Running,
                 _ => Outcome::NotRun,
             };
         };
@@ -108,97 +111,18 @@ impl Ended {
     }
 }
 
-/// A connection in the multi-node session's namespace.
-pub fn connect(namespace: &str) -> Result<Client, DaemonError> {
-    let hello = tether_daemon::client::hello(&daemon_cmd::me(), Some(namespace.to_owned()), false);
-    Client::connect_or_start(&Paths::from_env(), &hello, &daemon_cmd::launch)
-}
-
-/// Sends `request` on the worker's kept connection `conn`, or on a new one
-/// (kept for the next request while it works).
-fn call(
-    namespace: &str,
-    conn: &mut Option<Client>,
-    request: &Request,
-) -> Result<ShellResult, DaemonError> {
-    if let Some(client) = conn.as_mut() {
-        match client.request(request) {
-            // The kept connection failed while the request was written: the
-            // daemon never read it (it stopped, or another one runs now), so
-            // it goes on a new connection, which starts a daemon if needed.
-            Err(DaemonError::Connection(_)) => *conn = None,
-            other => return keep(conn, other),
-        }
-    }
-    let mut client = connect(namespace)?;
-    let r = client.request(request);
-    *conn = Some(client);
-    keep(conn, r)
-}
-
-/// Keeps the connection after an answer (a refusal is one), not after a
-/// connection that broke or carried something unreadable.
-fn keep(
-    conn: &mut Option<Client>,
-    r: Result<ShellResult, DaemonError>,
-) -> Result<ShellResult, DaemonError> {
-    if !matches!(r, Ok(_) | Err(DaemonError::Refused(_))) {
-        *conn = None;
-    }
-    r
-}
-
-/// How a failed call ended: the engine could not start the shell there
-/// (the node is down), the daemon refused it, or the daemon went away.
-fn failed(e: DaemonError) -> Ended {
-    match e {
-        DaemonError::Refused(f) if f.kind == FailureKind::Engine => Ended::Unreachable(f.message),
-        DaemonError::Refused(f) => Ended::Refused(f.message),
-        other => Ended::Lost(other.to_string()),
-    }
-}
-
 /// What a node is asked.
 pub enum Ask {
     /// Run a command line.
     Run(String),
     /// Collect the rest of the command left running there.
     Collect,
-    /// Type a line into the program waiting for input there.
+    /// One look at the command left running there: its output so far, and
+    /// its end if it ended (a client that comes back to the session).
+    Look,
+    /// Type a line into the program waiting for input there, only if it
+    /// still waits when the line is typed; else look at it once.
     Answer(String),
-}
-
-/// Whether somebody waits for a job's events. While nobody does (it was
-/// left running), its worker asks the daemon nothing.
-#[derive(Default)]
-struct Watch {
-    on: Mutex<bool>,
-    turned: Condvar,
-}
-
-impl Watch {
-    fn set(&self, on: bool) {
-        *self.on.lock().unwrap_or_else(|p| p.into_inner()) = on;
-        self.turned.notify_all();
-    }
-
-    /// Returns once somebody waits.
-    fn until_on(&self) {
-        let mut on = self.on.lock().unwrap_or_else(|p| p.into_inner());
-        while !*on {
-            on = self.turned.wait(on).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-}
-
-/// One node's part of a line.
-struct Job {
-    i: usize,
-    id: JobId,
-    name: String,
-    ask: Ask,
-    tx: Sender<Event>,
-    watch: Arc<Watch>,
 }
 
 /// A worker per node, started at its first line and kept, with its
@@ -352,6 +276,7 @@ impl Pool {
             };
             match (self.fate(&ev, targets), ev) {
                 (Fate::Take, Event::Output { node, text, .. }) => printer.output(node, &text),
+                (Fate::Take, Event::Notice { node, text, .. }) => printer.notice(node, &text),
                 (Fate::Take, Event::Done { node, ended, .. }) => {
                     printer.done(node);
                     self.jobs[node] = None;
@@ -391,99 +316,4 @@ impl Pool {
         printer.finish();
         ends
     }
-}
-
-/// Runs one job on the worker's connection `conn`.
-fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
-    let Job {
-        i,
-        id,
-        name,
-        ask,
-        tx,
-        watch,
-    } = job;
-    let first = match ask {
-        Ask::Run(command) => Request::Run {
-            session: name.clone(),
-            command,
-            host: Some(name.clone()),
-            timeout_s: STEP.as_secs_f64(),
-            on_timeout: OnTimeout::Keep,
-            output_limit: OUTPUT_LIMIT,
-            workdir: None,
-            create: Create::default(),
-            stdin: None,
-        },
-        Ask::Collect => Request::Read {
-            session: name.clone(),
-            wait_s: 0.0,
-        },
-        Ask::Answer(text) => Request::Send {
-            session: name.clone(),
-            input: Some(format!("{text}\n")),
-            keys: Vec::new(),
-            wait_s: STEP.as_secs_f64(),
-        },
-    };
-    // An answer that changed nothing yet (the program has not read it
-    // when the daemon looked) gets one more look before the node is
-    // called waiting again.
-    let mut answered = matches!(first, Request::Send { .. });
-    let mut request = first;
-    loop {
-        let mut r = match call(namespace, conn, &request) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = tx.send(Event::Done {
-                    node: i,
-                    job: id,
-                    ended: failed(e),
-                });
-                return;
-            }
-        };
-        // (Only the printer needs the output.)
-        let output = std::mem::take(&mut r.output);
-        let again = std::mem::take(&mut answered)
-            && r.status == Status::WaitingForInput
-            && output.is_empty();
-        if !output.is_empty()
-            && tx
-                .send(Event::Output {
-                    node: i,
-                    job: id,
-                    text: output,
-                })
-                .is_err()
-        {
-            return;
-        }
-        if r.status != Status::Running && !again {
-            let _ = tx.send(Event::Done {
-                node: i,
-                job: id,
-                ended: Ended::Result(Box::new(r)),
-            });
-            return;
-        }
-        // Left running: the next look waits for the line that collects it.
-        watch.until_on();
-        request = Request::Read {
-            session: name.clone(),
-            wait_s: STEP.as_secs_f64(),
-        };
-    }
-}
-
-/// Sends INT to node `name`'s command, on a connection of its own.
-fn interrupt(namespace: String, name: String) {
-    std::thread::spawn(move || {
-        let _ = connect(&namespace).and_then(|mut c| {
-            c.call(&Request::Signal {
-                session: name,
-                signal: "INT".into(),
-            })
-        });
-    });
 }

@@ -361,8 +361,9 @@ pub struct ExecArgs {
     /// The window and how hosts are reached, as `tether cp` takes them.
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Seconds each command may run.
-    #[arg(short = 'u', long = "command-timeout")]
+    /// Seconds each command may run (more than 0); at the deadline it is
+    /// stopped (see Exit codes).
+    #[arg(short = 'u', long = "command-timeout", value_parser = positive_seconds)]
     pub command_timeout: Option<f64>,
     /// How to print: stream (`host: line` as they come), gather (identical
     /// results folded, at the end), json (one object per host), dir (files
@@ -437,8 +438,9 @@ pub struct CpArgs {
 /// window, tether's config, and connecting.
 #[derive(Debug, Args)]
 pub struct FleetArgs {
-    /// Most hosts connected at once (default: the config's, else 64).
-    #[arg(short = 'f', long)]
+    /// Most hosts connected at once, 1 or more (default: the config's,
+    /// else 64).
+    #[arg(short = 'f', long, value_parser = at_least_one)]
     pub fanout: Option<usize>,
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
@@ -463,6 +465,22 @@ pub struct FailureArgs {
     /// After the first failure, start no more hosts and cancel those running.
     #[arg(long)]
     pub fail_fast: bool,
+}
+
+/// A number of seconds more than 0 (and finite), for a flag.
+fn positive_seconds(arg: &str) -> Result<f64, String> {
+    match arg.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!("{arg:?} is not a number of seconds more than 0")),
+    }
+}
+
+/// A count of 1 or more, for a flag.
+fn at_least_one(arg: &str) -> Result<usize, String> {
+    match arg.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{arg:?} is not a whole number of 1 or more")),
+    }
 }
 
 /// `tether cp --output`.

@@ -82,6 +82,7 @@ pub fn json_lines(results: &[HostResult]) -> Result<()> {
             "stdout": text(&r.stdout), "stderr": text(&r.stderr),
             "error": r.error.as_ref().map(ToString::to_string),
             "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
+            "halt": r.error.as_ref().and_then(exec::HostError::halt).map(exec::Halt::as_str),
             "connect_ms": r.connect_ms, "total_ms": r.total_ms,
         });
         writeln!(out, "{v}")?;

@@ -10,7 +10,7 @@ mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
-pub use host_error::{HostError, HostErrorKind, StopReason};
+pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
@@ -239,7 +239,7 @@ pub(crate) async fn connect(
     let not_started = |why: Option<StopReason>| {
         why.map(|why| HostError::Cancelled {
             why,
-            started: false,
+            halt: Halt::NotStarted,
         })
     };
     if let Some(e) = not_started(*cancel.borrow()) {
@@ -325,13 +325,20 @@ async fn one(
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
+    let halt = |e: &tether_ssh::Ended| e.halted.map_or(Halt::MayStillRun, Halt::of);
     match ended {
         Ok(e) if e.cancelled => {
             let why = cancel_reason.borrow().unwrap_or(StopReason::Interrupted);
-            result.error = Some(HostError::Cancelled { why, started: true });
+            result.error = Some(HostError::Cancelled {
+                why,
+                halt: halt(&e),
+            });
         }
         Ok(e) if e.timed_out => {
-            result.error = Some(HostError::timeout(opts.command_timeout.unwrap_or_default()));
+            result.error = Some(HostError::timeout(
+                opts.command_timeout.unwrap_or_default(),
+                halt(&e),
+            ));
         }
         Ok(e) => {
             result.exit_code = e.exit_code;

@@ -1,0 +1,301 @@
+//! `tether exec` stops what it says it stopped (issue 23, item 3): a
+//! command timeout, `--fail-fast` and a double Ctrl-C end the remote
+//! command, for a user and for root (whose channel `signal` requests
+//! OpenSSH refuses), and the report says the host confirmed it. Each
+//! remote command would touch a file after its sleep: once its processes
+//! are gone, the file must not be there. Bad numbers are refused before
+//! anything runs. Against real sshd on 127.0.0.2–3.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tether_testkit::{Scratch, Sshd, fleet, keygen};
+
+const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+
+struct Fleet {
+    scratch: Scratch,
+    port: u16,
+    /// Where remote commands leave their marks (anyone may write).
+    marks: PathBuf,
+    _sshd: Vec<Sshd>,
+}
+
+fn start() -> Option<Fleet> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let scratch = Scratch::new("exec-truth");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let (port, sshd, known) =
+        fleet(&["127.0.0.2", "127.0.0.3"], &[&key.with_extension("pub")]).unwrap();
+    std::fs::write(scratch.0.join("known_hosts"), known).unwrap();
+    let marks = scratch.0.join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    Some(Fleet {
+        scratch,
+        port,
+        marks,
+        _sshd: sshd,
+    })
+}
+
+/// The logins the tests run as: the test user, and root (refused channel
+/// signals) when this runs as root.
+fn logins() -> Vec<Option<&'static str>> {
+    let mut l = vec![None];
+    if tether_testkit::running_user() == "root" {
+        l.push(Some("root"));
+    } else {
+        eprintln!("NOTE: not root: the root login is not tried");
+    }
+    l
+}
+
+impl Fleet {
+    fn command(&self, login: Option<&str>, hosts: &str, extra: &[&str], command: &str) -> Command {
+        let mut c = Command::new(TETHER);
+        c.env("USER", tether_testkit::user());
+        c.args(["exec", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
+            .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
+            .arg("-o")
+            .arg(format!(
+                "UserKnownHostsFile={}",
+                self.scratch.0.join("known_hosts").display()
+            ))
+            .arg("-i")
+            .arg(self.scratch.0.join("id_ed25519"));
+        if let Some(user) = login {
+            c.args(["-l", user]);
+        }
+        c.args(extra).arg("--").arg(command);
+        c
+    }
+
+    fn exec(&self, login: Option<&str>, hosts: &str, extra: &[&str], command: &str) -> Output {
+        self.command(login, hosts, extra, command).output().unwrap()
+    }
+
+    /// A command that sleeps, then touches a file named after `token`.
+    fn late_touch(&self, token: &str) -> String {
+        format!("sleep 3; touch {}/late_{token}", self.marks.display())
+    }
+
+    /// Waits until no process runs with `token` in its command line, then
+    /// asserts no file named after it was touched.
+    fn never_touched(&self, token: &str, what: &str) {
+        wait(
+            || !running_with(token),
+            &format!("{what}: the processes to go"),
+        );
+        let touched: Vec<_> = std::fs::read_dir(&self.marks)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(token))
+            .collect();
+        assert!(
+            touched.is_empty(),
+            "{what}: the stopped command ran to its end: {touched:?}"
+        );
+    }
+}
+
+/// True while a process has `token` in its command line.
+fn running_with(token: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(token))
+    })
+}
+
+fn wait(mut f: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn token(what: &str) -> String {
+    format!("{what}{}x{}", std::process::id(), rand_ish())
+}
+
+fn rand_ish() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn who(login: Option<&str>) -> &str {
+    login.unwrap_or("the test user")
+}
+
+#[test]
+fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
+    let Some(f) = start() else { return };
+    for login in logins() {
+        let t = token("tmo");
+        let out = f.exec(login, "127.0.0.[2-3]", &["-u", "1"], &f.late_touch(&t));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(255), "{}: {out:?}", who(login));
+        for host in ["127.0.0.2", "127.0.0.3"] {
+            assert!(
+                err.contains(&format!(
+                    "{host}: the command did not finish within 1.0 s (command timeout); stopped; the host confirmed its end"
+                )),
+                "{}: {err}",
+                who(login)
+            );
+        }
+        f.never_touched(&t, who(login));
+
+        // The same, as JSON.
+        let t = token("tmojson");
+        let out = f.exec(
+            login,
+            "127.0.0.2",
+            &["-u", "1", "--output", "json"],
+            &f.late_touch(&t),
+        );
+        let row: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert_eq!(row["error_kind"], "timeout", "{row}");
+        assert_eq!(row["halt"], "ended", "{row}");
+        f.never_touched(&t, who(login));
+    }
+}
+
+#[test]
+fn fail_fast_ends_the_commands_it_cancels() {
+    let Some(f) = start() else { return };
+    for login in logins() {
+        let t = token("ff");
+        let started = f.marks.join(format!("started_{t}"));
+        // 127.0.0.2 fails once 127.0.0.3 runs; 127.0.0.3 would touch late.
+        let command = format!(
+            "set -- $SSH_CONNECTION; if [ $3 = 127.0.0.2 ]; then while [ ! -e {s} ]; do sleep 0.05; done; exit 1; fi; touch {s}; {late}",
+            s = started.display(),
+            late = f.late_touch(&t)
+        );
+        let out = f.exec(login, "127.0.0.[2-3]", &["--fail-fast"], &command);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(255), "{}: {out:?}", who(login));
+        assert!(
+            err.contains("127.0.0.3: cancelled (fail fast): stopped; the host confirmed its end"),
+            "{}: {err}",
+            who(login)
+        );
+        f.never_touched(&format!("late_{t}"), who(login));
+    }
+}
+
+#[test]
+fn ctrl_c_twice_ends_the_commands() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let Some(f) = start() else { return };
+    for login in logins() {
+        let t = token("int");
+        let command = format!("echo started; {}", f.late_touch(&t));
+        let mut child = f
+            .command(login, "127.0.0.[2-3]", &[], &command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let collect = |mut r: Box<dyn Read + Send>| {
+            let seen = Arc::new(Mutex::new(String::new()));
+            let sink = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = r.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+            seen
+        };
+        let out = collect(Box::new(child.stdout.take().unwrap()));
+        let err = collect(Box::new(child.stderr.take().unwrap()));
+        wait(
+            || out.lock().unwrap().matches("started").count() == 2,
+            "both to start",
+        );
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        wait(
+            || err.lock().unwrap().contains("still running on"),
+            "the running hosts",
+        );
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{}", err.lock().unwrap());
+        wait(
+            || {
+                err.lock()
+                    .unwrap()
+                    .matches("cancelled (interrupted): stopped; the host confirmed its end")
+                    .count()
+                    == 2
+            },
+            "two confirmed ends",
+        );
+        f.never_touched(&t, who(login));
+    }
+}
+
+/// `-u 0`, `-f 0` and `-p 0` are bad usage (exit 2), for exec and cp, and
+/// nothing runs.
+#[test]
+fn zero_timeouts_fanouts_and_ports_are_refused_before_anything_runs() {
+    let Some(f) = start() else { return };
+    let t = token("zero");
+    let touch = format!("touch {}/ran_{t}", f.marks.display());
+    for bad in [
+        &["-u", "0"][..],
+        &["-f", "0"],
+        &["-u", "-1"],
+        &["-u", "nan"],
+    ] {
+        let out = f.exec(None, "127.0.0.2", bad, &touch);
+        assert_eq!(out.status.code(), Some(2), "exec {bad:?}: {out:?}");
+    }
+    let out = Command::new(TETHER)
+        .args(["exec", "-H", "127.0.0.2", "-p", "0", "--"])
+        .arg(&touch)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "exec -p 0: {out:?}");
+    let src = f.scratch.0.join("src");
+    std::fs::write(&src, "x").unwrap();
+    for bad in [&["-f", "0"][..], &["-P", "0"]] {
+        let out = Command::new(TETHER)
+            .arg("cp")
+            .args(bad)
+            .arg(&src)
+            .arg(format!("127.0.0.2:{}/", f.marks.display()))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "cp {bad:?}: {out:?}");
+    }
+    let out = Command::new(TETHER)
+        .args(["ssh", "-p", "0", "127.0.0.2", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "ssh -p 0: {out:?}");
+    assert!(
+        std::fs::read_dir(&f.marks).unwrap().next().is_none(),
+        "something ran"
+    );
+}

@@ -38,6 +38,9 @@ const GRACE: Duration = Duration::from_secs(6);
 
 /// Ends every descendant of the session process (`$PPID`) but this shell
 /// and its own children: TERM, about a second for them to go, then KILL.
+/// The TERM goes to processes stopped first (STOP, TERM, CONT): a shell
+/// whose child died first would otherwise run its next command (`sleep 3;
+/// touch f`: `touch`) before its own TERM came.
 /// Prints `gone` and exits 0 when none is left; else names them, exits 1.
 /// POSIX sh, `ps -e -o pid= -o ppid=` and awk (zombies skipped where `ps`
 /// shows states).
@@ -51,7 +54,11 @@ for sig in TERM KILL; do
   while [ $i -lt 10 ]; do
     t=$(kids)
     if [ -z "$t" ]; then echo gone; exit 0; fi
-    kill -$sig $t 2>/dev/null
+    if [ $sig = TERM ]; then
+      kill -STOP $t 2>/dev/null; kill -TERM $t 2>/dev/null; kill -CONT $t 2>/dev/null
+    else
+      kill -KILL $t 2>/dev/null
+    fi
     nap; i=$((i+1))
   done
 done

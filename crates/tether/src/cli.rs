@@ -290,7 +290,7 @@ pub struct SshCmdArgs {
     /// A command to run there instead of the login shell (several words
     /// are joined with spaces, as ssh does); without -t it gets no
     /// terminal, and its stdin, stdout and stderr stay apart.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(trailing_var_arg = true)]
     pub command: Vec<String>,
     /// A terminal even for a command.
     #[arg(short = 't', conflicts_with = "no_tty")]
@@ -382,7 +382,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub failures: FailureArgs,
     /// The command (several words are joined with spaces).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(required = true, trailing_var_arg = true)]
     pub command: Vec<String>,
     /// The OpenSSH flags (`-l -p -J -F -i -o`), shared with the other
     /// front-ends.

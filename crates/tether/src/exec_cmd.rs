@@ -57,6 +57,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let command = args.command.join(" ");
     let mode = args.output;
     let progress = ProgressLine::new(fleet.hosts.len());
+    let mut closed = None;
     let results = runtime.block_on(exec::run(fleet.hosts, &command, opts, |p| {
         let mut tally = ctrl_c.tally();
         match p {
@@ -66,10 +67,21 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         }
         progress.update(&tally);
         drop(tally);
-        if mode == OutputMode::Stream {
-            progress.above(|| exec_output::stream(p));
+        // Once a stream of tether's closed, the hosts are stopped and
+        // nothing more is printed but the one line at the end.
+        if mode == OutputMode::Stream
+            && closed.is_none()
+            && let Err(c) = progress.above(|| exec_output::stream(p))
+        {
+            closed = Some(c);
+            ctrl_c.output_closed();
         }
     }));
+    if let Some(c) = closed {
+        progress.finish();
+        say_closed(c, &results);
+        return Ok(fleet_cmd::OUTPUT_CLOSED);
+    }
     match mode {
         OutputMode::Stream => {}
         OutputMode::Gather => exec_output::gather(&results)?,
@@ -81,6 +93,31 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     }
     progress.finish();
     Ok(ctrl_c.exit_code(&args.failures, &results))
+}
+
+/// The one line (on stderr, when it is open) of a run whose `closed`
+/// stream ended it: the hosts stopped, and those that may still run.
+fn say_closed(closed: exec_output::Closed, results: &[exec::HostResult]) {
+    let mut unsure = tether_cluster::NodeSet::new();
+    for r in results {
+        if r.error.as_ref().and_then(exec::HostError::halt) == Some(exec::Halt::MayStillRun) {
+            unsure.insert(&r.host);
+        }
+    }
+    let line = if unsure.is_empty() {
+        format!(
+            "tether: {} closed; the command was stopped on every host still running it (the rest of the output was not read)\n",
+            closed.as_str()
+        )
+    } else {
+        format!(
+            "tether: {} closed; asked the command to stop; it may still be running on {} ({})\n",
+            closed.as_str(),
+            exec_output::printable(&unsure.fold()),
+            unsure.len()
+        )
+    };
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// The live progress line on a terminal (stderr): done, failed and running
@@ -113,11 +150,11 @@ impl ProgressLine {
         ));
     }
 
-    fn above(&self, f: impl FnOnce()) {
+    fn above<T>(&self, f: impl FnOnce() -> T) -> T {
         if self.bar.is_hidden() {
-            f();
+            f()
         } else {
-            self.bar.suspend(f);
+            self.bar.suspend(f)
         }
     }
 

@@ -12,35 +12,68 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
-/// and signals as one line on stderr.
-pub fn stream(p: &Progress) {
-    match p {
-        // Bytes go out as they came (no re-encoding), one whole line per write.
-        Progress::Line(host, Stream::Stdout, line) => {
-            prefixed(&mut std::io::stdout().lock(), host, line)
+/// Which of tether's own streams could not be written (closed by the
+/// reader, as `| head -1` closes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Closed {
+    /// stdout.
+    Stdout,
+    /// stderr.
+    Stderr,
+}
+
+impl Closed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Closed::Stdout => "stdout",
+            Closed::Stderr => "stderr",
         }
-        Progress::Line(host, Stream::Stderr, line) => {
-            prefixed(&mut std::io::stderr().lock(), host, line)
-        }
-        Progress::Done(r) => {
-            if let Some(e) = &r.error {
-                eprintln!("tether: {}: {e}", r.host);
-            } else if let Some(sig) = &r.signal {
-                eprintln!("tether: {}: killed by signal {sig}", r.host);
-            }
-        }
-        Progress::Started(_) => {}
     }
 }
 
-fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) {
+/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
+/// and signals as one line on stderr. An error: the stream that could not
+/// be written.
+pub fn stream(p: &Progress) -> Result<(), Closed> {
+    match p {
+        // Bytes go out as they came (no re-encoding), one whole line per write.
+        Progress::Line(host, Stream::Stdout, line) => {
+            prefixed(&mut std::io::stdout().lock(), host, line).map_err(|_| Closed::Stdout)
+        }
+        Progress::Line(host, Stream::Stderr, line) => {
+            prefixed(&mut std::io::stderr().lock(), host, line).map_err(|_| Closed::Stderr)
+        }
+        Progress::Done(r) => {
+            let host = printable(&r.host);
+            let line = if let Some(e) = &r.error {
+                format!("tether: {host}: {e}\n")
+            } else if let Some(sig) = &r.signal {
+                format!("tether: {host}: killed by signal {sig}\n")
+            } else {
+                return Ok(());
+            };
+            std::io::stderr()
+                .write_all(line.as_bytes())
+                .map_err(|_| Closed::Stderr)
+        }
+        Progress::Started(_) => Ok(()),
+    }
+}
+
+/// A host's name as a message shows it: control and bidi characters
+/// escaped.
+pub fn printable(host: &str) -> std::borrow::Cow<'_, str> {
+    tether_term::printable::escaped(host, false)
+}
+
+fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) -> std::io::Result<()> {
+    let host = printable(host);
     let mut buf = Vec::with_capacity(host.len() + line.len() + 3);
     buf.extend_from_slice(host.as_bytes());
     buf.extend_from_slice(b": ");
     buf.extend_from_slice(line);
     buf.push(b'\n');
-    let _ = out.write_all(&buf);
+    out.write_all(&buf)
 }
 
 pub fn gather(results: &[HostResult]) -> Result<()> {

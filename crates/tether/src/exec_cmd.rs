@@ -34,6 +34,9 @@ fn read_stdin() -> Arc<exec::SharedInput> {
     input
 }
 
+/// The exit code of input refused before anything ran (as clap's).
+const BAD_USAGE: i32 = 2;
+
 pub fn run(args: ExecArgs) -> Result<i32> {
     let named = match (&args.cluster, &args.hosts) {
         (Some(c), None) => Named::Cluster(c),
@@ -41,6 +44,12 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         _ => bail!("name the hosts with -H or a cluster with -C, not both"),
     };
     let fleet = Fleet::select(&args.fleet, named)?;
+    if args.output == OutputMode::Dir
+        && let Some(clash) = exec_output::dir_clash(&fleet.hosts)
+    {
+        eprintln!("tether: {clash}");
+        return Ok(BAD_USAGE);
+    }
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
     let runtime = fleet_cmd::runtime()?;

@@ -212,7 +212,7 @@ async fn interrupts(
         if let Ok(t) = tally.lock() {
             t.running.iter().for_each(|h| set.insert(h));
         }
-        eprintln!(
+        let line = format!(
             "tether: still running on {} ({}); press Ctrl-C again within 1 s to cancel",
             if set.is_empty() {
                 "no host".to_owned()
@@ -221,6 +221,7 @@ async fn interrupts(
             },
             set.len()
         );
+        eprintln!("{}", tether_term::printable::escaped(&line, false));
     }
 }
 
@@ -237,7 +238,8 @@ fn fail_fast_note(results: &[impl Outcome]) {
         }
     }
     if !set.is_empty() {
-        eprintln!("tether: --fail-fast cancelled {set} ({})", set.len());
+        let line = format!("tether: --fail-fast cancelled {set} ({})", set.len());
+        eprintln!("{}", tether_term::printable::escaped(&line, false));
     }
 }
 

@@ -6,12 +6,14 @@
 mod gather;
 mod host_error;
 mod input;
+mod kept;
 mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
+pub use kept::{Kept, KeptReader, MEMORY_CAP};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
@@ -72,10 +74,11 @@ pub struct HostResult {
     pub exit_code: Option<u32>,
     /// The signal that ended it.
     pub signal: Option<String>,
-    /// Everything on stdout.
-    pub stdout: Vec<u8>,
-    /// Everything on stderr.
-    pub stderr: Vec<u8>,
+    /// Everything on stdout (kept only when asked; past a cap, in a
+    /// private file).
+    pub stdout: Kept,
+    /// Everything on stderr (likewise).
+    pub stderr: Kept,
     /// Why it did not run or finish (connection, host key, auth, timeout,
     /// cancelled).
     pub error: Option<HostError>,
@@ -192,8 +195,8 @@ struct Output {
     keep: bool,
     out_lines: Lines,
     err_lines: Lines,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
+    stdout: Kept,
+    stderr: Kept,
 }
 
 type Piece = (Stream, Vec<u8>);
@@ -206,7 +209,7 @@ impl Output {
             Event::Stderr(b) => (Stream::Stderr, b, &mut self.err_lines, &mut self.stderr),
         };
         if self.keep {
-            all.extend_from_slice(&bytes);
+            all.push(&bytes);
         }
         let mut done = Vec::new();
         lines.push(&bytes, |l| done.push((stream, l)));
@@ -214,7 +217,7 @@ impl Output {
     }
 
     /// Everything kept, and the last partial lines.
-    fn finish(mut self) -> (Vec<u8>, Vec<u8>, Vec<Piece>) {
+    fn finish(mut self) -> (Kept, Kept, Vec<Piece>) {
         let mut last = Vec::new();
         self.out_lines.finish(|l| last.push((Stream::Stdout, l)));
         self.err_lines.finish(|l| last.push((Stream::Stderr, l)));

@@ -116,6 +116,19 @@ fn clip(text: String, limit: usize) -> (String, Option<Clipped>) {
     )
 }
 
+/// The text of a host's output, as the terminal projection reads it
+/// (sequences removed, `\r` and backspaces applied).
+fn project(kept: &exec::Kept) -> String {
+    let mut projector = tether_term::TextProjector::new();
+    let mut out = String::new();
+    let _ = kept.each(|b| {
+        projector.feed(b, &mut out);
+        Ok(())
+    });
+    projector.finish(&mut out);
+    out
+}
+
 /// Runs the tool; the error is the message for a tool error.
 pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
     if !(p.timeout_s.is_finite() && p.timeout_s > 0.0 && p.timeout_s <= 3600.0) {
@@ -163,8 +176,10 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     let groups: Vec<HostGroup> = exec::gather(&results)
         .into_iter()
         .map(|g| {
-            let mut text = String::from_utf8_lossy(&g.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&g.stderr));
+            // As `shell_run` gives it: the text a program reads, the hosts'
+            // escape sequences (an OSC 52 clipboard write, say) removed.
+            let mut text = project(&g.stdout);
+            text.push_str(&project(&g.stderr));
             let (output, truncated) = clip(text, p.output_limit.max(1));
             HostGroup {
                 hosts: g.hosts.fold(),

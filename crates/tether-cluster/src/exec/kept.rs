@@ -178,7 +178,9 @@ impl Read for KeptReader<'_> {
         if off >= *len {
             return Ok(0);
         }
-        let want = usize::try_from(len - off).unwrap_or(usize::MAX).min(buf.len());
+        let want = usize::try_from(len - off)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
         let n = file.read_at(&mut buf[..want], off)?;
         self.at += n as u64;
         Ok(n)
@@ -192,11 +194,7 @@ fn private_file() -> io::Result<File> {
     use rustix::fs::{Mode, OFlags};
     let dir = std::env::temp_dir();
     let mode = Mode::RUSR | Mode::WUSR;
-    match rustix::fs::open(
-        &dir,
-        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
-        mode,
-    ) {
+    match rustix::fs::open(&dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
         Ok(fd) => return Ok(File::from(fd)),
         Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::ISDIR => {}
         Err(e) => return Err(e.into()),

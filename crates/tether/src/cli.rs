@@ -282,7 +282,7 @@ pub enum DaemonAction {
 /// Arguments of `tether ssh`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, or after ~.. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct SshCmdArgs {
     /// The host: `[user@]host[:port]` or a name from ~/.ssh/config.
@@ -349,7 +349,7 @@ pub struct ShellArgs {
 /// Arguments of `tether exec`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). A timeout or cancel stops the command (TERM on its channel, and its process tree on the host ended from a second channel); each host's line says whether the host confirmed its end or it may still be running. 255 when tether's stdout or stderr closed (every host is stopped, one line says so); 130 after a double Ctrl-C; 2 bad usage (nothing runs): an unknown option before the command, -u 0, -f 0, -p 0, --output dir hosts whose files would clash. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct ExecArgs {
     /// The hosts: a node set (`web[01-10]`, `user@db1:2222`, …).

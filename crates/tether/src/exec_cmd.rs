@@ -115,7 +115,7 @@ fn say_closed(closed: exec_output::Closed, results: &[exec::HostResult]) {
     }
     let line = if unsure.is_empty() {
         format!(
-            "tether: {} closed; the command was stopped on every host still running it (the rest of the output was not read)\n",
+            "tether: {} closed; asked every host still running the command to stop; each confirmed its end (the rest of the output was not read)\n",
             closed.as_str()
         )
     } else {

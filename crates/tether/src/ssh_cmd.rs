@@ -242,7 +242,7 @@ async fn without_terminal(
                 "tether: {which} closed; the remote command had ended (the rest of its output was not written)\n"
             ),
             Some(tether_ssh::Halted::Confirmed) => format!(
-                "tether: {which} closed; the remote command was stopped (the rest of its output was not read)\n"
+                "tether: {which} closed; asked the remote command to stop; the host confirmed its end (the rest of its output was not read)\n"
             ),
             _ => format!(
                 "tether: {which} closed; asked the remote command to stop; it may still be running on {}\n",

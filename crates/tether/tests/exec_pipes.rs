@@ -75,7 +75,7 @@ fn exec_ends_when_its_stdout_closes_and_stops_the_remote_command() {
         "one line: {err}"
     );
     assert!(
-        err.contains("the command was stopped on every host"),
+        err.contains("asked every host still running the command to stop; each confirmed its end"),
         "{err}"
     );
     gone(&t, "exec");
@@ -94,7 +94,7 @@ fn ssh_ends_when_its_stdout_closes_and_stops_the_remote_command() {
     assert_eq!(code, Some(255), "{err}");
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(
-        err.contains("stdout closed; the remote command was stopped"),
+        err.contains("stdout closed; asked the remote command to stop; the host confirmed its end"),
         "{err}"
     );
     gone(&t, "ssh");

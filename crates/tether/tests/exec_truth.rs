@@ -12,7 +12,7 @@ mod exec_kit;
 
 use std::process::{Command, Stdio};
 
-use exec_kit::{TETHER, logins, start, token, wait};
+use exec_kit::{TETHER, logins, start, start_with, token, wait};
 
 fn who(login: Option<&str>) -> &str {
     login.unwrap_or("the test user")
@@ -29,7 +29,7 @@ fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
         for host in ["127.0.0.2", "127.0.0.3"] {
             assert!(
                 err.contains(&format!(
-                    "{host}: the command did not finish within 1.0 s (command timeout); stopped; the host confirmed its end"
+                    "{host}: the command did not finish within 1.0 s (command timeout); asked to stop; the host confirmed its end"
                 )),
                 "{}: {err}",
                 who(login)
@@ -53,6 +53,44 @@ fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
     }
 }
 
+/// When nothing the host honours can stop the command (root: channel
+/// signals refused; `MaxSessions 1`: no second channel for the kill),
+/// tether says it may still be running, and it does run to its end.
+#[test]
+fn a_stop_the_host_cannot_confirm_is_reported_as_such() {
+    if tether_testkit::running_user() != "root" {
+        eprintln!("SKIPPED: needs a root login (run as root)");
+        return;
+    }
+    let Some(f) = start_with("MaxSessions 1\n") else {
+        return;
+    };
+    let t = token("unsure");
+    let late = format!("sleep 8; touch {}/late_{t}", f.marks.display());
+    let out = f.exec(
+        Some("root"),
+        "127.0.0.2",
+        &["-u", "1", "--output", "json"],
+        &late,
+    );
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    let row: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(row["halt"], "may_still_run", "{row}");
+    assert!(
+        row["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("asked to stop; it may still be running on the host"),
+        "{row}"
+    );
+    // And so it was: it ran to its end.
+    wait(
+        || f.marks.join(format!("late_{t}")).exists(),
+        "the command tether could not stop to finish",
+    );
+}
+
 #[test]
 fn fail_fast_ends_the_commands_it_cancels() {
     let Some(f) = start() else { return };
@@ -69,7 +107,9 @@ fn fail_fast_ends_the_commands_it_cancels() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(255), "{}: {out:?}", who(login));
         assert!(
-            err.contains("127.0.0.3: cancelled (fail fast): stopped; the host confirmed its end"),
+            err.contains(
+                "127.0.0.3: cancelled (fail fast): asked to stop; the host confirmed its end"
+            ),
             "{}: {err}",
             who(login)
         );
@@ -126,7 +166,7 @@ fn ctrl_c_twice_ends_the_commands() {
             || {
                 err.lock()
                     .unwrap()
-                    .matches("cancelled (interrupted): stopped; the host confirmed its end")
+                    .matches("cancelled (interrupted): asked to stop; the host confirmed its end")
                     .count()
                     == 2
             },

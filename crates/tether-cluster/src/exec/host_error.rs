@@ -60,7 +60,7 @@ impl Halt {
     fn says(self) -> &'static str {
         match self {
             Self::NotStarted => "not started",
-            Self::Ended => "stopped; the host confirmed its end",
+            Self::Ended => "asked to stop; the host confirmed its end",
             Self::MayStillRun => "asked to stop; it may still be running on the host",
             Self::CopyStopped => "the copy was stopped",
         }

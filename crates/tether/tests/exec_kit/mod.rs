@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use tether_testkit::{Scratch, Sshd, fleet, keygen};
+use tether_testkit::{Scratch, Sshd, fleet_with, keygen};
 
 pub const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
@@ -22,14 +22,23 @@ pub struct Fleet {
 }
 
 pub fn start() -> Option<Fleet> {
+    start_with("")
+}
+
+/// [`start`] with `extra` first in every sshd's config.
+pub fn start_with(extra: &str) -> Option<Fleet> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
         return None;
     }
     let scratch = Scratch::new("exec-truth");
     let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
-    let (port, sshd, known) =
-        fleet(&["127.0.0.2", "127.0.0.3"], &[&key.with_extension("pub")]).unwrap();
+    let (port, sshd, known) = fleet_with(
+        &["127.0.0.2", "127.0.0.3"],
+        &[&key.with_extension("pub")],
+        &|_| extra.to_owned(),
+    )
+    .unwrap();
     std::fs::write(scratch.0.join("known_hosts"), known).unwrap();
     let marks = scratch.0.join("marks");
     std::fs::create_dir(&marks).unwrap();

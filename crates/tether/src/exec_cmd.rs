@@ -91,6 +91,15 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         say_closed(c, &results);
         return Ok(fleet_cmd::OUTPUT_CLOSED);
     }
+    for r in &results {
+        let lost = r.stdout.lost() + r.stderr.lost();
+        if lost > 0 {
+            eprintln!(
+                "tether: {}: {lost} bytes of its output could not be kept (the spill file in the temporary directory could not be written); what follows is cut short",
+                exec_output::printable(&r.host)
+            );
+        }
+    }
     match mode {
         OutputMode::Stream => {}
         OutputMode::Gather => exec_output::gather(&results)?,

@@ -115,6 +115,7 @@ pub fn json_lines(results: &[HostResult]) -> Result<()> {
             "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
             "halt": r.error.as_ref().and_then(exec::HostError::halt).map(exec::Halt::as_str),
             "connect_ms": r.connect_ms, "total_ms": r.total_ms,
+            "output_lost_bytes": r.stdout.lost() + r.stderr.lost(),
         });
         let small = v.to_string();
         out.write_all(&small.as_bytes()[..small.len() - 1])?;

@@ -6,60 +6,120 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Bytes of one stream of one host held in memory before the rest goes
-/// to a file.
+/// to the run's spill file.
 pub const MEMORY_CAP: usize = 1 << 20;
 
-/// One stream's bytes, in memory and then in a private file.
+/// Bytes of all the hosts' streams of one run held in memory at most;
+/// past it every stream spills.
+pub const RUN_MEMORY_CAP: usize = 32 << 20;
+
+/// The spill file and its length, or the failure to make it.
+type SpillState = Result<(Arc<File>, u64), ()>;
+
+/// One run's spill file, shared by its hosts (one descriptor however
+/// many hosts spill): created when first needed, appended to, read back
+/// by offset; it has no name and goes when the last [`Kept`] is dropped.
+#[derive(Debug, Default)]
+pub struct Spill {
+    /// The file and its length, once made (`Err`: it could not be).
+    file: Mutex<Option<SpillState>>,
+    /// Bytes held in memory by the run's streams.
+    in_memory: AtomicUsize,
+}
+
+impl Spill {
+    /// A run's spill, nothing in it yet.
+    pub fn new() -> Arc<Spill> {
+        Arc::new(Spill::default())
+    }
+
+    /// Appends `bytes`: the file and where they went, or `None` when the
+    /// file cannot be made or written.
+    fn append(&self, bytes: &[u8]) -> Option<(Arc<File>, u64)> {
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let state =
+            guard.get_or_insert_with(|| private_file().map(|f| (Arc::new(f), 0)).map_err(|_| ()));
+        let Ok((file, end)) = state else {
+            return None;
+        };
+        let at = *end;
+        file.write_all_at(bytes, at).ok()?;
+        *end += bytes.len() as u64;
+        Some((Arc::clone(file), at))
+    }
+}
+
+/// One stream's bytes, in memory and then in the run's spill file.
 #[derive(Clone, Default)]
 pub struct Kept {
     head: Vec<u8>,
-    /// The bytes past the cap, and how many.
-    spill: Option<(Arc<File>, u64)>,
-    /// Set when the file could not be written: the bytes lost.
+    /// The run's spill, where bytes past the caps go.
+    spill: Option<Arc<Spill>>,
+    /// The spill file, once used, and this stream's pieces in it
+    /// (offset, length), in order.
+    file: Option<Arc<File>>,
+    pieces: Vec<(u64, u64)>,
+    /// Bytes that could not be kept (the spill file could not be made or
+    /// written: a full disk).
     lost: u64,
 }
 
 impl Kept {
     /// Bytes held in memory only (tests, small outputs).
     pub fn from_bytes(bytes: &[u8]) -> Kept {
-        let mut k = Kept::default();
-        k.push(bytes);
-        k
+        Kept {
+            head: bytes.to_vec(),
+            ..Kept::default()
+        }
     }
 
-    /// Appends `bytes`, to the file once memory holds [`MEMORY_CAP`].
-    pub fn push(&mut self, mut bytes: &[u8]) {
-        if self.spill.is_none() {
-            let room = MEMORY_CAP - self.head.len();
-            let now = room.min(bytes.len());
-            self.head.extend_from_slice(&bytes[..now]);
-            bytes = &bytes[now..];
-            if bytes.is_empty() {
-                return;
-            }
-            match private_file() {
-                Ok(f) => self.spill = Some((Arc::new(f), 0)),
-                Err(_) => {
-                    self.lost += bytes.len() as u64;
-                    return;
-                }
-            }
+    /// An empty stream that spills into `spill` past the caps.
+    pub fn spilling_to(spill: &Arc<Spill>) -> Kept {
+        Kept {
+            spill: Some(Arc::clone(spill)),
+            ..Kept::default()
         }
-        if let Some((file, len)) = &mut self.spill {
-            if file.write_all_at(bytes, *len).is_ok() {
-                *len += bytes.len() as u64;
-            } else {
-                self.lost += bytes.len() as u64;
+    }
+
+    /// Appends `bytes`: in memory up to [`MEMORY_CAP`] (while the run
+    /// holds less than [`RUN_MEMORY_CAP`]), then to the spill file.
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        let Some(spill) = &self.spill else {
+            self.head.extend_from_slice(bytes);
+            return;
+        };
+        if self.pieces.is_empty() && self.lost == 0 {
+            let run_room = RUN_MEMORY_CAP.saturating_sub(spill.in_memory.load(Ordering::Relaxed));
+            let now = (MEMORY_CAP - self.head.len().min(MEMORY_CAP))
+                .min(run_room)
+                .min(bytes.len());
+            self.head.extend_from_slice(&bytes[..now]);
+            spill.in_memory.fetch_add(now, Ordering::Relaxed);
+            bytes = &bytes[now..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        match spill.append(bytes) {
+            Some((file, at)) => {
+                let len = bytes.len() as u64;
+                match self.pieces.last_mut() {
+                    Some((start, n)) if *start + *n == at => *n += len,
+                    _ => self.pieces.push((at, len)),
+                }
+                self.file = Some(file);
             }
+            None => self.lost += bytes.len() as u64,
         }
     }
 
     /// Bytes kept.
     pub fn len(&self) -> u64 {
-        self.head.len() as u64 + self.spill.as_ref().map_or(0, |s| s.1)
+        self.head.len() as u64 + self.pieces.iter().map(|p| p.1).sum::<u64>()
     }
 
     /// True when nothing was kept.
@@ -67,7 +127,7 @@ impl Kept {
         self.len() == 0
     }
 
-    /// Bytes that could not be kept (the private file could not be
+    /// Bytes that could not be kept (the spill file could not be made or
     /// written: a full disk); 0 normally.
     pub fn lost(&self) -> u64 {
         self.lost
@@ -147,9 +207,10 @@ impl std::fmt::Debug for Kept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Kept({} bytes, {} in a file)",
+            "Kept({} bytes, {} in memory, {} lost)",
             self.len(),
-            self.spill.as_ref().map_or(0, |s| s.1)
+            self.head.len(),
+            self.lost
         )
     }
 }
@@ -171,19 +232,30 @@ impl Read for KeptReader<'_> {
             self.at += n as u64;
             return Ok(n);
         }
-        let Some((file, len)) = &self.kept.spill else {
+        let Some(file) = &self.kept.file else {
             return Ok(0);
         };
-        let off = self.at - head;
-        if off >= *len {
-            return Ok(0);
+        // The piece `at` falls in.
+        let mut skip = self.at - head;
+        for &(start, len) in &self.kept.pieces {
+            if skip >= len {
+                skip -= len;
+                continue;
+            }
+            let want = usize::try_from(len - skip)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            let n = file.read_at(&mut buf[..want], start + skip)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the spill file is shorter than what was written to it",
+                ));
+            }
+            self.at += n as u64;
+            return Ok(n);
         }
-        let want = usize::try_from(len - off)
-            .unwrap_or(usize::MAX)
-            .min(buf.len());
-        let n = file.read_at(&mut buf[..want], off)?;
-        self.at += n as u64;
-        Ok(n)
+        Ok(0)
     }
 }
 
@@ -219,19 +291,24 @@ mod tests {
 
     #[test]
     fn past_the_cap_bytes_go_to_a_file_and_read_back_whole() {
-        let mut k = Kept::default();
+        let spill = Spill::new();
+        let mut k = Kept::spilling_to(&spill);
+        let mut interleaved = Kept::spilling_to(&spill);
         let piece: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
         for _ in 0..5 {
             k.push(&piece);
+            interleaved.push(&piece);
         }
         assert_eq!(k.len(), 1_500_000);
-        assert!(k.spill.is_some());
+        assert!(k.file.is_some() && k.pieces.len() > 1, "{:?}", k.pieces);
+        assert!(interleaved.same_as(&k));
         let all = k.to_vec().unwrap();
         assert_eq!(all.len(), 1_500_000);
         assert!(all.chunks(300_000).all(|c| c == piece.as_slice()));
         let copy = k.clone();
         assert!(copy.same_as(&k));
-        let mut other = Kept::from_bytes(&all[..all.len() - 1]);
+        let mut other = Kept::spilling_to(&spill);
+        other.push(&all[..all.len() - 1]);
         other.push(b"?");
         assert!(!other.same_as(&k));
         assert!(Kept::from_bytes(b"ab").same_as(&Kept::from_bytes(b"ab")));

@@ -13,7 +13,7 @@ mod spec;
 pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
-pub use kept::{Kept, KeptReader, MEMORY_CAP};
+pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
@@ -277,6 +277,7 @@ async fn one(
     opts: Arc<ExecOptions>,
     events: mpsc::Sender<Progress>,
     mut cancel: Cancel,
+    spill: Arc<Spill>,
 ) -> HostResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -302,6 +303,8 @@ async fn one(
     // remote command (the SSH window fills) instead of filling memory.
     let out = std::sync::Mutex::new(Output {
         keep: opts.keep_output,
+        stdout: Kept::spilling_to(&spill),
+        stderr: Kept::spilling_to(&spill),
         ..Output::default()
     });
     let (out_ref, events_ref, host_ref) = (&out, &events, &host);
@@ -368,6 +371,8 @@ pub async fn run(
     };
     let opts = Arc::new(opts);
     let command: Arc<str> = Arc::from(command);
+    // One spill file for the run's kept outputs past the memory caps.
+    let spill = Spill::new();
     let work = move |spec, events, cancel| {
         one(
             spec,
@@ -375,6 +380,7 @@ pub async fn run(
             Arc::clone(&opts),
             events,
             cancel,
+            Arc::clone(&spill),
         )
     };
     window::run(hosts, window, work, progress).await

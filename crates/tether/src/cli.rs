@@ -447,7 +447,7 @@ pub struct FleetArgs {
     pub config: Option<PathBuf>,
     /// Seconds to connect, authenticate and check the host key (default:
     /// ConnectTimeout from ssh_config, else 10).
-    #[arg(short = 't', long = "connect-timeout")]
+    #[arg(short = 't', long = "connect-timeout", value_parser = positive_seconds)]
     pub connect_timeout: Option<f64>,
     /// Ask for a password once and use it for every host (default: once
     /// per host).

@@ -176,7 +176,7 @@ fn ctrl_c_twice_ends_the_commands() {
     }
 }
 
-/// `-u 0`, `-f 0` and `-p 0` are bad usage (exit 2), for exec and cp, and
+/// `-u 0`, `-t 0`, `-f 0` and `-p 0` are bad usage (exit 2), for exec and cp, and
 /// nothing runs.
 #[test]
 fn zero_timeouts_fanouts_and_ports_are_refused_before_anything_runs() {
@@ -187,6 +187,7 @@ fn zero_timeouts_fanouts_and_ports_are_refused_before_anything_runs() {
         &["-u", "0"][..],
         &["-f", "0"],
         &["-u", "-1"],
+        &["-t", "0"],
         &["-u", "nan"],
     ] {
         let out = f.exec(None, "127.0.0.2", bad, &touch);

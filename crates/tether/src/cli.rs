@@ -129,12 +129,12 @@ pub struct RunArgs {
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// The command (shell code; several words are joined with spaces, as
-    /// ssh does).
+    /// ssh does). Options come before it (or before `--`): an unknown one
+    /// is an error, never the start of the command.
     #[arg(
         required_unless_present = "file",
         conflicts_with = "file",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub command: Vec<String>,
 }

@@ -133,6 +133,18 @@ fn unknown_flags_before_the_command_are_refused_and_run_nothing() {
         String::from_utf8_lossy(&out.stderr).contains("unexpected argument"),
         "ssh -Z: {out:?}"
     );
+    // `tether run` the same way (here without a daemon: --once).
+    let dir = tether_testkit::Scratch::new("exec-pipes-run");
+    let out = Command::new(exec_kit::TETHER)
+        .env("TETHER_DIR", &dir.0)
+        .args(["run", "--once", "-x", touch.as_str()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "run -x: {out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unexpected argument"),
+        "run -x: {out:?}"
+    );
     assert!(
         std::fs::read_dir(&f.marks).unwrap().next().is_none(),
         "a flag became a command"

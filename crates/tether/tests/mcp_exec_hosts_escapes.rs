@@ -1,6 +1,7 @@
 //! MCP `exec_hosts` gives an agent the text of the hosts' output as
 //! `shell_run` gives it (issue 23, item 11): a host's escape sequences
 //! (an OSC 52 clipboard write, a colour, a title) never reach the agent.
+//! A timeout says whether the host confirmed the command's end (item 3).
 //! Against a real sshd on 127.0.0.2.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -77,6 +78,18 @@ fn exec_hosts_strips_the_hosts_escape_sequences() {
     assert!(
         !whole.contains("\\u001b") && !whole.contains("]52;"),
         "an escape reached the agent: {whole}"
+    );
+    // A timeout says whether the host confirmed the command's end.
+    let r = call(
+        3,
+        "tools/call",
+        json!({"name": "exec_hosts", "arguments": {"hosts": "127.0.0.2", "command": "sleep 30", "timeout_s": 1}}),
+    );
+    let g = &r["result"]["structuredContent"]["groups"][0];
+    assert_eq!(
+        (g["error_kind"].as_str(), g["halt"].as_str()),
+        (Some("timeout"), Some("ended")),
+        "{r}"
     );
     drop(stdin);
     let _ = child.wait();

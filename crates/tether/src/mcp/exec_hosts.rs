@@ -52,6 +52,9 @@ pub struct HostGroup {
     pub error: Option<String>,
     /// The kind of that error (null when none).
     pub error_kind: Option<ErrorKind>,
+    /// After a timeout: `ended` when the host confirmed the command's end,
+    /// `may_still_run` when it confirmed nothing (null otherwise).
+    pub halt: Option<&'static str>,
     /// stdout, then stderr.
     pub output: String,
     /// Null, or where the output was clipped.
@@ -186,6 +189,11 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
                 exit_code: g.exit_code,
                 signal: g.signal,
                 error_kind: g.error.as_ref().map(|e| e.kind().into()),
+                halt: g
+                    .error
+                    .as_ref()
+                    .and_then(exec::HostError::halt)
+                    .map(exec::Halt::as_str),
                 error: g.error.map(|e| e.to_string()),
                 output,
                 truncated,

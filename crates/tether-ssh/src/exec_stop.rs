@@ -8,8 +8,10 @@
 //! channel on the same connection ends the process tree of the
 //! connection's session: every descendant of its `$PPID` (the server's
 //! session process) other than itself, TERM then KILL. The command is
-//! ended only when the host says so: its channel reports an exit status or
-//! closes, or the kill reports that nothing is left.
+//! ended only when the host says so: the kill reports that nothing is
+//! left, or, when the kill could not run, the command's channel reports an
+//! exit status or closes. A kill that saw processes survive is not
+//! overruled by a closed channel.
 //!
 //! The kill ends every process of the connection's session: a connection
 //! whose commands may be stopped must carry only that command (`tether
@@ -25,8 +27,9 @@ use crate::exec::Event;
 /// What is known of a command tether asked to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Halted {
-    /// The host confirmed its end: the channel reported an exit status or
-    /// closed after the kill, or the kill found nothing left.
+    /// The host confirmed its end: the kill found nothing left, or (when
+    /// the kill could not run) the channel reported an exit status or
+    /// closed.
     Confirmed,
     /// Asked to stop; the host confirmed nothing (a lost connection, a host
     /// without `ps`, a kill that left processes): it may still run.
@@ -97,25 +100,26 @@ impl Connection {
             }
         };
         let both = async { tokio::join!(watch, self.end_session_tree()) };
-        let (ended, killed) = tokio::time::timeout(GRACE, both)
+        let (ended, kill) = tokio::time::timeout(GRACE, both)
             .await
-            .unwrap_or((false, false));
+            .unwrap_or((false, Kill::NoAnswer));
         let _ = write.close().await;
-        if ended || killed {
-            Halted::Confirmed
-        } else {
-            Halted::Unconfirmed
+        // Processes the kill saw survive outweigh a closed channel (a child
+        // that closed its output may live on); a kill that could not run
+        // leaves the channel's word.
+        match (kill, ended) {
+            (Kill::Gone, _) | (Kill::NoAnswer, true) => Halted::Confirmed,
+            (Kill::Left, _) | (Kill::NoAnswer, false) => Halted::Unconfirmed,
         }
     }
 
-    /// Runs [`END_TREE`] on a channel of its own: true when it reports
-    /// that nothing is left.
-    async fn end_session_tree(&self) -> bool {
+    /// Runs [`END_TREE`] on a channel of its own.
+    async fn end_session_tree(&self) -> Kill {
         let Ok(channel) = self.session_channel(&[]).await else {
-            return false;
+            return Kill::NoAnswer;
         };
         if channel.exec(true, END_TREE).await.is_err() {
-            return false;
+            return Kill::NoAnswer;
         }
         let (mut read, _write) = channel.split();
         let mut out = Vec::new();
@@ -128,6 +132,22 @@ impl Connection {
                 _ => {}
             }
         }
-        code == Some(0) && out.windows(4).any(|w| w == b"gone")
+        match code {
+            Some(0) if out.windows(4).any(|w| w == b"gone") => Kill::Gone,
+            Some(1) if out.windows(5).any(|w| w == b"left ") => Kill::Left,
+            _ => Kill::NoAnswer,
+        }
     }
+}
+
+/// What the kill of the session's tree reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kill {
+    /// Nothing is left.
+    Gone,
+    /// Processes outlived TERM and KILL.
+    Left,
+    /// It could not run or did not say (no second channel, no `ps`, a
+    /// shell it does not speak, the connection gone).
+    NoAnswer,
 }

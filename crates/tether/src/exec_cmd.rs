@@ -66,6 +66,11 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let command = args.command.join(" ");
     let mode = args.output;
     let progress = ProgressLine::new(fleet.hosts.len());
+    if mode != OutputMode::Stream {
+        // Nothing is written before the end: a reader gone meanwhile
+        // (`| head`) is noticed on the pipe itself.
+        watch_stdout_pipe(ctrl_c.closer());
+    }
     let mut closed = None;
     let results = runtime.block_on(exec::run(fleet.hosts, &command, opts, |p| {
         let mut tally = ctrl_c.tally();
@@ -86,6 +91,9 @@ pub fn run(args: ExecArgs) -> Result<i32> {
             ctrl_c.output_closed();
         }
     }));
+    let closed = closed.or(ctrl_c
+        .is_output_closed()
+        .then_some(exec_output::Closed::Stdout));
     if let Some(c) = closed {
         progress.finish();
         say_closed(c, &results);
@@ -111,6 +119,37 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     }
     progress.finish();
     Ok(ctrl_c.exit_code(&args.failures, &results))
+}
+
+/// Calls `closed` once tether's stdout is a pipe or socket whose reader
+/// has gone (poll's POLLERR/POLLHUP), from a thread of its own; nothing
+/// for a terminal or a file.
+fn watch_stdout_pipe(closed: impl FnOnce() + Send + 'static) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    use rustix::fs::FileType;
+    let stdout = std::io::stdout();
+    let Ok(stat) = rustix::fs::fstat(&stdout) else {
+        return;
+    };
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if !matches!(kind, FileType::Fifo | FileType::Socket) {
+        return;
+    }
+    std::thread::spawn(move || {
+        let stdout = std::io::stdout();
+        loop {
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            match poll(&mut fds, None) {
+                Ok(_) if fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP) => {
+                    closed();
+                    return;
+                }
+                Ok(0) | Err(rustix::io::Errno::INTR) => {}
+                // Anything else (POLLNVAL): not a pipe to watch.
+                Ok(_) | Err(_) => return,
+            }
+        }
+    });
 }
 
 /// The one line (on stderr, when it is open) of a run whose `closed`

@@ -140,7 +140,7 @@ pub struct Interrupts {
     tally: Arc<Mutex<Tally>>,
     interrupted: Arc<AtomicBool>,
     /// Set when tether's own stdout or stderr closed (the run was stopped).
-    output_closed: AtomicBool,
+    output_closed: Arc<AtomicBool>,
     stop: Arc<watch::Sender<bool>>,
 }
 
@@ -151,7 +151,7 @@ impl Interrupts {
         let me = Interrupts {
             tally: Arc::default(),
             interrupted: Arc::default(),
-            output_closed: AtomicBool::new(false),
+            output_closed: Arc::default(),
             stop: Arc::new(stop),
         };
         runtime.spawn(interrupts(
@@ -165,8 +165,21 @@ impl Interrupts {
     /// tether's stdout or stderr closed: every host is stopped, as a second
     /// Ctrl-C stops them, and the run exits [`OUTPUT_CLOSED`].
     pub fn output_closed(&self) {
-        self.output_closed.store(true, Ordering::Release);
-        self.stop.send_replace(true);
+        (self.closer())();
+    }
+
+    /// [`Interrupts::output_closed`], for another thread.
+    pub fn closer(&self) -> impl Fn() + Send + 'static {
+        let (closed, stop) = (Arc::clone(&self.output_closed), Arc::clone(&self.stop));
+        move || {
+            closed.store(true, Ordering::Release);
+            stop.send_replace(true);
+        }
+    }
+
+    /// True once tether's stdout or stderr closed.
+    pub fn is_output_closed(&self) -> bool {
+        self.output_closed.load(Ordering::Acquire)
     }
 
     /// The run's tally, to update and show.

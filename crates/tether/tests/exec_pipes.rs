@@ -17,7 +17,12 @@ use exec_kit::{start, token, wait};
 /// Starts `c` with its stdout and stderr piped; reads `lines` lines of
 /// stdout, then closes it (as `| head -N` does); returns the exit code
 /// (within 30 s, else the test fails) and stderr.
-fn head(mut c: Command, lines: usize) -> (Option<i32>, String) {
+fn head(c: Command, lines: usize) -> (Option<i32>, String) {
+    head_when(c, lines, || true)
+}
+
+/// [`head`], closing stdout only once `ready` holds.
+fn head_when(mut c: Command, lines: usize, ready: impl FnMut() -> bool) -> (Option<i32>, String) {
     let mut child = c
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -36,6 +41,7 @@ fn head(mut c: Command, lines: usize) -> (Option<i32>, String) {
             let mut l = String::new();
             out.read_line(&mut l).unwrap();
         }
+        wait(ready, "the moment to close stdout");
     } // closed here
     let code = wait_exit(&mut child);
     (code, err.join().unwrap())
@@ -54,6 +60,17 @@ fn wait_exit(child: &mut Child) -> Option<i32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// True while the remote `yes TOKEN` runs (not tether, whose own
+/// arguments name the token too).
+fn remote_yes(token: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+            let mut args = c.split(|b| *b == 0);
+            args.next() == Some(b"yes") && args.next() == Some(token.as_bytes())
+        })
+    })
 }
 
 fn gone(token: &str, what: &str) {
@@ -79,6 +96,22 @@ fn exec_ends_when_its_stdout_closes_and_stops_the_remote_command() {
         "{err}"
     );
     gone(&t, "exec");
+
+    // gather prints only at the end: its reader gone, it stops all the same.
+    let t = token("yesg");
+    let (code, err) = head_when(
+        f.command(
+            None,
+            "127.0.0.2",
+            &["--output", "gather"],
+            &format!("yes {t}"),
+        ),
+        0,
+        || remote_yes(&t),
+    );
+    assert_eq!(code, Some(255), "{err}");
+    assert!(err.contains("stdout closed"), "{err}");
+    gone(&t, "exec --output gather");
 
     // Finite output cut short: said, with 255.
     let (code, err) = head(f.command(None, "127.0.0.[2-3]", &[], "seq 1 200000"), 1);

@@ -53,6 +53,28 @@ fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
     }
 }
 
+/// A command that ignores TERM (and so do its children) is KILLed.
+#[test]
+fn a_command_that_ignores_term_is_killed() {
+    let Some(f) = start() else { return };
+    let t = token("deaf");
+    let command = format!("trap '' TERM; {}", f.late_touch(&t));
+    let out = f.exec(
+        None,
+        "127.0.0.2",
+        &["-u", "1", "--output", "json"],
+        &command,
+    );
+    let row: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        (row["error_kind"].as_str(), row["halt"].as_str()),
+        (Some("timeout"), Some("ended")),
+        "{row}"
+    );
+    f.never_touched(&t, "TERM ignored");
+}
+
 /// When nothing the host honours can stop the command (root: channel
 /// signals refused; `MaxSessions 1`: no second channel for the kill),
 /// tether says it may still be running, and it does run to its end.

@@ -26,6 +26,8 @@ fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
         let out = f.exec(login, "127.0.0.[2-3]", &["-u", "1"], &f.late_touch(&t));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(255), "{}: {out:?}", who(login));
+        // What happened first, then what was said about it.
+        f.never_touched(&t, who(login));
         for host in ["127.0.0.2", "127.0.0.3"] {
             assert!(
                 err.contains(&format!(
@@ -35,7 +37,6 @@ fn a_command_timeout_ends_the_command_for_a_user_and_for_root() {
                 who(login)
             );
         }
-        f.never_touched(&t, who(login));
 
         // The same, as JSON.
         let t = token("tmojson");
@@ -128,6 +129,7 @@ fn fail_fast_ends_the_commands_it_cancels() {
         let out = f.exec(login, "127.0.0.[2-3]", &["--fail-fast"], &command);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(255), "{}: {out:?}", who(login));
+        f.never_touched(&format!("late_{t}"), who(login));
         assert!(
             err.contains(
                 "127.0.0.3: cancelled (fail fast): asked to stop; the host confirmed its end"
@@ -135,7 +137,6 @@ fn fail_fast_ends_the_commands_it_cancels() {
             "{}: {err}",
             who(login)
         );
-        f.never_touched(&format!("late_{t}"), who(login));
     }
 }
 
@@ -184,6 +185,7 @@ fn ctrl_c_twice_ends_the_commands() {
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(130), "{}", err.lock().unwrap());
+        f.never_touched(&t, who(login));
         wait(
             || {
                 err.lock()
@@ -194,7 +196,6 @@ fn ctrl_c_twice_ends_the_commands() {
             },
             "two confirmed ends",
         );
-        f.never_touched(&t, who(login));
     }
 }
 

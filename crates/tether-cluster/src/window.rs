@@ -57,7 +57,7 @@ macro_rules! host_outcome {
                     host,
                     error: Some($crate::exec::HostError::Cancelled {
                         why,
-                        started: false,
+                        halt: $crate::exec::Halt::NotStarted,
                     }),
                     ..$result::default()
                 }

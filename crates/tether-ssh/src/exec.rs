@@ -7,6 +7,7 @@ use russh::ChannelMsg;
 
 use crate::connect::Connection;
 use crate::error::SshError;
+pub use crate::exec_stop::Halted;
 
 /// What a remote command produced, as it arrives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,12 +41,15 @@ pub struct Ended {
     pub timed_out: bool,
     /// True when `stop` fired and the channel was closed.
     pub cancelled: bool,
+    /// After a timeout or a stop: whether the host confirmed the
+    /// command's end (see [`Halted`]).
+    pub halted: Option<Halted>,
 }
 
 impl Connection {
     /// Runs `command` with its stdin closed, passing output to `on_event`,
-    /// until it ends or `timeout` passes (then it is sent TERM and its
-    /// channel is closed).
+    /// until it ends or `timeout` passes (then it is stopped: TERM, and its
+    /// process tree on the host ended, see [`Halted`]).
     pub async fn exec(
         &self,
         command: &str,
@@ -56,8 +60,8 @@ impl Connection {
             .await
     }
 
-    /// [`Connection::exec`], also ended (TERM, then the channel closed) when
-    /// `stop` completes.
+    /// [`Connection::exec`], also stopped (as at the deadline) when `stop`
+    /// completes.
     pub async fn exec_until(
         &self,
         command: &str,
@@ -146,8 +150,7 @@ impl Connection {
                 }
             };
             if ended.timed_out || ended.cancelled {
-                let _ = write.signal(russh::Sig::TERM).await;
-                let _ = write.close().await;
+                ended.halted = Some(self.halt(&mut read, &write, &mut on_event).await);
                 return Ok(ended);
             }
             let Some(msg) = msg else { break };

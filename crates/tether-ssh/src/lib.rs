@@ -10,6 +10,7 @@ pub mod config;
 mod connect;
 mod error;
 mod exec;
+mod exec_stop;
 pub mod known_hosts;
 mod pty;
 mod secrets;
@@ -17,7 +18,7 @@ mod sftp;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
 pub use error::{SftpProblem, SshError};
-pub use exec::{Ended, Event, Input};
+pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};
 pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};

@@ -129,12 +129,12 @@ pub struct RunArgs {
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// The command (shell code; several words are joined with spaces, as
-    /// ssh does).
+    /// ssh does). Options come before it (or before `--`): an unknown one
+    /// is an error, never the start of the command.
     #[arg(
         required_unless_present = "file",
         conflicts_with = "file",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub command: Vec<String>,
 }
@@ -284,7 +284,7 @@ pub enum DaemonAction {
 /// Arguments of `tether ssh`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, or after ~.. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct SshCmdArgs {
     /// The host: `[user@]host[:port]` or a name from ~/.ssh/config.
@@ -292,7 +292,7 @@ pub struct SshCmdArgs {
     /// A command to run there instead of the login shell (several words
     /// are joined with spaces, as ssh does); without -t it gets no
     /// terminal, and its stdin, stdout and stderr stay apart.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(trailing_var_arg = true)]
     pub command: Vec<String>,
     /// A terminal even for a command.
     #[arg(short = 't', conflicts_with = "no_tty")]
@@ -351,7 +351,7 @@ pub struct ShellArgs {
 /// Arguments of `tether exec`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). A timeout or cancel stops the command (TERM on its channel, and its process tree on the host ended from a second channel); each host's line says whether the host confirmed its end or it may still be running. 255 when tether's stdout or stderr closed (every host is stopped, one line says so); 130 after a double Ctrl-C; 2 bad usage (nothing runs): an unknown option before the command, -u 0, -f 0, -p 0, --output dir hosts whose files would clash. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct ExecArgs {
     /// The hosts: a node set (`web[01-10]`, `user@db1:2222`, …).
@@ -363,8 +363,9 @@ pub struct ExecArgs {
     /// The window and how hosts are reached, as `tether cp` takes them.
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Seconds each command may run.
-    #[arg(short = 'u', long = "command-timeout")]
+    /// Seconds each command may run (more than 0); at the deadline it is
+    /// stopped (see Exit codes).
+    #[arg(short = 'u', long = "command-timeout", value_parser = positive_seconds)]
     pub command_timeout: Option<f64>,
     /// How to print: stream (`host: line` as they come), gather (identical
     /// results folded, at the end), json (one object per host), dir (files
@@ -383,7 +384,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub failures: FailureArgs,
     /// The command (several words are joined with spaces).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(required = true, trailing_var_arg = true)]
     pub command: Vec<String>,
     /// The OpenSSH flags (`-l -p -J -F -i -o`), shared with the other
     /// front-ends.
@@ -439,15 +440,16 @@ pub struct CpArgs {
 /// window, tether's config, and connecting.
 #[derive(Debug, Args)]
 pub struct FleetArgs {
-    /// Most hosts connected at once (default: the config's, else 64).
-    #[arg(short = 'f', long)]
+    /// Most hosts connected at once, 1 or more (default: the config's,
+    /// else 64).
+    #[arg(short = 'f', long, value_parser = at_least_one)]
     pub fanout: Option<usize>,
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Seconds to connect, authenticate and check the host key (default:
     /// ConnectTimeout from ssh_config, else 10).
-    #[arg(short = 't', long = "connect-timeout")]
+    #[arg(short = 't', long = "connect-timeout", value_parser = positive_seconds)]
     pub connect_timeout: Option<f64>,
     /// Ask for a password once and use it for every host (default: once
     /// per host).
@@ -465,6 +467,22 @@ pub struct FailureArgs {
     /// After the first failure, start no more hosts and cancel those running.
     #[arg(long)]
     pub fail_fast: bool,
+}
+
+/// A number of seconds more than 0 (and finite), for a flag.
+fn positive_seconds(arg: &str) -> Result<f64, String> {
+    match arg.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!("{arg:?} is not a number of seconds more than 0")),
+    }
+}
+
+/// A count of 1 or more, for a flag.
+fn at_least_one(arg: &str) -> Result<usize, String> {
+    match arg.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{arg:?} is not a whole number of 1 or more")),
+    }
 }
 
 /// `tether cp --output`.

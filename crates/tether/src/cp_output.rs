@@ -39,12 +39,20 @@ fn summary(r: &CopyResult) -> String {
 /// Names a host gave are escaped for the terminal.
 pub fn text(r: &CopyResult) {
     for note in &r.skipped {
-        eprintln!("tether: {}: {}", r.host, escaped(note, true));
+        eprintln!(
+            "tether: {}: {}",
+            escaped(&r.host, false),
+            escaped(note, true)
+        );
     }
     match &r.error {
         None => {
             let secs = r.total_ms as f64 / 1000.0;
-            let line = format!("{}: copied {} in {secs:.2} s\n", r.host, summary(r));
+            let line = format!(
+                "{}: copied {} in {secs:.2} s\n",
+                escaped(&r.host, false),
+                summary(r)
+            );
             let _ = std::io::stdout().lock().write_all(line.as_bytes());
         }
         Some(e) => {
@@ -55,7 +63,7 @@ pub fn text(r: &CopyResult) {
             };
             eprintln!(
                 "tether: {}: {}{done}",
-                r.host,
+                escaped(&r.host, false),
                 escaped(&e.to_string(), true)
             );
         }

@@ -34,6 +34,9 @@ fn read_stdin() -> Arc<exec::SharedInput> {
     input
 }
 
+/// The exit code of input refused before anything ran (as clap's).
+const BAD_USAGE: i32 = 2;
+
 pub fn run(args: ExecArgs) -> Result<i32> {
     let named = match (&args.cluster, &args.hosts) {
         (Some(c), None) => Named::Cluster(c),
@@ -41,6 +44,12 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         _ => bail!("name the hosts with -H or a cluster with -C, not both"),
     };
     let fleet = Fleet::select(&args.fleet, named)?;
+    if args.output == OutputMode::Dir
+        && let Some(clash) = exec_output::dir_clash(&fleet.hosts)
+    {
+        eprintln!("tether: {clash}");
+        return Ok(BAD_USAGE);
+    }
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
     let runtime = fleet_cmd::runtime()?;
@@ -57,6 +66,12 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let command = args.command.join(" ");
     let mode = args.output;
     let progress = ProgressLine::new(fleet.hosts.len());
+    if mode != OutputMode::Stream {
+        // Nothing is written before the end: a reader gone meanwhile
+        // (`| head`) is noticed on the pipe itself.
+        watch_stdout_pipe(ctrl_c.closer());
+    }
+    let mut closed = None;
     let results = runtime.block_on(exec::run(fleet.hosts, &command, opts, |p| {
         let mut tally = ctrl_c.tally();
         match p {
@@ -66,10 +81,33 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         }
         progress.update(&tally);
         drop(tally);
-        if mode == OutputMode::Stream {
-            progress.above(|| exec_output::stream(p));
+        // Once a stream of tether's closed, the hosts are stopped and
+        // nothing more is printed but the one line at the end.
+        if mode == OutputMode::Stream
+            && closed.is_none()
+            && let Err(c) = progress.above(|| exec_output::stream(p))
+        {
+            closed = Some(c);
+            ctrl_c.output_closed();
         }
     }));
+    let closed = closed.or(ctrl_c
+        .is_output_closed()
+        .then_some(exec_output::Closed::Stdout));
+    if let Some(c) = closed {
+        progress.finish();
+        say_closed(c, &results);
+        return Ok(fleet_cmd::OUTPUT_CLOSED);
+    }
+    for r in &results {
+        let lost = r.stdout.lost() + r.stderr.lost();
+        if lost > 0 {
+            eprintln!(
+                "tether: {}: {lost} bytes of its output could not be kept (the spill file in the temporary directory could not be written); what follows is cut short",
+                exec_output::printable(&r.host)
+            );
+        }
+    }
     match mode {
         OutputMode::Stream => {}
         OutputMode::Gather => exec_output::gather(&results)?,
@@ -81,6 +119,62 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     }
     progress.finish();
     Ok(ctrl_c.exit_code(&args.failures, &results))
+}
+
+/// Calls `closed` once tether's stdout is a pipe or socket whose reader
+/// has gone (poll's POLLERR/POLLHUP), from a thread of its own; nothing
+/// for a terminal or a file.
+fn watch_stdout_pipe(closed: impl FnOnce() + Send + 'static) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    use rustix::fs::FileType;
+    let stdout = std::io::stdout();
+    let Ok(stat) = rustix::fs::fstat(&stdout) else {
+        return;
+    };
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if !matches!(kind, FileType::Fifo | FileType::Socket) {
+        return;
+    }
+    std::thread::spawn(move || {
+        let stdout = std::io::stdout();
+        loop {
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            match poll(&mut fds, None) {
+                Ok(_) if fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP) => {
+                    closed();
+                    return;
+                }
+                Ok(0) | Err(rustix::io::Errno::INTR) => {}
+                // Anything else (POLLNVAL): not a pipe to watch.
+                Ok(_) | Err(_) => return,
+            }
+        }
+    });
+}
+
+/// The one line (on stderr, when it is open) of a run whose `closed`
+/// stream ended it: the hosts stopped, and those that may still run.
+fn say_closed(closed: exec_output::Closed, results: &[exec::HostResult]) {
+    let mut unsure = tether_cluster::NodeSet::new();
+    for r in results {
+        if r.error.as_ref().and_then(exec::HostError::halt) == Some(exec::Halt::MayStillRun) {
+            unsure.insert(&r.host);
+        }
+    }
+    let line = if unsure.is_empty() {
+        format!(
+            "tether: {} closed; asked every host still running the command to stop; each confirmed its end (the rest of the output was not read)\n",
+            closed.as_str()
+        )
+    } else {
+        format!(
+            "tether: {} closed; asked the command to stop; it may still be running on {} ({})\n",
+            closed.as_str(),
+            exec_output::printable(&unsure.fold()),
+            unsure.len()
+        )
+    };
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// The live progress line on a terminal (stderr): done, failed and running
@@ -113,11 +207,11 @@ impl ProgressLine {
         ));
     }
 
-    fn above(&self, f: impl FnOnce()) {
+    fn above<T>(&self, f: impl FnOnce() -> T) -> T {
         if self.bar.is_hidden() {
-            f();
+            f()
         } else {
-            self.bar.suspend(f);
+            self.bar.suspend(f)
         }
     }
 

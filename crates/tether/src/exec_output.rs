@@ -8,39 +8,69 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use tether_cluster::exec::{self, HostResult, Progress, Stream};
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+/// Which of tether's own streams could not be written (closed by the
+/// reader, as `| head -1` closes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Closed {
+    /// stdout.
+    Stdout,
+    /// stderr.
+    Stderr,
 }
 
-/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
-/// and signals as one line on stderr.
-pub fn stream(p: &Progress) {
-    match p {
-        // Bytes go out as they came (no re-encoding), one whole line per write.
-        Progress::Line(host, Stream::Stdout, line) => {
-            prefixed(&mut std::io::stdout().lock(), host, line)
+impl Closed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Closed::Stdout => "stdout",
+            Closed::Stderr => "stderr",
         }
-        Progress::Line(host, Stream::Stderr, line) => {
-            prefixed(&mut std::io::stderr().lock(), host, line)
-        }
-        Progress::Done(r) => {
-            if let Some(e) = &r.error {
-                eprintln!("tether: {}: {e}", r.host);
-            } else if let Some(sig) = &r.signal {
-                eprintln!("tether: {}: killed by signal {sig}", r.host);
-            }
-        }
-        Progress::Started(_) => {}
     }
 }
 
-fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) {
+/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
+/// and signals as one line on stderr. An error: the stream that could not
+/// be written.
+pub fn stream(p: &Progress) -> Result<(), Closed> {
+    match p {
+        // Bytes go out as they came (no re-encoding), one whole line per write.
+        Progress::Line(host, Stream::Stdout, line) => {
+            prefixed(&mut std::io::stdout().lock(), host, line).map_err(|_| Closed::Stdout)
+        }
+        Progress::Line(host, Stream::Stderr, line) => {
+            prefixed(&mut std::io::stderr().lock(), host, line).map_err(|_| Closed::Stderr)
+        }
+        Progress::Done(r) => {
+            let line = if let Some(e) = &r.error {
+                format!("tether: {}: {e}", r.host)
+            } else if let Some(sig) = &r.signal {
+                format!("tether: {}: killed by signal {sig}", r.host)
+            } else {
+                return Ok(());
+            };
+            // The host's name and the message (which may quote it) escaped.
+            let line = format!("{}\n", printable(&line));
+            std::io::stderr()
+                .write_all(line.as_bytes())
+                .map_err(|_| Closed::Stderr)
+        }
+        Progress::Started(_) => Ok(()),
+    }
+}
+
+/// A host's name as a message shows it: control and bidi characters
+/// escaped.
+pub fn printable(host: &str) -> std::borrow::Cow<'_, str> {
+    tether_term::printable::escaped(host, false)
+}
+
+fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) -> std::io::Result<()> {
+    let host = printable(host);
     let mut buf = Vec::with_capacity(host.len() + line.len() + 3);
     buf.extend_from_slice(host.as_bytes());
     buf.extend_from_slice(b": ");
     buf.extend_from_slice(line);
     buf.push(b'\n');
-    let _ = out.write_all(&buf);
+    out.write_all(&buf)
 }
 
 pub fn gather(results: &[HostResult]) -> Result<()> {
@@ -64,49 +94,105 @@ pub fn gather(results: &[HostResult]) -> Result<()> {
                 format!(" {}", status.join(", "))
             }
         );
+        let header = printable(&header);
         let rule = "-".repeat(header.chars().count().clamp(15, 79));
         writeln!(out, "{rule}\n{header}\n{rule}")?;
-        out.write_all(&g.stdout)?;
-        if !g.stderr.is_empty() {
-            out.write_all(&g.stderr)?;
-        }
+        g.stdout.each(|b| out.write_all(b))?;
+        g.stderr.each(|b| out.write_all(b))?;
     }
     Ok(())
 }
 
+/// One JSON object per host. Its outputs are written as they are read
+/// back (a spilled output never whole in memory), as JSON strings of their
+/// text (invalid UTF-8 as U+FFFD).
 pub fn json_lines(results: &[HostResult]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for r in results {
         let v = json!({
             "host": r.host, "exit_code": r.exit_code, "signal": r.signal,
-            "stdout": text(&r.stdout), "stderr": text(&r.stderr),
             "error": r.error.as_ref().map(ToString::to_string),
             "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
+            "halt": r.error.as_ref().and_then(exec::HostError::halt).map(exec::Halt::as_str),
             "connect_ms": r.connect_ms, "total_ms": r.total_ms,
+            "output_lost_bytes": r.stdout.lost() + r.stderr.lost(),
         });
-        writeln!(out, "{v}")?;
+        let small = v.to_string();
+        out.write_all(&small.as_bytes()[..small.len() - 1])?;
+        for (key, kept) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+            write!(out, ",\"{key}\":\"")?;
+            json_text(&mut out, kept)?;
+            out.write_all(b"\"")?;
+        }
+        out.write_all(b"}\n")?;
     }
+    out.flush()?;
     Ok(())
+}
+
+/// `kept`'s text, escaped for inside a JSON string, piece by piece.
+fn json_text(out: &mut impl Write, kept: &exec::Kept) -> std::io::Result<()> {
+    let mut decoder = tether_term::utf8::Utf8Decoder::new();
+    let mut failed = Ok(());
+    let mut emit = |s: &str| {
+        if failed.is_ok() {
+            let q = serde_json::Value::from(s).to_string();
+            failed = out.write_all(&q.as_bytes()[1..q.len() - 1]);
+        }
+    };
+    kept.each(|b| {
+        decoder.decode(b, &mut emit);
+        Ok(())
+    })?;
+    decoder.finish(&mut emit);
+    failed
+}
+
+/// The base of a host's files in `--output dir` (`/` becomes `_`).
+fn file_base(host: &str) -> String {
+    host.replace('/', "_")
+}
+
+/// For `--output dir`, before anything runs: two hosts whose files would
+/// be the same (`x/1` and `x_1` both write `x_1.*`), as a message.
+pub fn dir_clash(hosts: &[exec::HostSpec]) -> Option<String> {
+    let mut seen = std::collections::HashMap::new();
+    for h in hosts {
+        if let Some(other) = seen.insert(file_base(&h.name), &h.name) {
+            return Some(format!(
+                "--output dir: the hosts {} and {} would write the same files ({}.stdout, .stderr, .status); name them apart or use another --output",
+                printable(other),
+                printable(&h.name),
+                printable(&file_base(&h.name))
+            ));
+        }
+    }
+    None
 }
 
 pub fn dir(dir: &std::path::Path, results: &[HostResult]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for r in results {
-        let base = r.host.replace('/', "_");
+        let base = file_base(&r.host);
         let status = match (&r.error, r.exit_code, &r.signal) {
             (Some(e), _, _) => format!("error {e}\n"),
             (None, Some(c), _) => format!("exit {c}\n"),
             (None, None, Some(s)) => format!("signal {s}\n"),
             _ => "unknown\n".to_owned(),
         };
-        for (ext, bytes) in [
-            ("stdout", r.stdout.as_slice()),
-            ("stderr", r.stderr.as_slice()),
-            ("status", status.as_bytes()),
+        let status = exec::Kept::from_bytes(status.as_bytes());
+        for (ext, kept) in [
+            ("stdout", &r.stdout),
+            ("stderr", &r.stderr),
+            ("status", &status),
         ] {
             let path = dir.join(format!("{base}.{ext}"));
-            std::fs::write(&path, bytes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            let write = || -> std::io::Result<()> {
+                let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+                kept.each(|b| f.write_all(b))?;
+                f.flush()
+            };
+            write().with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
     Ok(())

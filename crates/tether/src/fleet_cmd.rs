@@ -21,6 +21,10 @@ use crate::ssh_opts::{self, SshArgs};
 /// The exit code of a run that a second Ctrl-C cancelled.
 const INTERRUPTED: i32 = 130;
 
+/// The exit code of a run stopped because tether's stdout or stderr
+/// closed (as ssh's 255).
+pub const OUTPUT_CLOSED: i32 = 255;
+
 /// Where a run's hosts come from.
 pub enum Named<'a> {
     /// A node set (`web[01-10]`, `@group`).
@@ -135,6 +139,9 @@ impl Tally {
 pub struct Interrupts {
     tally: Arc<Mutex<Tally>>,
     interrupted: Arc<AtomicBool>,
+    /// Set when tether's own stdout or stderr closed (the run was stopped).
+    output_closed: Arc<AtomicBool>,
+    stop: Arc<watch::Sender<bool>>,
 }
 
 impl Interrupts {
@@ -144,13 +151,35 @@ impl Interrupts {
         let me = Interrupts {
             tally: Arc::default(),
             interrupted: Arc::default(),
+            output_closed: Arc::default(),
+            stop: Arc::new(stop),
         };
         runtime.spawn(interrupts(
             Arc::clone(&me.tally),
-            stop,
+            Arc::clone(&me.stop),
             Arc::clone(&me.interrupted),
         ));
         (me, stopped)
+    }
+
+    /// tether's stdout or stderr closed: every host is stopped, as a second
+    /// Ctrl-C stops them, and the run exits [`OUTPUT_CLOSED`].
+    pub fn output_closed(&self) {
+        (self.closer())();
+    }
+
+    /// [`Interrupts::output_closed`], for another thread.
+    pub fn closer(&self) -> impl Fn() + Send + 'static {
+        let (closed, stop) = (Arc::clone(&self.output_closed), Arc::clone(&self.stop));
+        move || {
+            closed.store(true, Ordering::Release);
+            stop.send_replace(true);
+        }
+    }
+
+    /// True once tether's stdout or stderr closed.
+    pub fn is_output_closed(&self) -> bool {
+        self.output_closed.load(Ordering::Acquire)
     }
 
     /// The run's tally, to update and show.
@@ -161,6 +190,9 @@ impl Interrupts {
     /// The exit code of a run that is over: 130 when Ctrl-C cancelled it,
     /// else the policy's, after naming the hosts `--fail-fast` cancelled.
     pub fn exit_code(&self, failures: &FailureArgs, results: &[impl Outcome]) -> i32 {
+        if self.output_closed.load(Ordering::Acquire) {
+            return OUTPUT_CLOSED;
+        }
         if self.interrupted.load(Ordering::Acquire) {
             return INTERRUPTED;
         }
@@ -173,7 +205,7 @@ impl Interrupts {
 
 async fn interrupts(
     tally: Arc<Mutex<Tally>>,
-    stop: watch::Sender<bool>,
+    stop: Arc<watch::Sender<bool>>,
     interrupted: Arc<AtomicBool>,
 ) {
     let Ok(mut int) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
@@ -193,7 +225,7 @@ async fn interrupts(
         if let Ok(t) = tally.lock() {
             t.running.iter().for_each(|h| set.insert(h));
         }
-        eprintln!(
+        let line = format!(
             "tether: still running on {} ({}); press Ctrl-C again within 1 s to cancel",
             if set.is_empty() {
                 "no host".to_owned()
@@ -202,6 +234,7 @@ async fn interrupts(
             },
             set.len()
         );
+        eprintln!("{}", tether_term::printable::escaped(&line, false));
     }
 }
 
@@ -218,7 +251,8 @@ fn fail_fast_note(results: &[impl Outcome]) {
         }
     }
     if !set.is_empty() {
-        eprintln!("tether: --fail-fast cancelled {set} ({})", set.len());
+        let line = format!("tether: --fail-fast cancelled {set} ({})", set.len());
+        eprintln!("{}", tether_term::printable::escaped(&line, false));
     }
 }
 

@@ -86,7 +86,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         if tty {
             with_terminal(&conn, command, &host, escape, quiet).await
         } else {
-            without_terminal(&conn, command.as_deref().unwrap_or_default(), quiet).await
+            without_terminal(&conn, command.as_deref().unwrap_or_default(), &host, quiet).await
         }
     })?;
     // A blocking stdin read may still be waiting: it is not waited for.
@@ -192,31 +192,71 @@ impl FarEnd for SshFar {
 
 /// A command without a terminal: stdin streamed to it, stdout and stderr
 /// kept apart, its exit status returned. `quiet` (`-q`): a signal that
-/// ended it is not reported, only errors.
-async fn without_terminal(conn: &Connection, command: &str, quiet: bool) -> Result<i32> {
+/// ended it is not reported, only errors. When tether's stdout or stderr
+/// closes (`| head -1`), the remote command is stopped (as `exec` stops
+/// one) and tether exits 255 with one line on stderr, as ssh does.
+async fn without_terminal(
+    conn: &Connection,
+    command: &str,
+    host: &str,
+    quiet: bool,
+) -> Result<i32> {
     let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
     let _reader = local_term::spawn_stdin_reader(input_tx);
+    let closed = std::cell::Cell::new(None::<&'static str>);
+    let closing = tokio::sync::Notify::new();
     let ended = conn
         .exec_async(
             command,
             Input::Stream(input_rx),
             None,
-            std::future::pending(),
+            closing.notified(),
             |e| {
-                let _ = match e {
-                    Event::Stdout(b) => {
-                        let mut out = std::io::stdout().lock();
-                        out.write_all(&b).and_then(|()| out.flush())
+                if closed.get().is_none() {
+                    let failed = match e {
+                        Event::Stdout(b) => {
+                            let mut out = std::io::stdout().lock();
+                            out.write_all(&b)
+                                .and_then(|()| out.flush())
+                                .err()
+                                .map(|_| "stdout")
+                        }
+                        Event::Stderr(b) => {
+                            let mut err = std::io::stderr().lock();
+                            err.write_all(&b)
+                                .and_then(|()| err.flush())
+                                .err()
+                                .map(|_| "stderr")
+                        }
+                    };
+                    if let Some(which) = failed {
+                        closed.set(Some(which));
+                        closing.notify_one();
                     }
-                    Event::Stderr(b) => {
-                        let mut err = std::io::stderr().lock();
-                        err.write_all(&b).and_then(|()| err.flush())
-                    }
-                };
+                }
                 std::future::ready(())
             },
         )
         .await?;
+    if let Some(which) = closed.get() {
+        let line = match ended.halted {
+            _ if ended.exit_code.is_some() || ended.signal.is_some() => format!(
+                "tether: {which} closed; the remote command had ended (the rest of its output was not written)\n"
+            ),
+            None => format!(
+                "tether: {which} closed; the remote command had ended (the rest of its output was not written)\n"
+            ),
+            Some(tether_ssh::Halted::Confirmed) => format!(
+                "tether: {which} closed; asked the remote command to stop; the host confirmed its end (the rest of its output was not read)\n"
+            ),
+            _ => format!(
+                "tether: {which} closed; asked the remote command to stop; it may still be running on {}\n",
+                tether_term::printable::escaped(host, false)
+            ),
+        };
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        return Ok(FAILED);
+    }
     Ok(match (ended.exit_code, ended.signal) {
         (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),
         (None, Some(sig)) => {

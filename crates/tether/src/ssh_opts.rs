@@ -54,7 +54,7 @@ pub struct SshArgs {
     #[arg(short = 'l', long)]
     pub user: Option<String>,
     /// The port, where a host names none (default: ssh_config's, else 22).
-    #[arg(short = 'p', long)]
+    #[arg(short = 'p', long, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
     /// Jump hosts, comma-separated (ProxyJump; `none`: no jump, whatever
     /// ssh_config says).

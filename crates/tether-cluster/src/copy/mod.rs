@@ -271,7 +271,7 @@ async fn one(
         r = work => r,
         _ = cancel.wait_for(Option::is_some) => Err(HostError::Cancelled {
             why: reason.borrow().unwrap_or(StopReason::Interrupted),
-            started: true,
+            halt: crate::exec::Halt::CopyStopped,
         }),
     };
     if let Err(e) = outcome {

@@ -1,9 +1,7 @@
 //! Folding hosts with identical results into groups (like `clush -b` and
 //! `dshbak -c`), so a hundred identical answers read, and cost, as one.
 
-use std::collections::BTreeMap;
-
-use super::{HostError, HostResult};
+use super::{HostError, HostResult, Kept};
 use crate::NodeSet;
 
 /// Hosts that gave the same result.
@@ -18,51 +16,42 @@ pub struct Group {
     /// Their error.
     pub error: Option<HostError>,
     /// Their stdout.
-    pub stdout: Vec<u8>,
+    pub stdout: Kept,
     /// Their stderr.
-    pub stderr: Vec<u8>,
+    pub stderr: Kept,
 }
 
-type Key = (
-    Vec<u8>,
-    Vec<u8>,
-    Option<u32>,
-    Option<String>,
-    Option<HostError>,
-);
-
 /// The groups of `results`: identical stdout, stderr, exit code, signal and
-/// error share one; groups come in the order of their first host. An error
+/// error share one (outputs compared byte for byte, read back from where
+/// they are kept); groups come in the order of their first host. An error
 /// never names its host, so hosts that failed alike group.
 pub fn gather(results: &[HostResult]) -> Vec<Group> {
-    let mut order: Vec<Key> = Vec::new();
-    let mut groups: BTreeMap<Key, NodeSet> = BTreeMap::new();
+    let mut groups: Vec<Group> = Vec::new();
     for r in results {
-        let key = (
-            r.stdout.clone(),
-            r.stderr.clone(),
-            r.exit_code,
-            r.signal.clone(),
-            r.error.clone(),
-        );
-        if !groups.contains_key(&key) {
-            order.push(key.clone());
+        let same = groups.iter_mut().find(|g| {
+            g.exit_code == r.exit_code
+                && g.signal == r.signal
+                && g.error == r.error
+                && g.stdout.len() == r.stdout.len()
+                && g.stderr.len() == r.stderr.len()
+                && g.stdout.same_as(&r.stdout)
+                && g.stderr.same_as(&r.stderr)
+        });
+        match same {
+            Some(g) => g.hosts.insert(&r.host),
+            None => {
+                let mut hosts = NodeSet::new();
+                hosts.insert(&r.host);
+                groups.push(Group {
+                    hosts,
+                    exit_code: r.exit_code,
+                    signal: r.signal.clone(),
+                    error: r.error.clone(),
+                    stdout: r.stdout.clone(),
+                    stderr: r.stderr.clone(),
+                });
+            }
         }
-        groups.entry(key).or_default().insert(&r.host);
     }
-    order
-        .into_iter()
-        .filter_map(|k| {
-            let hosts = groups.remove(&k)?;
-            let (stdout, stderr, exit_code, signal, error) = k;
-            Some(Group {
-                hosts,
-                exit_code,
-                signal,
-                error,
-                stdout,
-                stderr,
-            })
-        })
-        .collect()
+    groups
 }

@@ -23,6 +23,50 @@ impl StopReason {
     }
 }
 
+/// What became of a host's command (or copy) that tether stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Halt {
+    /// Nothing had been sent to the host.
+    NotStarted,
+    /// The host confirmed the command's end (its exit status or its
+    /// channel's close after the kill, or the kill's own report).
+    Ended,
+    /// Asked to stop; the host confirmed nothing: it may still be running.
+    MayStillRun,
+    /// A copy: tether stopped sending and receiving (no command of its own
+    /// runs on the host).
+    CopyStopped,
+}
+
+impl Halt {
+    /// Its name in structured output (`snake_case`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotStarted => "not_started",
+            Self::Ended => "ended",
+            Self::MayStillRun => "may_still_run",
+            Self::CopyStopped => "copy_stopped",
+        }
+    }
+
+    /// What a confirmation from the host says.
+    pub fn of(halted: tether_ssh::Halted) -> Self {
+        match halted {
+            tether_ssh::Halted::Confirmed => Self::Ended,
+            tether_ssh::Halted::Unconfirmed => Self::MayStillRun,
+        }
+    }
+
+    fn says(self) -> &'static str {
+        match self {
+            Self::NotStarted => "not started",
+            Self::Ended => "asked to stop; the host confirmed its end",
+            Self::MayStillRun => "asked to stop; it may still be running on the host",
+            Self::CopyStopped => "the copy was stopped",
+        }
+    }
+}
+
 /// The kinds of per-host errors, as `--output json` and MCP name them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HostErrorKind {
@@ -56,18 +100,21 @@ impl HostErrorKind {
 /// Why one host's command did not run or finish.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HostError {
-    /// Cancelled: `started` tells whether the command had been sent (then
-    /// it was sent TERM and its channel closed).
+    /// Cancelled: `halt` tells whether the command had been sent, and if
+    /// so whether the host confirmed its end.
     Cancelled {
         /// What stopped the run.
         why: StopReason,
-        /// True when the command was already running.
-        started: bool,
+        /// What became of the command.
+        halt: Halt,
     },
-    /// The command outlived the command timeout, in milliseconds.
+    /// The command outlived the command timeout, in milliseconds, and was
+    /// stopped.
     Timeout {
         /// The timeout.
         after_ms: u64,
+        /// Whether the host confirmed the command's end.
+        halt: Halt,
     },
     /// The host could not be resolved.
     Resolve(String),
@@ -106,10 +153,19 @@ impl HostError {
         }
     }
 
-    /// A timeout after `d`.
-    pub fn timeout(d: Duration) -> Self {
+    /// A timeout after `d`, the command then stopped as `halt` says.
+    pub fn timeout(d: Duration, halt: Halt) -> Self {
         Self::Timeout {
             after_ms: d.as_millis().min(u64::MAX as u128) as u64,
+            halt,
+        }
+    }
+
+    /// What became of the command, for a cancel or a timeout.
+    pub fn halt(&self) -> Option<Halt> {
+        match self {
+            Self::Cancelled { halt, .. } | Self::Timeout { halt, .. } => Some(*halt),
+            _ => None,
         }
     }
 
@@ -138,19 +194,14 @@ fn strip_host(host: &str, message: String) -> String {
 impl std::fmt::Display for HostError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Cancelled {
-                why,
-                started: false,
-            } => write!(f, "cancelled ({}): not started", why.as_str()),
-            Self::Cancelled { why, started: true } => write!(
+            Self::Cancelled { why, halt } => {
+                write!(f, "cancelled ({}): {}", why.as_str(), halt.says())
+            }
+            Self::Timeout { after_ms, halt } => write!(
                 f,
-                "cancelled ({}): sent TERM and its channel closed",
-                why.as_str()
-            ),
-            Self::Timeout { after_ms } => write!(
-                f,
-                "the command did not finish within {:.1} s (command timeout); it was sent TERM and its channel closed",
-                *after_ms as f64 / 1000.0
+                "the command did not finish within {:.1} s (command timeout); {}",
+                *after_ms as f64 / 1000.0,
+                halt.says()
             ),
             Self::Resolve(m) | Self::Ssh(m) | Self::Copy(m) => f.write_str(m),
         }
@@ -168,12 +219,16 @@ mod tests {
         assert_eq!(e.kind(), HostErrorKind::Ssh);
         let e = HostError::ssh("web1", "web10: no answer".into());
         assert_eq!(e.to_string(), "web10: no answer");
-        let e = HostError::timeout(Duration::from_millis(500));
+        let e = HostError::timeout(Duration::from_millis(500), Halt::MayStillRun);
         assert_eq!(e.kind().as_str(), "timeout");
-        assert!(e.to_string().contains("within 0.5 s"), "{e}");
+        assert!(
+            e.to_string().contains("within 0.5 s")
+                && e.to_string().contains("may still be running"),
+            "{e}"
+        );
         let e = HostError::Cancelled {
             why: StopReason::FailFast,
-            started: false,
+            halt: Halt::NotStarted,
         };
         assert_eq!(e.to_string(), "cancelled (fail fast): not started");
     }

@@ -6,12 +6,14 @@
 mod gather;
 mod host_error;
 mod input;
+mod kept;
 mod resolve;
 mod spec;
 
 pub use gather::{Group, gather};
-pub use host_error::{HostError, HostErrorKind, StopReason};
+pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
+pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
 pub use spec::HostSpec;
 
@@ -72,10 +74,11 @@ pub struct HostResult {
     pub exit_code: Option<u32>,
     /// The signal that ended it.
     pub signal: Option<String>,
-    /// Everything on stdout.
-    pub stdout: Vec<u8>,
-    /// Everything on stderr.
-    pub stderr: Vec<u8>,
+    /// Everything on stdout (kept only when asked; past a cap, in a
+    /// private file).
+    pub stdout: Kept,
+    /// Everything on stderr (likewise).
+    pub stderr: Kept,
     /// Why it did not run or finish (connection, host key, auth, timeout,
     /// cancelled).
     pub error: Option<HostError>,
@@ -192,8 +195,8 @@ struct Output {
     keep: bool,
     out_lines: Lines,
     err_lines: Lines,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
+    stdout: Kept,
+    stderr: Kept,
 }
 
 type Piece = (Stream, Vec<u8>);
@@ -206,7 +209,7 @@ impl Output {
             Event::Stderr(b) => (Stream::Stderr, b, &mut self.err_lines, &mut self.stderr),
         };
         if self.keep {
-            all.extend_from_slice(&bytes);
+            all.push(&bytes);
         }
         let mut done = Vec::new();
         lines.push(&bytes, |l| done.push((stream, l)));
@@ -214,7 +217,7 @@ impl Output {
     }
 
     /// Everything kept, and the last partial lines.
-    fn finish(mut self) -> (Vec<u8>, Vec<u8>, Vec<Piece>) {
+    fn finish(mut self) -> (Kept, Kept, Vec<Piece>) {
         let mut last = Vec::new();
         self.out_lines.finish(|l| last.push((Stream::Stdout, l)));
         self.err_lines.finish(|l| last.push((Stream::Stderr, l)));
@@ -239,7 +242,7 @@ pub(crate) async fn connect(
     let not_started = |why: Option<StopReason>| {
         why.map(|why| HostError::Cancelled {
             why,
-            started: false,
+            halt: Halt::NotStarted,
         })
     };
     if let Some(e) = not_started(*cancel.borrow()) {
@@ -274,6 +277,7 @@ async fn one(
     opts: Arc<ExecOptions>,
     events: mpsc::Sender<Progress>,
     mut cancel: Cancel,
+    spill: Arc<Spill>,
 ) -> HostResult {
     let t0 = Instant::now();
     let host = spec.name.clone();
@@ -299,6 +303,8 @@ async fn one(
     // remote command (the SSH window fills) instead of filling memory.
     let out = std::sync::Mutex::new(Output {
         keep: opts.keep_output,
+        stdout: Kept::spilling_to(&spill),
+        stderr: Kept::spilling_to(&spill),
         ..Output::default()
     });
     let (out_ref, events_ref, host_ref) = (&out, &events, &host);
@@ -325,13 +331,20 @@ async fn one(
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
+    let halt = |e: &tether_ssh::Ended| e.halted.map_or(Halt::MayStillRun, Halt::of);
     match ended {
         Ok(e) if e.cancelled => {
             let why = cancel_reason.borrow().unwrap_or(StopReason::Interrupted);
-            result.error = Some(HostError::Cancelled { why, started: true });
+            result.error = Some(HostError::Cancelled {
+                why,
+                halt: halt(&e),
+            });
         }
         Ok(e) if e.timed_out => {
-            result.error = Some(HostError::timeout(opts.command_timeout.unwrap_or_default()));
+            result.error = Some(HostError::timeout(
+                opts.command_timeout.unwrap_or_default(),
+                halt(&e),
+            ));
         }
         Ok(e) => {
             result.exit_code = e.exit_code;
@@ -358,6 +371,8 @@ pub async fn run(
     };
     let opts = Arc::new(opts);
     let command: Arc<str> = Arc::from(command);
+    // One spill file for the run's kept outputs past the memory caps.
+    let spill = Spill::new();
     let work = move |spec, events, cancel| {
         one(
             spec,
@@ -365,6 +380,7 @@ pub async fn run(
             Arc::clone(&opts),
             events,
             cancel,
+            Arc::clone(&spill),
         )
     };
     window::run(hosts, window, work, progress).await

@@ -45,7 +45,9 @@ impl HostSpec {
         let port = port
             .map(|p| {
                 p.parse::<u16>()
-                    .map_err(|_| bad("the port must be a number from 1 to 65535"))
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| bad("the port must be a number from 1 to 65535"))
             })
             .transpose()?;
         if host.is_empty() {
@@ -76,6 +78,7 @@ mod tests {
         let s = HostSpec::parse("web1").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.user, s.port), (None, None));
         assert!(HostSpec::parse("web1:http").is_err());
+        assert!(HostSpec::parse("web1:0").is_err());
         assert!(HostSpec::parse("@web1").is_err());
     }
 }

@@ -52,6 +52,9 @@ pub struct HostGroup {
     pub error: Option<String>,
     /// The kind of that error (null when none).
     pub error_kind: Option<ErrorKind>,
+    /// After a timeout: `ended` when the host confirmed the command's end,
+    /// `may_still_run` when it confirmed nothing (null otherwise).
+    pub halt: Option<&'static str>,
     /// stdout, then stderr.
     pub output: String,
     /// Null, or where the output was clipped.
@@ -116,6 +119,19 @@ fn clip(text: String, limit: usize) -> (String, Option<Clipped>) {
     )
 }
 
+/// The text of a host's output, as the terminal projection reads it
+/// (sequences removed, `\r` and backspaces applied).
+fn project(kept: &exec::Kept) -> String {
+    let mut projector = tether_term::TextProjector::new();
+    let mut out = String::new();
+    let _ = kept.each(|b| {
+        projector.feed(b, &mut out);
+        Ok(())
+    });
+    projector.finish(&mut out);
+    out
+}
+
 /// Runs the tool; the error is the message for a tool error.
 pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
     if !(p.timeout_s.is_finite() && p.timeout_s > 0.0 && p.timeout_s <= 3600.0) {
@@ -163,14 +179,21 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     let groups: Vec<HostGroup> = exec::gather(&results)
         .into_iter()
         .map(|g| {
-            let mut text = String::from_utf8_lossy(&g.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&g.stderr));
+            // As `shell_run` gives it: the text a program reads, the hosts'
+            // escape sequences (an OSC 52 clipboard write, say) removed.
+            let mut text = project(&g.stdout);
+            text.push_str(&project(&g.stderr));
             let (output, truncated) = clip(text, p.output_limit.max(1));
             HostGroup {
                 hosts: g.hosts.fold(),
                 exit_code: g.exit_code,
                 signal: g.signal,
                 error_kind: g.error.as_ref().map(|e| e.kind().into()),
+                halt: g
+                    .error
+                    .as_ref()
+                    .and_then(exec::HostError::halt)
+                    .map(exec::Halt::as_str),
                 error: g.error.map(|e| e.to_string()),
                 output,
                 truncated,

@@ -256,7 +256,12 @@ async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connect
 
 async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
     let host = target.host.clone();
-    let addr = format!("{}:{}", target.hostname, target.port);
+    let addr = if target.hostname.contains(':') {
+        // An IPv6 literal: the port goes after brackets.
+        format!("[{}]:{}", target.hostname, target.port)
+    } else {
+        format!("{}:{}", target.hostname, target.port)
+    };
     let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&addr)
         .await
         .map_err(|e| SshError::Resolve {

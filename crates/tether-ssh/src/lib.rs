@@ -8,9 +8,11 @@
 
 pub mod config;
 mod connect;
+pub mod directives;
 mod error;
 mod exec;
 pub mod known_hosts;
+mod match_block;
 mod pty;
 mod secrets;
 mod sftp;

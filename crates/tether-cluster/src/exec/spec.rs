@@ -36,6 +36,10 @@ impl HostSpec {
                 None => return Err(bad("only ':PORT' may follow ']'")),
             };
             (h.to_owned(), port)
+        } else if rest.matches(':').count() > 1 {
+            // An IPv6 literal without brackets (`::1`, `fe80::1`): all host,
+            // as OpenSSH reads it; a port needs the brackets.
+            (rest.to_owned(), None)
         } else {
             match rest.rsplit_once(':') {
                 Some((h, p)) => (h.to_owned(), Some(p)),
@@ -45,7 +49,9 @@ impl HostSpec {
         let port = port
             .map(|p| {
                 p.parse::<u16>()
-                    .map_err(|_| bad("the port must be a number from 1 to 65535"))
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| bad("the port must be a number from 1 to 65535"))
             })
             .transpose()?;
         if host.is_empty() {
@@ -76,6 +82,14 @@ mod tests {
         let s = HostSpec::parse("web1").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.user, s.port), (None, None));
         assert!(HostSpec::parse("web1:http").is_err());
+        assert!(HostSpec::parse("web1:0").is_err());
+        let s = HostSpec::parse("::1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.host.as_str(), s.port), ("::1", None));
+        let s = HostSpec::parse("me@fe80::1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (s.user.as_deref(), s.host.as_str()),
+            (Some("me"), "fe80::1")
+        );
         assert!(HostSpec::parse("@web1").is_err());
     }
 }

@@ -120,6 +120,9 @@ pub(crate) struct Checker {
     known_hosts: Vec<PathBuf>,
     policy: HostKeyPolicy,
     refusal: Arc<Mutex<Option<SshError>>>,
+    /// A changed key accepted because the policy is `no`: the refusal it
+    /// would have been, for the warning.
+    accepted_changed: Arc<Mutex<Option<SshError>>>,
 }
 
 fn fingerprint(key: &PublicKey) -> String {
@@ -133,12 +136,25 @@ impl Checker {
         let fingerprint = fingerprint(key);
         match known_hosts::check(&self.known_hosts, &t.hostname, t.port, key) {
             Verdict::Known(_) => Ok(()),
-            _ if self.policy == HostKeyPolicy::No => Ok(()),
+            // A revoked key is refused whatever the policy, as in OpenSSH.
             Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
                 host,
                 fingerprint,
                 place,
             }),
+            Verdict::Changed(place) if self.policy == HostKeyPolicy::No => {
+                // Accepted, as OpenSSH does, with its warning and without
+                // passwords (`handshake`).
+                if let Ok(mut c) = self.accepted_changed.lock() {
+                    *c = Some(SshError::ChangedHostKey {
+                        host,
+                        fingerprint,
+                        place,
+                    });
+                }
+                Ok(())
+            }
+            _ if self.policy == HostKeyPolicy::No => Ok(()),
             Verdict::Changed(place) => Err(SshError::ChangedHostKey {
                 host,
                 fingerprint,
@@ -205,44 +221,61 @@ impl std::fmt::Debug for Connection {
 /// `opts.connect_timeout`.
 pub async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
     let seconds = opts.connect_timeout.as_secs_f64();
-    match tokio::time::timeout(opts.connect_timeout, connect_inner(target, opts)).await {
+    // The jump host being reached, for a timeout to name it.
+    let at_jump: Arc<Mutex<Option<String>>> = Arc::default();
+    match tokio::time::timeout(
+        opts.connect_timeout,
+        connect_inner(target, opts, Arc::clone(&at_jump)),
+    )
+    .await
+    {
         Ok(r) => r,
-        Err(_) => Err(SshError::Timeout {
-            host: target.host.clone(),
-            seconds,
-        }),
+        Err(_) => {
+            let jump = at_jump.lock().ok().and_then(|j| j.clone());
+            let timeout = |host: &str| SshError::Timeout {
+                host: host.to_owned(),
+                seconds,
+            };
+            Err(match jump {
+                Some(jump) => SshError::Jump {
+                    host: target.host.clone(),
+                    source: Box::new(timeout(&jump)),
+                    jump,
+                },
+                None => timeout(&target.host),
+            })
+        }
     }
 }
 
-async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
+async fn connect_inner(
+    target: &Target,
+    opts: &ConnectOptions,
+    at_jump: Arc<Mutex<Option<String>>>,
+) -> Result<Connection, SshError> {
     let mut through: Vec<Connection> = Vec::new();
+    let jumps = opts.jumps.len();
     let hops = opts
         .jumps
         .iter()
         .map(|j| (&j.target, &j.options))
         .chain(std::iter::once((target, opts)));
-    for (hop, opts) in hops {
-        let conn = match through.last() {
-            None => {
-                let stream = tcp(hop).await?;
-                handshake(stream, hop, opts).await?
+    for (i, (hop, opts)) in hops.enumerate() {
+        let is_jump = i < jumps;
+        if let Ok(mut j) = at_jump.lock() {
+            *j = is_jump.then(|| hop.host.clone());
+        }
+        let conn = hop_connect(through.last(), hop, opts).await;
+        let conn = match conn {
+            Ok(c) => c,
+            Err(source) if is_jump => {
+                return Err(SshError::Jump {
+                    host: target.host.clone(),
+                    jump: hop.host.clone(),
+                    source: Box::new(source),
+                });
             }
-            Some(prev) => {
-                let channel = prev
-                    .handle
-                    .channel_open_direct_tcpip(
-                        hop.hostname.clone(),
-                        u32::from(hop.port),
-                        "127.0.0.1",
-                        0,
-                    )
-                    .await
-                    .map_err(|e| SshError::Protocol {
-                        host: hop.host.clone(),
-                        what: format!("the jump host {} would not forward to it: {e}", prev.host),
-                    })?;
-                handshake(channel.into_stream(), hop, opts).await?
-            }
+            Err(e) => return Err(e),
         };
         through.push(conn);
     }
@@ -251,6 +284,37 @@ async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connect
         what: "no connection".into(),
     })?;
     conn._through = through;
+    Ok(conn)
+}
+
+/// One hop: directly, or through the connection before it.
+async fn hop_connect(
+    prev: Option<&Connection>,
+    hop: &Target,
+    opts: &ConnectOptions,
+) -> Result<Connection, SshError> {
+    let conn = match prev {
+        None => {
+            let stream = tcp(hop).await?;
+            handshake(stream, hop, opts).await?
+        }
+        Some(prev) => {
+            let channel = prev
+                .handle
+                .channel_open_direct_tcpip(
+                    hop.hostname.clone(),
+                    u32::from(hop.port),
+                    "127.0.0.1",
+                    0,
+                )
+                .await
+                .map_err(|e| SshError::Protocol {
+                    host: hop.host.clone(),
+                    what: format!("the jump host {} would not forward to it: {e}", prev.host),
+                })?;
+            handshake(channel.into_stream(), hop, opts).await?
+        }
+    };
     Ok(conn)
 }
 
@@ -371,11 +435,13 @@ where
         config.preferred.key = keys.into();
     }
     let refusal = Arc::new(Mutex::new(None));
+    let accepted_changed = Arc::new(Mutex::new(None));
     let checker = Checker {
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
         policy: opts.policy,
         refusal: Arc::clone(&refusal),
+        accepted_changed: Arc::clone(&accepted_changed),
     };
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
@@ -387,13 +453,35 @@ where
             }));
         }
     };
-    authenticate(&mut handle, target, opts).await?;
+    let changed = accepted_changed.lock().ok().and_then(|mut c| c.take());
+    let passwords = match changed {
+        Some(e) => {
+            warn_changed_key(&e);
+            false
+        }
+        None => opts.passwords,
+    };
+    authenticate(&mut handle, target, opts, passwords).await?;
     Ok(Connection {
         handle,
         host,
         env: opts.env.clone(),
         _through: Vec::new(),
     })
+}
+
+/// OpenSSH's warning for a changed host key accepted under
+/// `StrictHostKeyChecking=no`, on stderr (where `ssh` writes it, whichever
+/// front-end connects: it must not be lost in an output format).
+fn warn_changed_key(e: &SshError) {
+    let bar = "@".repeat(59);
+    eprintln!(
+        "{bar}\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n{bar}\n\
+         IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n{e}\n\
+         StrictHostKeyChecking=no: connecting anyway, with keys only.\n\
+         Password authentication is disabled to avoid man-in-the-middle attacks.\n\
+         Keyboard-interactive authentication is disabled to avoid man-in-the-middle attacks."
+    );
 }
 
 /// Keyboard-interactive, answering each prompt with `password` (what
@@ -426,6 +514,7 @@ async fn authenticate(
     handle: &mut client::Handle<Checker>,
     target: &Target,
     opts: &ConnectOptions,
+    passwords: bool,
 ) -> Result<(), SshError> {
     let mut tried = Vec::new();
     let rsa_hash = handle
@@ -481,9 +570,7 @@ async fn authenticate(
             return Ok(());
         }
     }
-    if opts.passwords
-        && let Some(secrets) = opts.secrets.clone()
-    {
+    if passwords && let Some(secrets) = opts.secrets.clone() {
         let (user, host) = (target.user.clone(), target.host.clone());
         let ask = tokio::task::spawn_blocking(move || secrets.password(&user, &host));
         if let Some(password) = ask.await.ok().flatten() {

@@ -86,6 +86,20 @@ pub enum SshError {
         /// What the OS said.
         source: std::io::Error,
     },
+    /// A jump host (`ProxyJump`, `-J`) could not be reached, or would not
+    /// let tether through: the jump host is named, not the target.
+    #[error(
+        "{host}: cannot get through the jump host {jump}: {}",
+        without_host(source, jump)
+    )]
+    Jump {
+        /// The host tether was going to.
+        host: String,
+        /// The jump host that failed.
+        jump: String,
+        /// What failed there.
+        source: Box<SshError>,
+    },
     /// An ssh_config file is unreadable or has a bad value.
     #[error("ssh config {place}: {problem}")]
     Config {
@@ -131,4 +145,13 @@ pub enum SftpProblem {
     Lost,
     /// Anything else.
     Other,
+}
+
+/// `e`'s message without the `host: ` it starts with.
+fn without_host(e: &SshError, host: &str) -> String {
+    let m = e.to_string();
+    match m.strip_prefix(host).and_then(|r| r.strip_prefix(": ")) {
+        Some(rest) => rest.to_owned(),
+        None => m,
+    }
 }

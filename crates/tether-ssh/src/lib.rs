@@ -6,6 +6,7 @@
 //! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
 //! nothing of shells, node sets or output formats.
 
+mod auth;
 pub mod config;
 mod connect;
 pub mod directives;

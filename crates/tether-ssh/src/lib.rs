@@ -19,7 +19,7 @@ mod secrets;
 mod sftp;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::{SftpProblem, SshError};
+pub use error::{SftpProblem, SshError, SshErrorKind};
 pub use exec::{Ended, Event, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};

@@ -23,7 +23,7 @@ const TERMINAL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Keepalive when the config sets none (`ServerAliveInterval` 15,
 /// `ServerAliveCountMax` 3): these connections live long, and a peer that
-/// vanished must be noticed (within 45 s) rather than hang its sessions.
+/// vanished must be noticed (within 60 s: interval × (count + 1), as OpenSSH and russh count) rather than hang its sessions.
 /// `tether ssh` uses it too, for the same reason.
 pub const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
 

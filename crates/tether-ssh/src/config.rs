@@ -3,7 +3,12 @@
 //! contributes, the first value obtained for a key wins (`IdentityFile`
 //! accumulates), `Include` reads more files in place (globs, relative to
 //! `~/.ssh`), keywords are case-insensitive and `key=value` works.
-//! `Match` blocks are not evaluated: they are skipped, and said so.
+//! `Match` lines are evaluated for the criteria tether can know
+//! (`match_block`). A directive tether does not apply is refused with its
+//! file and line when it would change where, how or as whom it connects,
+//! or what it trusts, in a block that applies to the host (`directives`
+//! has the one list); an unknown keyword there is refused too (as `ssh`
+//! does), unless `IgnoreUnknown` names it.
 //!
 //! Written here: the `ssh2-config` crate does not keep `IdentityFile`'s
 //! order-with-accumulation nor `Include` inside `Host` blocks as OpenSSH
@@ -12,8 +17,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::directives::{Treatment, treatment};
 use crate::error::SshError;
 use crate::known_hosts::patterns_match;
+use crate::match_block::{Against, applies};
 
 /// The settings for one host, as far as tether uses them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,14 +57,19 @@ pub struct HostConfig {
     pub set_env: Vec<(String, String)>,
     /// `SendEnv` patterns.
     pub send_env: Vec<String>,
-    /// Notes about what was skipped (`Match` blocks, unknown keywords are
-    /// not noted: OpenSSH has hundreds).
-    pub notes: Vec<String>,
+    /// `PasswordAuthentication` and `KbdInteractiveAuthentication`
+    /// together: `Some(false)` when either is `no` (tether offers the one
+    /// password to both).
+    pub passwords: Option<bool>,
+    /// `BatchMode`: never ask for a passphrase or a password.
+    pub batch_mode: Option<bool>,
 }
 
 /// One `key value` line with where it is.
 struct Line {
     key: String,
+    /// The keyword as written (for messages).
+    name: String,
     value: String,
     file: PathBuf,
     number: usize,
@@ -78,16 +90,16 @@ pub fn expand_tilde(p: &str) -> PathBuf {
     }
 }
 
-fn split_line(raw: &str) -> Option<(String, String)> {
+fn split_line(raw: &str) -> Option<(String, String, String)> {
     let line = raw.trim();
     if line.is_empty() || line.starts_with('#') {
         return None;
     }
     let at = line.find(|c: char| c.is_whitespace() || c == '=')?;
-    let key = line[..at].to_ascii_lowercase();
+    let name = line[..at].to_owned();
     let rest = line[at..].trim_start_matches(|c: char| c.is_whitespace() || c == '=');
     let value = rest.trim().trim_matches('"').to_owned();
-    Some((key, value))
+    Some((name.to_ascii_lowercase(), name, value))
 }
 
 /// Reads `file` (and its Includes) into lines, `Host` lines included.
@@ -109,7 +121,7 @@ fn read_lines(file: &Path, out: &mut Vec<Line>, depth: usize) -> Result<(), SshE
         }
     };
     for (i, raw) in text.lines().enumerate() {
-        let Some((key, value)) = split_line(raw) else {
+        let Some((key, name, value)) = split_line(raw) else {
             continue;
         };
         if key == "include" {
@@ -128,6 +140,7 @@ fn read_lines(file: &Path, out: &mut Vec<Line>, depth: usize) -> Result<(), SshE
         }
         out.push(Line {
             key,
+            name,
             value,
             file: file.to_path_buf(),
             number: i + 1,
@@ -189,6 +202,13 @@ fn tokens(value: &str, host: &str, port: u16, user: &str) -> String {
 
 /// The configuration `file` gives `host` (the name as typed).
 pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
+    resolve_for(file, host, None)
+}
+
+/// [`resolve`] for `user` when the command line names one (`Match user`
+/// is evaluated against it; else against `User` so far, else the local
+/// user).
+pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostConfig, SshError> {
     let mut lines = Vec::new();
     read_lines(file, &mut lines, 0)?;
     let mut cfg = HostConfig::default();
@@ -197,6 +217,10 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
     let mut raw_identities = Vec::new();
     let mut raw_known = None;
     let mut raw_agent = None;
+    let mut ignore_unknown: Option<String> = None;
+    let mut passwords: Option<bool> = None;
+    let mut kbd: Option<bool> = None;
+    let local_user = std::env::var("USER").unwrap_or_default();
     for l in &lines {
         let bad = |problem: String| SshError::Config {
             place: format!("{}:{}", l.file.display(), l.number),
@@ -209,15 +233,58 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
                 continue;
             }
             "match" => {
-                cfg.notes.push(format!(
-                    "{}:{}: Match blocks are not evaluated; skipped",
-                    l.file.display(),
-                    l.number
-                ));
-                active = false;
+                let so_far = cfg.hostname.clone().unwrap_or_else(|| host.to_owned());
+                let remote_user = user
+                    .map(str::to_owned)
+                    .or_else(|| cfg.user.clone())
+                    .unwrap_or_else(|| local_user.clone());
+                let at = Against {
+                    host: &so_far,
+                    original: host,
+                    user: &remote_user,
+                    local_user: &local_user,
+                };
+                active = applies(&l.value, &at).map_err(bad)?;
                 continue;
             }
             _ if !active => continue,
+            _ => {}
+        }
+        // One slot for ProxyJump and ProxyCommand: the first of them wins,
+        // as in OpenSSH.
+        let slot = if l.key == "proxycommand" {
+            "proxyjump"
+        } else {
+            l.key.as_str()
+        };
+        let first = !seen.contains_key(slot);
+        match treatment(&l.key, &l.value) {
+            Some(Treatment::Applied) => {}
+            Some(Treatment::Harmless) => {
+                seen.insert(slot.to_owned(), ());
+                continue;
+            }
+            Some(Treatment::Refused(why)) if first => {
+                return Err(bad(format!(
+                    "{} {} applies to {host}, but {why}. Until tether supports it, remove it for this host (or give -F another file)",
+                    l.name, l.value
+                )));
+            }
+            Some(Treatment::Refused(_)) => continue,
+            None if ignore_unknown
+                .as_deref()
+                .is_some_and(|p| patterns_match(p, &l.key)) =>
+            {
+                continue;
+            }
+            None => {
+                return Err(bad(format!(
+                    "{} is not an ssh_config keyword tether knows; fix its spelling, or name it in IgnoreUnknown before this line",
+                    l.name
+                )));
+            }
+        }
+        match l.key.as_str() {
             "identityfile" => {
                 raw_identities.push(l.value.clone());
                 continue;
@@ -237,7 +304,7 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
             }
             _ => {}
         }
-        if seen.insert(l.key.clone(), ()).is_some() {
+        if seen.insert(slot.to_owned(), ()).is_some() {
             continue; // the first value obtained wins
         }
         let number = |what: &str| -> Result<u64, SshError> {
@@ -285,6 +352,12 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
                     cfg.kex = list;
                 }
             }
+            "ignoreunknown" => ignore_unknown = Some(l.value.to_ascii_lowercase()),
+            "passwordauthentication" => passwords = Some(yes_no("PasswordAuthentication")?),
+            "kbdinteractiveauthentication" | "challengeresponseauthentication" => {
+                kbd = Some(yes_no("KbdInteractiveAuthentication")?)
+            }
+            "batchmode" => cfg.batch_mode = Some(yes_no("BatchMode")?),
             "stricthostkeychecking" => {
                 cfg.strict_host_key_checking = Some(l.value.to_ascii_lowercase())
             }
@@ -298,6 +371,9 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
             }
             _ => {}
         }
+    }
+    if passwords.is_some() || kbd.is_some() {
+        cfg.passwords = Some(passwords.unwrap_or(true) && kbd.unwrap_or(true));
     }
     // Tokens name the resolved host, port and user.
     let h = cfg
@@ -357,7 +433,6 @@ mod tests {
         assert_eq!(ids, ["/k/10.0.0.1", "/k/inc", "/k/all"]);
         assert_eq!(c.proxy_jump, Some(vec!["j1".to_owned(), "j2".to_owned()]));
         assert_eq!(c.strict_host_key_checking.as_deref(), Some("accept-new"));
-        assert_eq!(c.notes.len(), 1);
         let other = resolve(&main, "db1").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((other.user.as_deref(), other.port), (Some("bob"), Some(22)));
         std::fs::write(&main, "Host *\n  Port many\n").unwrap_or_default();

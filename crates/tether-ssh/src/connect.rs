@@ -1,13 +1,13 @@
-//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, the
-//! handshake, the host-key check under a policy, and authentication by the
-//! agent, then each key file in order.
+//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, through
+//! jump hosts (a failing one named as the jump host), the handshake, the
+//! host-key check under a policy, then authentication (`auth`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client;
-use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
+use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
 use tokio::net::TcpStream;
 
 use crate::error::SshError;
@@ -120,6 +120,9 @@ pub(crate) struct Checker {
     known_hosts: Vec<PathBuf>,
     policy: HostKeyPolicy,
     refusal: Arc<Mutex<Option<SshError>>>,
+    /// A changed key accepted because the policy is `no`: the refusal it
+    /// would have been, for the warning.
+    accepted_changed: Arc<Mutex<Option<SshError>>>,
 }
 
 fn fingerprint(key: &PublicKey) -> String {
@@ -133,12 +136,25 @@ impl Checker {
         let fingerprint = fingerprint(key);
         match known_hosts::check(&self.known_hosts, &t.hostname, t.port, key) {
             Verdict::Known(_) => Ok(()),
-            _ if self.policy == HostKeyPolicy::No => Ok(()),
+            // A revoked key is refused whatever the policy, as in OpenSSH.
             Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
                 host,
                 fingerprint,
                 place,
             }),
+            Verdict::Changed(place) if self.policy == HostKeyPolicy::No => {
+                // Accepted, as OpenSSH does, with its warning and without
+                // passwords (`handshake`).
+                if let Ok(mut c) = self.accepted_changed.lock() {
+                    *c = Some(SshError::ChangedHostKey {
+                        host,
+                        fingerprint,
+                        place,
+                    });
+                }
+                Ok(())
+            }
+            _ if self.policy == HostKeyPolicy::No => Ok(()),
             Verdict::Changed(place) => Err(SshError::ChangedHostKey {
                 host,
                 fingerprint,
@@ -205,44 +221,61 @@ impl std::fmt::Debug for Connection {
 /// `opts.connect_timeout`.
 pub async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
     let seconds = opts.connect_timeout.as_secs_f64();
-    match tokio::time::timeout(opts.connect_timeout, connect_inner(target, opts)).await {
+    // The jump host being reached, for a timeout to name it.
+    let at_jump: Arc<Mutex<Option<String>>> = Arc::default();
+    match tokio::time::timeout(
+        opts.connect_timeout,
+        connect_inner(target, opts, Arc::clone(&at_jump)),
+    )
+    .await
+    {
         Ok(r) => r,
-        Err(_) => Err(SshError::Timeout {
-            host: target.host.clone(),
-            seconds,
-        }),
+        Err(_) => {
+            let jump = at_jump.lock().ok().and_then(|j| j.clone());
+            let timeout = |host: &str| SshError::Timeout {
+                host: host.to_owned(),
+                seconds,
+            };
+            Err(match jump {
+                Some(jump) => SshError::Jump {
+                    host: target.host.clone(),
+                    source: Box::new(timeout(&jump)),
+                    jump,
+                },
+                None => timeout(&target.host),
+            })
+        }
     }
 }
 
-async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connection, SshError> {
+async fn connect_inner(
+    target: &Target,
+    opts: &ConnectOptions,
+    at_jump: Arc<Mutex<Option<String>>>,
+) -> Result<Connection, SshError> {
     let mut through: Vec<Connection> = Vec::new();
+    let jumps = opts.jumps.len();
     let hops = opts
         .jumps
         .iter()
         .map(|j| (&j.target, &j.options))
         .chain(std::iter::once((target, opts)));
-    for (hop, opts) in hops {
-        let conn = match through.last() {
-            None => {
-                let stream = tcp(hop).await?;
-                handshake(stream, hop, opts).await?
+    for (i, (hop, opts)) in hops.enumerate() {
+        let is_jump = i < jumps;
+        if let Ok(mut j) = at_jump.lock() {
+            *j = is_jump.then(|| hop.host.clone());
+        }
+        let conn = hop_connect(through.last(), hop, opts).await;
+        let conn = match conn {
+            Ok(c) => c,
+            Err(source) if is_jump => {
+                return Err(SshError::Jump {
+                    host: target.host.clone(),
+                    jump: hop.host.clone(),
+                    source: Box::new(source),
+                });
             }
-            Some(prev) => {
-                let channel = prev
-                    .handle
-                    .channel_open_direct_tcpip(
-                        hop.hostname.clone(),
-                        u32::from(hop.port),
-                        "127.0.0.1",
-                        0,
-                    )
-                    .await
-                    .map_err(|e| SshError::Protocol {
-                        host: hop.host.clone(),
-                        what: format!("the jump host {} would not forward to it: {e}", prev.host),
-                    })?;
-                handshake(channel.into_stream(), hop, opts).await?
-            }
+            Err(e) => return Err(e),
         };
         through.push(conn);
     }
@@ -254,9 +287,45 @@ async fn connect_inner(target: &Target, opts: &ConnectOptions) -> Result<Connect
     Ok(conn)
 }
 
+/// One hop: directly, or through the connection before it.
+async fn hop_connect(
+    prev: Option<&Connection>,
+    hop: &Target,
+    opts: &ConnectOptions,
+) -> Result<Connection, SshError> {
+    let conn = match prev {
+        None => {
+            let stream = tcp(hop).await?;
+            handshake(stream, hop, opts).await?
+        }
+        Some(prev) => {
+            let channel = prev
+                .handle
+                .channel_open_direct_tcpip(
+                    hop.hostname.clone(),
+                    u32::from(hop.port),
+                    "127.0.0.1",
+                    0,
+                )
+                .await
+                .map_err(|e| SshError::Protocol {
+                    host: hop.host.clone(),
+                    what: format!("the jump host {} would not forward to it: {e}", prev.host),
+                })?;
+            handshake(channel.into_stream(), hop, opts).await?
+        }
+    };
+    Ok(conn)
+}
+
 async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
     let host = target.host.clone();
-    let addr = format!("{}:{}", target.hostname, target.port);
+    let addr = if target.hostname.contains(':') {
+        // An IPv6 literal: the port goes after brackets.
+        format!("[{}]:{}", target.hostname, target.port)
+    } else {
+        format!("{}:{}", target.hostname, target.port)
+    };
     let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&addr)
         .await
         .map_err(|e| SshError::Resolve {
@@ -366,11 +435,13 @@ where
         config.preferred.key = keys.into();
     }
     let refusal = Arc::new(Mutex::new(None));
+    let accepted_changed = Arc::new(Mutex::new(None));
     let checker = Checker {
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
         policy: opts.policy,
         refusal: Arc::clone(&refusal),
+        accepted_changed: Arc::clone(&accepted_changed),
     };
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
@@ -382,127 +453,19 @@ where
             }));
         }
     };
-    authenticate(&mut handle, target, opts).await?;
+    let changed = accepted_changed.lock().ok().and_then(|mut c| c.take());
+    let passwords = match changed {
+        Some(e) => {
+            crate::auth::warn_changed_key(&e);
+            false
+        }
+        None => opts.passwords,
+    };
+    crate::auth::authenticate(&mut handle, target, opts, passwords).await?;
     Ok(Connection {
         handle,
         host,
         env: opts.env.clone(),
         _through: Vec::new(),
-    })
-}
-
-/// Keyboard-interactive, answering each prompt with `password` (what
-/// OpenSSH's PAM-less servers and most PAM stacks ask for).
-async fn keyboard_interactive(
-    handle: &mut client::Handle<Checker>,
-    user: &str,
-    password: &str,
-) -> bool {
-    use russh::client::KeyboardInteractiveAuthResponse as R;
-    let mut reply = handle
-        .authenticate_keyboard_interactive_start(user, None)
-        .await;
-    for _ in 0..4 {
-        match reply {
-            Ok(R::Success) => return true,
-            Ok(R::InfoRequest { prompts, .. }) => {
-                let answers = prompts.iter().map(|_| password.to_owned()).collect();
-                reply = handle
-                    .authenticate_keyboard_interactive_respond(answers)
-                    .await;
-            }
-            _ => return false,
-        }
-    }
-    false
-}
-
-async fn authenticate(
-    handle: &mut client::Handle<Checker>,
-    target: &Target,
-    opts: &ConnectOptions,
-) -> Result<(), SshError> {
-    let mut tried = Vec::new();
-    let rsa_hash = handle
-        .best_supported_rsa_hash()
-        .await
-        .ok()
-        .flatten()
-        .flatten();
-    let wanted: Vec<PublicKey> = opts
-        .identities
-        .iter()
-        .filter_map(|p| russh::keys::load_public_key(p.with_extension("pub")).ok())
-        .collect();
-    if let Some(sock) = &opts.agent
-        && let Ok(mut agent) = russh::keys::agent::client::AgentClient::connect_uds(sock).await
-    {
-        tried.push("agent");
-        let ids = agent.request_identities().await.unwrap_or_default();
-        for id in ids {
-            let russh::keys::agent::AgentIdentity::PublicKey { key, .. } = id else {
-                continue;
-            };
-            if opts.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
-                continue;
-            }
-            let r = handle
-                .authenticate_publickey_with(&target.user, key, rsa_hash, &mut agent)
-                .await;
-            if r.is_ok_and(|r| r.success()) {
-                return Ok(());
-            }
-        }
-    }
-    for path in &opts.identities {
-        let key = match russh::keys::load_secret_key(path, None) {
-            Ok(k) => Arc::new(k),
-            Err(russh::keys::Error::KeyIsEncrypted) => {
-                // Asked once per run; the decrypted key serves every host.
-                let secrets = opts.secrets.clone();
-                let path = path.clone();
-                let ask = tokio::task::spawn_blocking(move || secrets.and_then(|s| s.key(&path)));
-                match ask.await.ok().flatten() {
-                    Some(k) => k,
-                    None => continue,
-                }
-            }
-            Err(_) => continue,
-        };
-        tried.push("key file");
-        let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
-        let r = handle.authenticate_publickey(&target.user, key).await;
-        if r.is_ok_and(|r| r.success()) {
-            return Ok(());
-        }
-    }
-    if opts.passwords
-        && let Some(secrets) = opts.secrets.clone()
-    {
-        let (user, host) = (target.user.clone(), target.host.clone());
-        let ask = tokio::task::spawn_blocking(move || secrets.password(&user, &host));
-        if let Some(password) = ask.await.ok().flatten() {
-            tried.push("password");
-            let r = handle
-                .authenticate_password(&target.user, password.clone())
-                .await;
-            if r.is_ok_and(|r| r.success()) {
-                return Ok(());
-            }
-            tried.push("keyboard-interactive");
-            if keyboard_interactive(handle, &target.user, &password).await {
-                return Ok(());
-            }
-        }
-    }
-    tried.dedup();
-    Err(SshError::Auth {
-        host: target.host.clone(),
-        user: target.user.clone(),
-        tried: if tried.is_empty() {
-            "nothing: no agent and no readable key".into()
-        } else {
-            tried.join(", ")
-        },
     })
 }

@@ -86,6 +86,20 @@ pub enum SshError {
         /// What the OS said.
         source: std::io::Error,
     },
+    /// A jump host (`ProxyJump`, `-J`) could not be reached, or would not
+    /// let tether through: the jump host is named, not the target.
+    #[error(
+        "{host}: cannot get through the jump host {jump}: {}",
+        without_host(source, jump)
+    )]
+    Jump {
+        /// The host tether was going to.
+        host: String,
+        /// The jump host that failed.
+        jump: String,
+        /// What failed there.
+        source: Box<SshError>,
+    },
     /// An ssh_config file is unreadable or has a bad value.
     #[error("ssh config {place}: {problem}")]
     Config {
@@ -131,4 +145,115 @@ pub enum SftpProblem {
     Lost,
     /// Anything else.
     Other,
+}
+
+/// `e`'s message without the `host: ` it starts with.
+fn without_host(e: &SshError, host: &str) -> String {
+    let m = e.to_string();
+    match m.strip_prefix(host).and_then(|r| r.strip_prefix(": ")) {
+        Some(rest) => rest.to_owned(),
+        None => m,
+    }
+}
+
+/// What kind of failure an [`SshError`] is, for callers that decide by it
+/// (policies, structured output, retries) instead of matching its words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SshErrorKind {
+    /// The host name did not resolve.
+    Unresolvable,
+    /// Nothing listens there (connection refused).
+    Refused,
+    /// The host or network could not be reached otherwise (unreachable,
+    /// reset during connect).
+    Unreachable,
+    /// No answer within the connect timeout.
+    TimedOut,
+    /// The host key is unknown, changed or revoked.
+    HostKey,
+    /// Every authentication method failed.
+    Auth,
+    /// ssh_config (or a known_hosts file) is wrong or unreadable.
+    Config,
+    /// The session or the connection ended, or an answer never came.
+    Lost,
+    /// The SSH protocol failed after connecting (a channel refused, a
+    /// handshake that failed).
+    Protocol,
+    /// A file operation failed on the host (SFTP: not found, permission
+    /// denied, a full disk …).
+    File,
+}
+
+impl SshErrorKind {
+    /// The kind's name in structured output (`snake_case`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unresolvable => "unresolvable",
+            Self::Refused => "refused",
+            Self::Unreachable => "unreachable",
+            Self::TimedOut => "timed_out",
+            Self::HostKey => "host_key",
+            Self::Auth => "auth",
+            Self::Config => "config",
+            Self::Lost => "lost",
+            Self::Protocol => "protocol",
+            Self::File => "file",
+        }
+    }
+}
+
+impl SshError {
+    /// Its kind; a jump host's failure is the kind of what failed there
+    /// (the `Jump` variant says it was the jump host).
+    pub fn kind(&self) -> SshErrorKind {
+        match self {
+            Self::Resolve { .. } => SshErrorKind::Unresolvable,
+            Self::Connect { source, .. }
+                if source.kind() == std::io::ErrorKind::ConnectionRefused =>
+            {
+                SshErrorKind::Refused
+            }
+            Self::Connect { .. } => SshErrorKind::Unreachable,
+            Self::Timeout { .. } => SshErrorKind::TimedOut,
+            Self::UnknownHostKey { .. }
+            | Self::ChangedHostKey { .. }
+            | Self::RevokedHostKey { .. } => SshErrorKind::HostKey,
+            Self::Auth { .. } => SshErrorKind::Auth,
+            Self::KnownHosts { .. } | Self::Config { .. } => SshErrorKind::Config,
+            Self::Jump { source, .. } => source.kind(),
+            Self::Protocol { .. } => SshErrorKind::Protocol,
+            Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => SshErrorKind::Lost,
+            Self::Sftp { .. } => SshErrorKind::File,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_the_variant_and_a_jump_its_cause() {
+        let refused = SshError::Connect {
+            host: "h".into(),
+            addr: "h:22".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert_eq!(refused.kind(), SshErrorKind::Refused);
+        let jump = SshError::Jump {
+            host: "t".into(),
+            jump: "j".into(),
+            source: Box::new(SshError::Timeout {
+                host: "j".into(),
+                seconds: 1.0,
+            }),
+        };
+        assert_eq!(jump.kind(), SshErrorKind::TimedOut);
+        assert_eq!(jump.kind().as_str(), "timed_out");
+        assert_eq!(
+            jump.to_string(),
+            "t: cannot get through the jump host j: no answer within 1 s (connect timeout); is the host up?"
+        );
+    }
 }

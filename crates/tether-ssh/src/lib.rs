@@ -6,18 +6,21 @@
 //! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
 //! nothing of shells, node sets or output formats.
 
+mod auth;
 pub mod config;
 mod connect;
+pub mod directives;
 mod error;
 mod exec;
 mod exec_stop;
 pub mod known_hosts;
+mod match_block;
 mod pty;
 mod secrets;
 mod sftp;
 
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::{SftpProblem, SshError};
+pub use error::{SftpProblem, SshError, SshErrorKind};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};

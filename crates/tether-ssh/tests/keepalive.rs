@@ -99,3 +99,111 @@ async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
     }
     assert!(c.is_closed(), "the connection is closed");
 }
+
+/// The sshd listening with `pid_file`, and every process under it (the
+/// connection's own sshd processes).
+fn sshd_tree(pid_file: &std::path::Path) -> Vec<i32> {
+    let root: i32 = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let parent = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let all: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    let mut tree = vec![root];
+    loop {
+        let more: Vec<i32> = all
+            .iter()
+            .copied()
+            .filter(|p| !tree.contains(p) && parent(*p).is_some_and(|pp| tree.contains(&pp)))
+            .collect();
+        if more.is_empty() {
+            return tree;
+        }
+        tree.extend(more);
+    }
+}
+
+fn signal(pids: &[i32], sig: &str) {
+    for pid in pids {
+        let _ = std::process::Command::new("kill")
+            .args([&format!("-{sig}"), &pid.to_string()])
+            .output();
+    }
+}
+
+/// With the host's sshd stopped (SIGSTOP: the TCP connection stays up but
+/// nothing answers), the connection ends after ServerAliveInterval ×
+/// (ServerAliveCountMax + 1) of silence, as OpenSSH counts (a keepalive
+/// is sent at each interval; when the one after the last allowed finds
+/// them all unanswered, the link is given up). Prints what it measured;
+/// asserts only that the end comes (a hang bound).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_sshd_is_given_up_after_interval_times_count_plus_one() {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let scratch = Scratch::new("keepalive-stop");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let sshd = Sshd::start("127.0.0.50", &[&key.with_extension("pub")], false).unwrap();
+    let known = scratch.0.join("known_hosts");
+    std::fs::write(&known, sshd.known_hosts_line()).unwrap();
+    let target = Target {
+        host: sshd.ip.clone(),
+        hostname: sshd.ip.clone(),
+        port: sshd.port,
+        user: user(),
+    };
+    let (interval, count) = (Duration::from_secs(1), 2);
+    let opts = ConnectOptions {
+        known_hosts: vec![known],
+        policy: HostKeyPolicy::Yes,
+        identities: vec![key],
+        identities_only: true,
+        agent: None,
+        keepalive: Some((interval, count)),
+        ..ConnectOptions::default()
+    };
+    let c = connect(&target, &opts).await.unwrap();
+    let stopped = Arc::new(std::sync::Mutex::new((Vec::new(), None)));
+    let s = Arc::clone(&stopped);
+    let pid_file = sshd.dir().join("sshd.pid");
+    let ran = tokio::time::timeout(
+        Duration::from_secs(30),
+        c.exec("echo started; sleep 120", None, move |e| {
+            let mut s = s.lock().unwrap();
+            if let Event::Stdout(_) = e
+                && s.1.is_none()
+            {
+                // The host stops answering once the command has started.
+                s.0 = sshd_tree(&pid_file);
+                signal(&s.0, "STOP");
+                s.1 = Some(std::time::Instant::now());
+            }
+        }),
+    )
+    .await;
+    let (pids, since) = stopped.lock().unwrap().clone();
+    signal(&pids, "CONT");
+    let took = since.expect("the command started").elapsed();
+    ran.expect("the stopped host went unnoticed: keepalive did not end the command")
+        .ok();
+    eprintln!(
+        "keepalive {interval:?} x {count}: given up {took:?} after the host stopped \
+         (OpenSSH's count: interval x (count + 1) = {:?})",
+        interval * (count as u32 + 1)
+    );
+    assert!(c.is_closed(), "the connection is closed");
+}

@@ -81,15 +81,48 @@ pub fn keygen_of(kind: &str, path: &Path, passphrase: &str) -> Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
+/// The login shell `user` has (`getent passwd`), if any.
+fn login_shell(user: &str) -> Option<String> {
+    let out = Command::new("getent")
+        .args(["passwd", user])
+        .output()
+        .ok()?;
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    line.rsplit(':').next().map(str::to_owned)
+}
+
+/// True when `shell` lets a user log in and run commands (not `nologin`,
+/// `false`, or a program that is not there).
+fn can_log_in(shell: &str) -> bool {
+    !shell.ends_with("/nologin") && !shell.ends_with("/false") && Path::new(shell).is_file()
+}
+
+/// `tether-test`, when it exists and can log in: as root, a shell that
+/// cannot (nologin, false) is replaced by /bin/sh, as scripts/test does.
+fn test_user_can_log_in() -> bool {
+    let Some(shell) = login_shell("tether-test").filter(|s| !s.is_empty()) else {
+        return false;
+    };
+    if can_log_in(&shell) {
+        return true;
+    }
+    let _ = Command::new("usermod")
+        .args(["-s", "/bin/sh", "tether-test"])
+        .output();
+    login_shell("tether-test").is_some_and(|s| can_log_in(&s))
+}
+
 /// The user the SSH tests log in as: as root, the clean test user
-/// `tether-test` when it exists (root's start-up files here print noise and
-/// race each other), unlocked for key logins; else the user running.
+/// `tether-test` when it exists and can log in (root's start-up files here
+/// print noise and race each other), unlocked for key logins; else the user
+/// running.
 pub fn user() -> String {
     if nix_is_root()
         && Command::new("id")
             .arg("tether-test")
             .output()
             .is_ok_and(|o| o.status.success())
+        && test_user_can_log_in()
     {
         let shadow = Command::new("getent")
             .args(["shadow", "tether-test"])

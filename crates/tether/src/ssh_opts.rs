@@ -16,6 +16,7 @@ use clap::Args;
 use tether_cluster::config::{Config, Settings};
 use tether_cluster::exec::{self, Overrides};
 use tether_ssh::HostKeyPolicy;
+use tether_ssh::directives::Treatment;
 
 /// The `-o` keys tether honours (OpenSSH's names, any case); every other
 /// key is an error rather than silently ignored.
@@ -54,7 +55,7 @@ pub struct SshArgs {
     #[arg(short = 'l', long)]
     pub user: Option<String>,
     /// The port, where a host names none (default: ssh_config's, else 22).
-    #[arg(short = 'p', long, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(short = 'p', long, value_parser = port_number)]
     pub port: Option<u16>,
     /// Jump hosts, comma-separated (ProxyJump; `none`: no jump, whatever
     /// ssh_config says).
@@ -69,6 +70,17 @@ pub struct SshArgs {
     pub identities: Vec<PathBuf>,
     #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
     pub options: Vec<String>,
+}
+
+/// A port as `-p`, `-P` and `-o Port` take it: 1 to 65535 (0 is no port
+/// a host listens on).
+pub fn port_number(value: &str) -> std::result::Result<u16, String> {
+    match value.trim().parse::<u16>() {
+        Ok(0) | Err(_) => Err(format!(
+            "{value:?} is not a port: give a number from 1 to 65535"
+        )),
+        Ok(p) => Ok(p),
+    }
 }
 
 /// tether's config: `file` (which must exist), else the default one (which
@@ -118,7 +130,7 @@ pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Resu
 /// front-ends; the daemon and MCP report it per host instead).
 pub fn check_ssh_config(ov: &Overrides, host: &str) -> Result<()> {
     if let Some(file) = &ov.config {
-        tether_ssh::config::resolve(file, host)?;
+        tether_ssh::config::resolve_for(file, host, ov.user.as_deref())?;
     }
     Ok(())
 }
@@ -203,13 +215,7 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
             )
         }
         "user" => ov.user = Some(value.to_owned()),
-        "port" => {
-            ov.port = Some(
-                value
-                    .parse()
-                    .context("Port must be a number from 1 to 65535")?,
-            )
-        }
+        "port" => ov.port = Some(port_number(value).map_err(|e| anyhow::anyhow!("-o Port: {e}"))?),
         "proxyjump" => ov.jumps = Some(jump_list(value)),
         "ciphers" => ov.ciphers = Some(list(value)),
         "kexalgorithms" => ov.kex = Some(list(value)),
@@ -218,10 +224,17 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         }
         "batchmode" if yes(value) => ov.secrets = None,
         "batchmode" => {}
-        _ => bail!(
-            "-o {key}: not an option tether reads; it reads {} (any case)",
-            OPTION_KEYS.join(", ")
-        ),
+        _ => match tether_ssh::directives::treatment(key, value) {
+            // Ignored: it concerns nothing tether does (README, ssh_config).
+            Some(Treatment::Harmless) => {}
+            Some(Treatment::Refused(why)) => {
+                bail!("-o {key}={value}: {why}. Until tether supports it, leave it out")
+            }
+            _ => bail!(
+                "-o {key}: not an option tether reads; it reads {} (any case)",
+                OPTION_KEYS.join(", ")
+            ),
+        },
     }
     Ok(())
 }

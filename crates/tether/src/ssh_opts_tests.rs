@@ -76,14 +76,22 @@ fn option_spellings() {
 
 #[test]
 fn option_errors_are_clear() {
-    let e = format!("{:#}", ov(&["-o", "ForwardAgent=yes"]).unwrap_err());
+    let e = format!("{:#}", ov(&["-o", "ForwardAgnet=yes"]).unwrap_err());
     assert!(
         e.starts_with(
-            "-o ForwardAgent: not an option tether reads; it reads StrictHostKeyChecking"
+            "-o ForwardAgnet: not an option tether reads; it reads StrictHostKeyChecking"
         ),
         "{e}"
     );
     assert!(e.contains("KexAlgorithms"), "{e}");
+    // The same list as ssh_config: what concerns nothing tether does is
+    // accepted, what would change where or what it trusts is refused.
+    assert!(ov(&["-o", "ForwardAgent=yes", "-o", "ProxyCommand=none"]).is_ok());
+    let e = format!("{:#}", ov(&["-o", "ProxyCommand=nc %h %p"]).unwrap_err());
+    assert!(e.contains("does not run a ProxyCommand"), "{e}");
+    let e = format!("{:#}", ov(&["-o", "Port=0"]).unwrap_err());
+    assert!(e.contains("from 1 to 65535"), "{e}");
+    assert!(Cmd::try_parse_from(["t", "-p", "0"]).is_err());
     let e = format!("{:#}", ov(&["-o", "BatchMode"]).unwrap_err());
     assert!(e.contains("write KEY=VALUE or \"KEY VALUE\""), "{e}");
     let e = format!(
@@ -92,7 +100,7 @@ fn option_errors_are_clear() {
     );
     assert!(e.contains("use yes, accept-new or no"), "{e}");
     let e = format!("{:#}", ov(&["-o", "Port=0x16"]).unwrap_err());
-    assert!(e.contains("Port must be a number"), "{e}");
+    assert!(e.contains("is not a port"), "{e}");
     let e = format!("{:#}", ov(&["-o", "ConnectTimeout=soon"]).unwrap_err());
     assert!(
         e.contains("ConnectTimeout must be a number of seconds"),

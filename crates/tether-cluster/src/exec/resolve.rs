@@ -98,7 +98,10 @@ pub fn resolve(
     hop: bool,
 ) -> Result<(Target, ConnectOptions), String> {
     let cfg = match &ov.config {
-        Some(file) => tether_ssh::config::resolve(file, &spec.host).map_err(|e| e.to_string())?,
+        Some(file) => {
+            let user = spec.user.as_deref().or(ov.user.as_deref());
+            tether_ssh::config::resolve_for(file, &spec.host, user).map_err(|e| e.to_string())?
+        }
         None => tether_ssh::config::HostConfig::default(),
     };
     let defaults = ConnectOptions::default();
@@ -171,8 +174,8 @@ pub fn resolve(
         ciphers: ov.ciphers.clone().or(cfg.ciphers.clone()),
         kex: ov.kex.clone().or(cfg.kex.clone()),
         env: environment(&cfg),
-        secrets: ov.secrets.clone(),
-        passwords: ov.passwords.unwrap_or(true),
+        secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
+        passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
         jumps,
     };
     Ok((target, connect))

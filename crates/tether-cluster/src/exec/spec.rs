@@ -36,6 +36,10 @@ impl HostSpec {
                 None => return Err(bad("only ':PORT' may follow ']'")),
             };
             (h.to_owned(), port)
+        } else if rest.matches(':').count() > 1 {
+            // An IPv6 literal without brackets (`::1`, `fe80::1`): all host,
+            // as OpenSSH reads it; a port needs the brackets.
+            (rest.to_owned(), None)
         } else {
             match rest.rsplit_once(':') {
                 Some((h, p)) => (h.to_owned(), Some(p)),
@@ -79,6 +83,13 @@ mod tests {
         assert_eq!((s.user, s.port), (None, None));
         assert!(HostSpec::parse("web1:http").is_err());
         assert!(HostSpec::parse("web1:0").is_err());
+        let s = HostSpec::parse("::1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.host.as_str(), s.port), ("::1", None));
+        let s = HostSpec::parse("me@fe80::1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (s.user.as_deref(), s.host.as_str()),
+            (Some("me"), "fe80::1")
+        );
         assert!(HostSpec::parse("@web1").is_err());
     }
 }

@@ -16,6 +16,7 @@ use russh_sftp::protocol::{FileAttributes, OpenFlags, StatusCode};
 
 use crate::connect::Connection;
 
+mod channel;
 mod pipe;
 use crate::error::{SftpProblem, SshError};
 pub use pipe::{Reader, Writer};
@@ -99,6 +100,8 @@ pub struct DirEntry {
 /// An SFTP session on one connection.
 pub struct Sftp {
     raw: Arc<RawSftpSession>,
+    /// The subsystem's end and why, once it has ended.
+    ended: channel::Ended,
     host: String,
     posix_rename: bool,
     chunk: u64,
@@ -137,12 +140,13 @@ impl Connection {
             request_timeout_secs: REQUEST_TIMEOUT_S,
             ..Default::default()
         };
-        let raw = RawSftpSession::new_with_config(channel.into_stream(), config);
+        let (stream, ended) = channel::pump(channel);
+        let raw = RawSftpSession::new_with_config(stream, config);
         let host = self.host.clone();
-        let version = raw
-            .init()
-            .await
-            .map_err(|e| fail(&host, "start SFTP", "", e))?;
+        let version = match guarded(&ended, raw.init()).await {
+            Ok(v) => v,
+            Err(e) => return Err(fail(&host, &ended, "start SFTP", "", e)),
+        };
         let has = |name: &str| version.extensions.contains_key(name);
         let mut chunk = SAFE_CHUNK;
         if has("limits@openssh.com")
@@ -156,6 +160,7 @@ impl Connection {
             }
         }
         Ok(Sftp {
+            ended,
             posix_rename: has("posix-rename@openssh.com"),
             raw: Arc::new(raw),
             host,
@@ -164,9 +169,63 @@ impl Connection {
     }
 }
 
-/// An SFTP failure as the crate's error.
-fn fail(host: &str, op: &str, path: &str, e: RawError) -> SshError {
-    let (problem, reason) = match &e {
+/// `request`'s answer, or an error as soon as the subsystem has ended; a
+/// failure that is the session breaking waits (briefly: the server sends
+/// it right after) for the subsystem's end, so that its reason is known.
+async fn guarded<T>(
+    ended: &channel::Ended,
+    request: impl std::future::Future<Output = Result<T, RawError>>,
+) -> Result<T, RawError> {
+    let mut watch = ended.clone();
+    let r = tokio::select! {
+        biased;
+        r = request => r,
+        _ = watch.wait_for(Option::is_some) => {
+            Err(RawError::UnexpectedBehavior("the SFTP subsystem ended".into()))
+        }
+    };
+    if let Err(RawError::IO(_) | RawError::UnexpectedBehavior(_) | RawError::UnexpectedPacket) = &r
+    {
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(ENDING_S),
+            watch.wait_for(Option::is_some),
+        )
+        .await;
+    }
+    r
+}
+
+/// How long a broken session's end may take to arrive with its reason.
+const ENDING_S: u64 = 2;
+
+/// An SFTP failure as the crate's error: once the subsystem has ended,
+/// every failure but the server's own answers is that end, with its
+/// reason.
+fn fail(host: &str, ended: &channel::Ended, op: &str, path: &str, e: RawError) -> SshError {
+    let end = ended.borrow().clone();
+    let (problem, reason) = match (&e, end) {
+        (RawError::Status(_), _) | (_, None) => reason(&e),
+        (_, Some(why)) => (
+            SftpProblem::Lost,
+            format!("the SFTP subsystem ended: {why}"),
+        ),
+    };
+    let what = if path.is_empty() {
+        format!("cannot {op}")
+    } else {
+        format!("cannot {op} {path}")
+    };
+    SshError::Sftp {
+        host: host.to_owned(),
+        what,
+        reason,
+        problem,
+    }
+}
+
+/// A failure's kind and words, the subsystem's end aside.
+fn reason(e: &RawError) -> (SftpProblem, String) {
+    match e {
         RawError::Status(s) => match s.status_code {
             StatusCode::NoSuchFile => (SftpProblem::NotFound, "no such file or directory".into()),
             StatusCode::PermissionDenied => {
@@ -193,17 +252,6 @@ fn fail(host: &str, op: &str, path: &str, e: RawError) -> SshError {
             format!("the SFTP session ended ({e}); the host or its sftp-server may have died"),
         ),
         _ => (SftpProblem::Other, e.to_string()),
-    };
-    let what = if path.is_empty() {
-        format!("cannot {op}")
-    } else {
-        format!("cannot {op} {path}")
-    };
-    SshError::Sftp {
-        host: host.to_owned(),
-        what,
-        reason,
-        problem,
     }
 }
 
@@ -219,8 +267,16 @@ fn set_attrs(mode: Option<u32>, mtime: Option<u32>) -> FileAttributes {
 }
 
 impl Sftp {
-    fn fail(&self, op: &str, path: &str, e: RawError) -> SshError {
-        fail(&self.host, op, path, e)
+    pub(super) fn fail(&self, op: &str, path: &str, e: RawError) -> SshError {
+        fail(&self.host, &self.ended, op, path, e)
+    }
+
+    /// `request`'s answer, or an error as soon as the subsystem ended.
+    pub(super) async fn ask<T>(
+        &self,
+        request: impl std::future::Future<Output = Result<T, RawError>>,
+    ) -> Result<T, RawError> {
+        guarded(&self.ended, request).await
     }
 
     /// The piece size for writes and reads.
@@ -230,7 +286,7 @@ impl Sftp {
 
     /// `path`'s attributes, following links; `None` when it does not exist.
     pub async fn stat(&self, path: &str) -> Result<Option<Attrs>, SshError> {
-        match self.raw.stat(path).await {
+        match self.ask(self.raw.stat(path)).await {
             Ok(a) => Ok(Some(Attrs::from(&a.attrs))),
             Err(RawError::Status(s)) if s.status_code == StatusCode::NoSuchFile => Ok(None),
             Err(e) => Err(self.fail("look at", path, e)),
@@ -240,7 +296,7 @@ impl Sftp {
     /// `path`'s own attributes (a link is a link); `None` when it does not
     /// exist.
     pub async fn lstat(&self, path: &str) -> Result<Option<Attrs>, SshError> {
-        match self.raw.lstat(path).await {
+        match self.ask(self.raw.lstat(path)).await {
             Ok(a) => Ok(Some(Attrs::from(&a.attrs))),
             Err(RawError::Status(s)) if s.status_code == StatusCode::NoSuchFile => Ok(None),
             Err(e) => Err(self.fail("look at", path, e)),
@@ -249,8 +305,7 @@ impl Sftp {
 
     /// Creates the directory `path` with `mode` (the server's umask applies).
     pub async fn mkdir(&self, path: &str, mode: u32) -> Result<(), SshError> {
-        self.raw
-            .mkdir(path, set_attrs(Some(mode), None))
+        self.ask(self.raw.mkdir(path, set_attrs(Some(mode), None)))
             .await
             .map(drop)
             .map_err(|e| self.fail("create the directory", path, e))
@@ -263,8 +318,7 @@ impl Sftp {
         mode: Option<u32>,
         mtime: Option<u32>,
     ) -> Result<(), SshError> {
-        self.raw
-            .setstat(path, set_attrs(mode, mtime))
+        self.ask(self.raw.setstat(path, set_attrs(mode, mtime)))
             .await
             .map(drop)
             .map_err(|e| self.fail("set the mode or time of", path, e))
@@ -275,8 +329,7 @@ impl Sftp {
         // OpenSSH's sftp-server takes the target first (its documented
         // deviation from the draft), and it is the server everyone runs;
         // russh-sftp sends its first field first.
-        self.raw
-            .symlink(target, link)
+        self.ask(self.raw.symlink(target, link))
             .await
             .map(drop)
             .map_err(|e| self.fail("create the link", link, e))
@@ -285,8 +338,7 @@ impl Sftp {
     /// What the link `path` points to (see [`maybe_not_utf8`]).
     pub async fn readlink(&self, path: &str) -> Result<String, SshError> {
         let name = self
-            .raw
-            .readlink(path)
+            .ask(self.raw.readlink(path))
             .await
             .map_err(|e| self.fail("read the link", path, e))?;
         Ok(name
@@ -307,7 +359,10 @@ impl Sftp {
                 data.extend_from_slice(&u32::try_from(s.len()).unwrap_or(u32::MAX).to_be_bytes());
                 data.extend_from_slice(s.as_bytes());
             }
-            match self.raw.extended("posix-rename@openssh.com", data).await {
+            match self
+                .ask(self.raw.extended("posix-rename@openssh.com", data))
+                .await
+            {
                 Ok(russh_sftp::protocol::Packet::Status(s)) if s.status_code == StatusCode::Ok => {
                     Ok(())
                 }
@@ -319,17 +374,16 @@ impl Sftp {
             if let Ok(Some(a)) = self.lstat(to).await
                 && a.kind != Kind::Dir
             {
-                let _ = self.raw.remove(to).await;
+                let _ = self.ask(self.raw.remove(to)).await;
             }
-            self.raw.rename(from, to).await.map(drop)
+            self.ask(self.raw.rename(from, to)).await.map(drop)
         };
         r.map_err(|e| self.fail("put in place", to, e))
     }
 
     /// Removes the file or link `path`.
     pub async fn remove(&self, path: &str) -> Result<(), SshError> {
-        self.raw
-            .remove(path)
+        self.ask(self.raw.remove(path))
             .await
             .map(drop)
             .map_err(|e| self.fail("remove", path, e))
@@ -338,14 +392,13 @@ impl Sftp {
     /// Every name in the directory `path` but `.` and `..`.
     pub async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, SshError> {
         let handle = self
-            .raw
-            .opendir(path)
+            .ask(self.raw.opendir(path))
             .await
             .map_err(|e| self.fail("list", path, e))?
             .handle;
         let mut all = Vec::new();
         let listed = loop {
-            match self.raw.readdir(handle.as_str()).await {
+            match self.ask(self.raw.readdir(handle.as_str())).await {
                 Ok(name) => all.extend(
                     name.files
                         .into_iter()
@@ -359,7 +412,7 @@ impl Sftp {
                 Err(e) => break Err(self.fail("list", path, e)),
             }
         };
-        let _ = self.raw.close(handle).await;
+        let _ = self.ask(self.raw.close(handle)).await;
         listed
     }
 
@@ -368,8 +421,7 @@ impl Sftp {
     pub async fn create(&self, path: &str, mode: u32) -> Result<Handle, SshError> {
         let flags = OpenFlags::CREATE | OpenFlags::EXCLUDE | OpenFlags::WRITE;
         let h = self
-            .raw
-            .open(path, flags, set_attrs(Some(mode), None))
+            .ask(self.raw.open(path, flags, set_attrs(Some(mode), None)))
             .await
             .map_err(|e| self.fail("create", path, e))?;
         Ok(Handle {
@@ -381,8 +433,10 @@ impl Sftp {
     /// Opens `path` for reading.
     pub async fn open(&self, path: &str) -> Result<Handle, SshError> {
         let h = self
-            .raw
-            .open(path, OpenFlags::READ, FileAttributes::empty())
+            .ask(
+                self.raw
+                    .open(path, OpenFlags::READ, FileAttributes::empty()),
+            )
             .await
             .map_err(|e| self.fail("open", path, e))?;
         Ok(Handle {
@@ -398,8 +452,7 @@ impl Sftp {
         mode: Option<u32>,
         mtime: Option<u32>,
     ) -> Result<(), SshError> {
-        self.raw
-            .fsetstat(h.handle.as_ref(), set_attrs(mode, mtime))
+        self.ask(self.raw.fsetstat(h.handle.as_ref(), set_attrs(mode, mtime)))
             .await
             .map(drop)
             .map_err(|e| self.fail("set the mode or time of", &h.path, e))
@@ -407,8 +460,7 @@ impl Sftp {
 
     /// Closes a file (for a written one, the server's last word on it).
     pub async fn close(&self, h: Handle) -> Result<(), SshError> {
-        self.raw
-            .close(h.handle.as_ref())
+        self.ask(self.raw.close(h.handle.as_ref()))
             .await
             .map(drop)
             .map_err(|e| self.fail("close", &h.path, e))

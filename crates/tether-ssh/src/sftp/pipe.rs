@@ -86,9 +86,14 @@ impl Writer<'_> {
         let Some(front) = self.pending.pop_front() else {
             return Ok(());
         };
-        let r = front
-            .await
-            .unwrap_or_else(|e| Err(RawError::UnexpectedBehavior(e.to_string())));
+        let r = self
+            .sftp
+            .ask(async {
+                front
+                    .await
+                    .unwrap_or_else(|e| Err(RawError::UnexpectedBehavior(e.to_string())))
+            })
+            .await;
         r.map_err(|e| self.sftp.fail("write", &self.handle.path, e))
     }
 
@@ -144,9 +149,14 @@ impl Reader<'_> {
             return Ok(None);
         };
         self.window.add_permits(1);
-        let got = front
+        let got = self
+            .sftp
+            .ask(async {
+                front
+                    .await
+                    .unwrap_or_else(|e| Err(RawError::UnexpectedBehavior(e.to_string())))
+            })
             .await
-            .unwrap_or_else(|e| Err(RawError::UnexpectedBehavior(e.to_string())))
             .map_err(|e| self.sftp.fail("read", &self.handle.path, e))?;
         let Some(mut data) = got else {
             // The file ended before its size: nothing more to read.
@@ -158,17 +168,19 @@ impl Reader<'_> {
         while (data.len() as u64) < want {
             let at = offset + data.len() as u64;
             let rest = u32::try_from(want - data.len() as u64).unwrap_or(u32::MAX);
-            match self.spawn(at, rest).await {
-                Ok(Ok(Some(more))) if !more.is_empty() => data.extend_from_slice(&more),
-                Ok(Ok(_)) => {
+            let more = self.spawn(at, rest);
+            match self.sftp.ask(async { Ok(more.await) }).await {
+                Ok(Ok(Ok(Some(more)))) if !more.is_empty() => data.extend_from_slice(&more),
+                Ok(Ok(Ok(_))) => {
                     self.drain();
                     return Ok((!data.is_empty()).then_some(data));
                 }
-                Ok(Err(e)) => return Err(self.sftp.fail("read", &self.handle.path, e)),
-                Err(e) => {
+                Ok(Ok(Err(e))) => return Err(self.sftp.fail("read", &self.handle.path, e)),
+                Ok(Err(e)) => {
                     let e = RawError::UnexpectedBehavior(e.to_string());
                     return Err(self.sftp.fail("read", &self.handle.path, e));
                 }
+                Err(e) => return Err(self.sftp.fail("read", &self.handle.path, e)),
             }
         }
         Ok(Some(data))

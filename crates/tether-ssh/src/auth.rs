@@ -1,0 +1,142 @@
+//! Authentication on a connection whose host key was accepted: the agent,
+//! then each key file in order (a passphrase asked once per key per run),
+//! then a password and keyboard-interactive when allowed (never after a
+//! changed host key accepted under `StrictHostKeyChecking=no`, whose
+//! warning is here too).
+
+use std::sync::Arc;
+
+use russh::client;
+use russh::keys::{PrivateKeyWithHashAlg, PublicKey};
+
+use crate::connect::{Checker, ConnectOptions, Target};
+use crate::error::SshError;
+
+/// OpenSSH's warning for a changed host key accepted under
+/// `StrictHostKeyChecking=no`, on stderr (where `ssh` writes it, whichever
+/// front-end connects: it must not be lost in an output format).
+pub(crate) fn warn_changed_key(e: &SshError) {
+    let bar = "@".repeat(59);
+    eprintln!(
+        "{bar}\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n{bar}\n\
+         IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n{e}\n\
+         StrictHostKeyChecking=no: connecting anyway, with keys only.\n\
+         Password authentication is disabled to avoid man-in-the-middle attacks.\n\
+         Keyboard-interactive authentication is disabled to avoid man-in-the-middle attacks."
+    );
+}
+
+/// Keyboard-interactive, answering each prompt with `password` (what
+/// OpenSSH's PAM-less servers and most PAM stacks ask for).
+async fn keyboard_interactive(
+    handle: &mut client::Handle<Checker>,
+    user: &str,
+    password: &str,
+) -> bool {
+    use russh::client::KeyboardInteractiveAuthResponse as R;
+    let mut reply = handle
+        .authenticate_keyboard_interactive_start(user, None)
+        .await;
+    for _ in 0..4 {
+        match reply {
+            Ok(R::Success) => return true,
+            Ok(R::InfoRequest { prompts, .. }) => {
+                let answers = prompts.iter().map(|_| password.to_owned()).collect();
+                reply = handle
+                    .authenticate_keyboard_interactive_respond(answers)
+                    .await;
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+pub(crate) async fn authenticate(
+    handle: &mut client::Handle<Checker>,
+    target: &Target,
+    opts: &ConnectOptions,
+    passwords: bool,
+) -> Result<(), SshError> {
+    let mut tried = Vec::new();
+    let rsa_hash = handle
+        .best_supported_rsa_hash()
+        .await
+        .ok()
+        .flatten()
+        .flatten();
+    let wanted: Vec<PublicKey> = opts
+        .identities
+        .iter()
+        .filter_map(|p| russh::keys::load_public_key(p.with_extension("pub")).ok())
+        .collect();
+    if let Some(sock) = &opts.agent
+        && let Ok(mut agent) = russh::keys::agent::client::AgentClient::connect_uds(sock).await
+    {
+        tried.push("agent");
+        let ids = agent.request_identities().await.unwrap_or_default();
+        for id in ids {
+            let russh::keys::agent::AgentIdentity::PublicKey { key, .. } = id else {
+                continue;
+            };
+            if opts.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
+                continue;
+            }
+            let r = handle
+                .authenticate_publickey_with(&target.user, key, rsa_hash, &mut agent)
+                .await;
+            if r.is_ok_and(|r| r.success()) {
+                return Ok(());
+            }
+        }
+    }
+    for path in &opts.identities {
+        let key = match russh::keys::load_secret_key(path, None) {
+            Ok(k) => Arc::new(k),
+            Err(russh::keys::Error::KeyIsEncrypted) => {
+                // Asked once per run; the decrypted key serves every host.
+                let secrets = opts.secrets.clone();
+                let path = path.clone();
+                let ask = tokio::task::spawn_blocking(move || secrets.and_then(|s| s.key(&path)));
+                match ask.await.ok().flatten() {
+                    Some(k) => k,
+                    None => continue,
+                }
+            }
+            Err(_) => continue,
+        };
+        tried.push("key file");
+        let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
+        let r = handle.authenticate_publickey(&target.user, key).await;
+        if r.is_ok_and(|r| r.success()) {
+            return Ok(());
+        }
+    }
+    if passwords && let Some(secrets) = opts.secrets.clone() {
+        let (user, host) = (target.user.clone(), target.host.clone());
+        let ask = tokio::task::spawn_blocking(move || secrets.password(&user, &host));
+        if let Some(password) = ask.await.ok().flatten() {
+            tried.push("password");
+            let r = handle
+                .authenticate_password(&target.user, password.clone())
+                .await;
+            if r.is_ok_and(|r| r.success()) {
+                return Ok(());
+            }
+            tried.push("keyboard-interactive");
+            if keyboard_interactive(handle, &target.user, &password).await {
+                return Ok(());
+            }
+        }
+    }
+    tried.dedup();
+    Err(SshError::Auth {
+        host: target.host.clone(),
+        user: target.user.clone(),
+        tried: if tried.is_empty() {
+            "nothing: no agent and no readable key".into()
+        } else {
+            tried.join(", ")
+        },
+    })
+}

@@ -101,6 +101,8 @@ impl Ended {
                     .map_or_else(String::new, |f| f.command.clone()),
             ),
             (Status::IncompleteInput, _, _) => Outcome::Incomplete,
+            // The link to the host was lost or hung: its end is unknown.
+            (Status::ConnectionLost, _, _) => Outcome::Lost,
             // Its shell ended (a signal, or its connection lost): the next
             // line gets a fresh one.
             (Status::ShellExited, _, _) => Outcome::ShellExited,

@@ -31,6 +31,7 @@ mod error;
 pub mod exports;
 pub mod keys;
 mod launch;
+mod link;
 mod live;
 mod local_files;
 mod place;

@@ -33,6 +33,7 @@ pub mod exports;
 mod holders;
 pub mod keys;
 mod launch;
+mod link;
 mod live;
 mod local_files;
 mod place;

@@ -14,9 +14,7 @@ use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
 use crate::remote_probe::ProbeWatch;
-use crate::result::{
-    ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, signal_of_status,
-};
+use crate::result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, signal_of_status};
 use crate::session::Session;
 
 /// Default characters per result.
@@ -44,10 +42,6 @@ const SIGNAL_GRACE: Duration = Duration::from_millis(300);
 /// Grace after each control character of a remote interrupt (it crosses
 /// the network twice before the end mark comes back).
 const REMOTE_SIGNAL_GRACE: Duration = Duration::from_secs(1);
-
-/// How long a remote host has to answer a round trip, once an interrupt
-/// got nothing back, before its link is called hung.
-const LINK_GRACE: Duration = Duration::from_secs(5);
 
 /// What to do when a command's deadline passes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -357,10 +351,10 @@ impl Session {
             // Remotely silence decides only for a program the host saw
             // where it may be reading; locally, as the terminal's
             // inspection says.
-            let polling = remote
+            let may_read = remote
                 .as_ref()
                 .map(|r| r.silence_decides(processed).cloned());
-            let silence_denied = matches!(polling, Some(None));
+            let silence_denied = matches!(may_read, Some(None));
             let every = look_every(idle);
             let due = match last_look {
                 Some((at, seen)) if seen == processed => now.duration_since(at) >= every,
@@ -374,7 +368,7 @@ impl Session {
                     if let Phase::Ended(end) = &self.shared.lock().phase {
                         return Woke::Ended(end.clone());
                     }
-                    return Woke::Waiting(fg.or(polling.flatten()));
+                    return Woke::Waiting(fg.or(may_read.flatten()));
                 }
             }
             if now >= deadline {
@@ -481,29 +475,6 @@ impl Session {
         }
     }
 
-    /// The result of a call whose host link failed (its capture finished):
-    /// the output so far and
-    /// whether the command was seen to start; no exit code or signal (the
-    /// host sent none). The terminal is dropped: the next call starts a
-    /// fresh shell (over a fresh connection) and ends what this one left.
-    fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
-        let command_started = {
-            let mut st = self.shared.lock();
-            let started = st.phase == Phase::Started;
-            st.phase = Phase::Idle;
-            started
-        };
-        let (output, truncated) = self.take_output();
-        let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
-        let link = LinkLoss {
-            failure,
-            command_started,
-        };
-        self.link_lost = Some(link.clone());
-        r.link = Some(link);
-        r
-    }
-
     /// The result of a call whose wait a reset or close ended: the output
     /// so far; the request stays for the next holder of the call lock.
     fn aborted(&mut self, p: Pending, t0: Instant) -> RunResult {
@@ -585,10 +556,8 @@ impl Session {
             // Nothing came back: a hung link (or host) is said so, by the
             // deadline plus a bounded grace, and dropped; a restart over it
             // would wait on it.
-            if !recovered && self.place.link_hung(LINK_GRACE).await {
-                self.shared.lock().finish_capture();
-                let _ = self.terminal.kill(Duration::from_millis(300));
-                return Ok(self.link_failed(LinkFailure::Unanswered, t0));
+            if !recovered && let Some(r) = self.if_hung(t0).await {
+                return Ok(r);
             }
         }
         let pending = *self.pending.borrow();
@@ -629,31 +598,7 @@ impl Session {
         Ok(false)
     }
 
-    /// The result of a wait whose deadline passed with the command kept:
-    /// `running`; but on a remote session whose host shows signs of not
-    /// answering (the typed line's start mark, or a probe's answer,
-    /// missing for [`LINK_GRACE`]), one round trip decides first, and a
-    /// hung link is said so.
-    async fn deadline_result(&mut self, t0: Instant) -> RunResult {
-        let suspect = self.place.host_name().is_some() && {
-            let unanswered = self
-                .probes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .unanswered_for();
-            let st = self.shared.lock();
-            let unmarked = st.phase == Phase::Sent && st.last_output.elapsed() >= LINK_GRACE;
-            unmarked || unanswered.is_some_and(|d| d >= LINK_GRACE)
-        };
-        if suspect && self.place.link_hung(LINK_GRACE).await {
-            self.shared.lock().finish_capture();
-            let _ = self.terminal.kill(Duration::from_millis(300));
-            return self.link_failed(LinkFailure::Unanswered, t0);
-        }
-        self.running_result(Status::Running, t0)
-    }
-
-    fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
+    pub(crate) fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
         let (output, truncated) = self.take_output();
         let mut r = self.result(status, t0, output, truncated, None);
         if let Ok(i) = self.terminal.inspect()
@@ -667,12 +612,12 @@ impl Session {
         r
     }
 
-    fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
+    pub(crate) fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
         let (output, truncated) = self.shared.lock().take_output();
         (self.opts.dialect.strip_echo(output), truncated)
     }
 
-    fn result(
+    pub(crate) fn result(
         &mut self,
         status: Status,
         t0: Instant,

@@ -1,8 +1,8 @@
 //! Remote persistent shells through the daemon, against real sshd on
 //! 127.0.0.2 and 127.0.0.3: state that persists between commands, one SSH
 //! connection shared by a host's sessions, and every engine status as it
-//! applies remotely (waiting for input from silence, interrupts through the
-//! remote terminal). The daemon reads a private `~/.ssh/config` (HOME is a
+//! applies remotely (waiting for input from the host's evidence, interrupts
+//! through the remote terminal, a lost link as `connection_lost`). The daemon reads a private `~/.ssh/config` (HOME is a
 //! scratch directory). Skips with a message when sshd is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

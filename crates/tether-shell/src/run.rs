@@ -309,7 +309,9 @@ impl Session {
             bytes.extend_from_slice(key_bytes(k)?);
         }
         if !bytes.is_empty() {
-            self.terminal.write(bytes)?;
+            // Input for the foreground (an answer to a prompt) too: a
+            // process left holding the terminal cannot take it.
+            self.terminal.write_past_holders(bytes)?;
         }
         self.read(wait).await.map(|mut r| {
             r.duration_ms = t0.elapsed().as_millis() as u64;

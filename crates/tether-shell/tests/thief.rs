@@ -145,6 +145,16 @@ async fn thief_cannot_forge(mut s: Session, dir: &Path) {
         assert_eq!(thief.can_type, can_type, "{r:?}");
         assert!(alive(pid), "the thief still runs");
     }
+    // Input sent to a program waiting for it reaches that program.
+    let r = run(&mut s, "read -r answer; echo \"got:$answer\"").await;
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    let r = s
+        .send(Some("hunter2\n"), &[], Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)), "{r:?}");
+    assert!(r.output.contains("got:hunter2\n"), "{r:?}");
+    assert!(!r.output.contains("thief read"), "{r:?}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,

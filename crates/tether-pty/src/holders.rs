@@ -178,9 +178,14 @@ pub struct Paused(Vec<Found>);
 
 impl Paused {
     /// Stops each holder in `found` that could read the terminal, and
-    /// waits (up to `wait`) until each is stopped.
+    /// waits (up to `wait`) until each is stopped. One stopped already (by
+    /// someone else) cannot read, and is left stopped.
     pub fn stop(found: &[Found], wait: Duration) -> Paused {
-        let readers: Vec<Found> = found.iter().filter(|f| f.can_read).cloned().collect();
+        let readers: Vec<Found> = found
+            .iter()
+            .filter(|f| f.can_read && running(f))
+            .cloned()
+            .collect();
         for f in &readers {
             signal(f, Signal::SIGSTOP);
         }

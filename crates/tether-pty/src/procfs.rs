@@ -106,11 +106,13 @@ fn opened_for_reading(pid: i32, fd: u64) -> bool {
         .is_none_or(|flags| flags & O_ACCMODE != O_WRONLY)
 }
 
-/// Whether `pid`'s environment at its start holds `entry` (`NAME=VALUE`);
-/// `None` when it cannot be read or is empty (a process in the middle of
-/// `execve` shows none).
+/// Whether `pid`'s environment at its start holds `entry` (`NAME=VALUE`):
+/// false when it cannot be read (another user's process), `None` when it
+/// is empty (a process in the middle of `execve` shows none).
 pub fn environ_holds(pid: i32, entry: &str) -> Option<bool> {
-    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {
+        return Some(false);
+    };
     (!env.is_empty()).then(|| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
 }
 

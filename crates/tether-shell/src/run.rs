@@ -14,7 +14,7 @@ use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
 use crate::remote_probe::ProbeWatch;
-use crate::result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, signal_of_status};
+use crate::result::{ForegroundProgram, LinkFailure, RunResult, Status, signal_of_status};
 use crate::session::Session;
 
 /// Default characters per result.
@@ -251,7 +251,9 @@ impl Session {
         if !bytes.is_empty() {
             // The host's verdicts (and a probe in flight) predate the input.
             self.forget_probes();
-            self.terminal.write(bytes)?;
+            // Input for the foreground (an answer to a prompt) too: a
+            // process left holding the terminal cannot take it.
+            self.terminal.write_past_holders(bytes)?;
         }
         self.read(wait).await.map(|mut r| {
             r.duration_ms = t0.elapsed().as_millis() as u64;

@@ -145,6 +145,16 @@ async fn thief_cannot_forge(mut s: Session, dir: &Path) {
         assert_eq!(thief.can_type, can_type, "{r:?}");
         assert!(alive(pid), "the thief still runs");
     }
+    // Input sent to a program waiting for it reaches that program.
+    let r = run(&mut s, "read -r answer; echo \"got:$answer\"").await;
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    let r = s
+        .send(Some("hunter2\n"), &[], Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)), "{r:?}");
+    assert!(r.output.contains("got:hunter2\n"), "{r:?}");
+    assert!(!r.output.contains("thief read"), "{r:?}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
@@ -190,4 +200,27 @@ async fn dash_thief_cannot_forge_or_steal() {
 #[tokio::test]
 async fn busybox_thief_cannot_forge_or_steal() {
     each(Arc::new(Posix::busybox()), "busybox", "busybox").await;
+}
+
+/// A background job keeps the terminal (its descriptors, and the terminal
+/// as its controlling one): it is named, and can type into the session
+/// wherever the kernel allows TIOCSTI; once it ends, no result names it.
+#[tokio::test]
+async fn a_background_job_on_the_terminal_is_named() {
+    let Some(mut s) = common::session(Arc::new(Bash), "bash").await else {
+        return;
+    };
+    let r = run(&mut s, "sleep 60 & echo $!").await;
+    let pid: i32 = r.output.trim().parse().unwrap();
+    let r = run(&mut s, "echo next").await;
+    let job = r.terminal_holders.iter().find(|h| h.pid == pid);
+    let job = job.unwrap_or_else(|| panic!("the job is named: {r:?}"));
+    assert_eq!(
+        (job.program.as_str(), job.can_type),
+        ("sleep", tether_pty::procfs::tiocsti_allowed()),
+        "{r:?}"
+    );
+    let r = run(&mut s, "kill %1; wait; echo gone").await;
+    assert!(r.output.ends_with("gone\n"), "{r:?}");
+    assert!(r.terminal_holders.is_empty(), "{r:?}");
 }

@@ -120,3 +120,31 @@ fn nonce_rules() {
     assert!(out.is_empty(), "the old nonce no longer counts");
     assert_eq!(m.forged(), 1);
 }
+
+/// A command's marks carry the session secret followed by its number:
+/// only that command's number counts, neither the secret alone (the ready
+/// mark's) nor another number, nor one that merely begins with it.
+#[test]
+fn a_sequence_follows_the_secret() {
+    let mut m = MarkerScanner::new(NONCE).unwrap();
+    m.set_sequence(17);
+    let mut out = Vec::new();
+    for nonce in [
+        NONCE.to_owned(),
+        format!("{NONCE}1"),
+        format!("{NONCE}170"),
+        format!("{NONCE}18"),
+    ] {
+        m.feed(format!("\x1b]6973;{nonce};end\x07").as_bytes(), &mut out);
+    }
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(m.forged(), 4);
+    m.feed(
+        format!("\x1b]6973;{NONCE}17;end;exit=3\x07").as_bytes(),
+        &mut out,
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
+    m.set_sequence(18);
+    m.feed(format!("\x1b]6973;{NONCE}17;end\x07").as_bytes(), &mut out);
+    assert_eq!(out.len(), 1, "the last command's number no longer counts");
+}

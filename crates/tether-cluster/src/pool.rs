@@ -135,6 +135,30 @@ impl RemoteHost for PooledHost {
         &self.slot.spec.name
     }
 
+    fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let Some(conn) = held.filter(|c| !c.is_closed()) else {
+                return false;
+            };
+            let trip = conn.exec_with_input("true", None, None, std::future::pending(), |_| {});
+            if tokio::time::timeout(within, trip).await.is_ok() {
+                return false;
+            }
+            // Nobody gets this connection again; its channels end. (A
+            // user connecting meanwhile holds the slot; the disconnect
+            // below closes it for that user too.)
+            if let Ok(mut shared) = self.slot.conn.try_lock()
+                && shared.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &conn))
+            {
+                *shared = Weak::new();
+            }
+            *self.held.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            let _ = tokio::time::timeout(Duration::from_secs(1), conn.disconnect()).await;
+            true
+        })
+    }
+
     fn run(
         &self,
         command: String,

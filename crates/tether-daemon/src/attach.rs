@@ -136,6 +136,13 @@ async fn shell_end(live: &Live) -> (std::time::Duration, End) {
                 ),
             ),
         ),
+        Some(tether_transport::ExitInfo::LinkLost) => (
+            REPLACEMENT_GRACE,
+            End::ShellEnded(
+                255,
+                "the connection to the session's host was lost (its shell may still run there until the next call ends it)".into(),
+            ),
+        ),
         None => (
             REPLACEMENT_GRACE,
             End::ShellEnded(255, "the session's terminal ended".into()),

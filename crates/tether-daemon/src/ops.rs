@@ -314,6 +314,8 @@ pub async fn handle(
                     r
                 })
                 .await;
+            // The session's host, named by this call or not.
+            let host = host.or_else(|| registry.host_of(&address.owner, &address.name).flatten());
             match result {
                 Ok(r) => Ok(Response::Shell(shell_result(&session, host.as_deref(), r))),
                 Err(ShellError::Busy) => Err(failure(
@@ -384,6 +386,14 @@ pub async fn handle(
         }
         Request::Close { session } => {
             let address = resolve(ns, &session)?;
+            // A session lost with a killed daemon left its directory (and
+            // perhaps processes) on its host: swept before it is forgotten.
+            if let Some(lost) = registry.lost(&address.owner, &address.name)
+                && let (Some(name), Some(dir)) = (&lost.host, &lost.resume.remote_dir)
+                && let Ok(Some(host)) = remote_host(hosts, Some(name))
+            {
+                tether_shell::sweep_remote(host.as_ref(), dir).await;
+            }
             registry
                 .close(&address.owner, &address.name)
                 .await

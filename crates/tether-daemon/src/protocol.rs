@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped on any change a peer of another version would misread (2: the
 /// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
-/// with `truncated.note` saying why).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// with `truncated.note` saying why; 4: status `connection_lost`, with the
+/// result's `link`).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The client's first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -321,6 +322,10 @@ pub enum Status {
     /// The session was closed, or the daemon stopped, while the command
     /// was in flight (its process tree ended).
     Closed,
+    /// The link to the session's host was lost or stopped answering while
+    /// the call waited: the command's fate is unknown (`link` says what is
+    /// known); no exit code or signal (the host sent none).
+    ConnectionLost,
 }
 
 impl From<tether_shell::Status> for Status {
@@ -334,6 +339,7 @@ impl From<tether_shell::Status> for Status {
             tether_shell::Status::IncompleteInput => Status::IncompleteInput,
             tether_shell::Status::Reset => Status::Reset,
             tether_shell::Status::Closed => Status::Closed,
+            tether_shell::Status::ConnectionLost => Status::ConnectionLost,
         }
     }
 }
@@ -365,6 +371,28 @@ pub struct Truncated {
     /// Null, or why the output was not saved whole and what to do.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// How the link to a session's host failed.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkFailure {
+    /// The connection (or the terminal's channel) ended without the
+    /// shell's exit status.
+    Lost,
+    /// The host stopped answering within the grace after the deadline.
+    Unanswered,
+}
+
+/// What is known of a command whose host link failed under the call.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct LinkLoss {
+    /// How the link failed.
+    pub failure: LinkFailure,
+    /// True: the host's shell was seen starting the command (it ran, at
+    /// least partly). False: not seen to start; it may never have reached
+    /// the host, or may still run there once the link recovers.
+    pub command_started: bool,
 }
 
 /// The program still in the foreground.
@@ -423,6 +451,10 @@ pub struct ShellResult {
     /// them.
     #[serde(default)]
     pub terminal_holders: Vec<TerminalHolder>,
+    /// Null, or (with `connection_lost`) how the host link failed and
+    /// whether the command was seen to start.
+    #[serde(default)]
+    pub link: Option<LinkLoss>,
 }
 
 /// One session in a listing.

@@ -30,6 +30,9 @@ struct Record {
     cwd_hex: Option<String>,
     /// The daemon that wrote it.
     daemon_pid: u32,
+    /// The shell's directory on its host (remote sessions).
+    #[serde(default)]
+    remote_dir: Option<PathBuf>,
 }
 
 /// Writes `s`'s record when it has none yet (a session's first call may be
@@ -55,6 +58,7 @@ pub fn record(s: &Session, owner: &str, name: &str) {
             .cwd()
             .map(|c| data_encoding::HEXLOWER.encode(&c.as_os_str().to_owned().into_vec())),
         daemon_pid: std::process::id(),
+        remote_dir: s.remote_dir().map(Path::to_path_buf),
     };
     let Ok(bytes) = serde_json::to_vec(&r) else {
         return;
@@ -146,7 +150,12 @@ fn read(dir: &Path) -> Option<(Record, LostSession)> {
         dialect: r.dialect.clone(),
         run_rc_files: r.run_rc_files,
         host: r.host.clone(),
-        resume: Resume { env, cwd, notice },
+        resume: Resume {
+            env,
+            cwd,
+            notice,
+            remote_dir: r.remote_dir.clone(),
+        },
     };
     Some((r, lost))
 }

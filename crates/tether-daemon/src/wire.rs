@@ -7,7 +7,8 @@ use tether_shell::{RunResult, SessionInfo};
 
 use crate::ops::Address;
 use crate::protocol::{
-    Foreground, SessionEntry, SessionState, ShellResult, TerminalHolder, Truncated,
+    Foreground, LinkFailure, LinkLoss, SessionEntry, SessionState, ShellResult, TerminalHolder,
+    Truncated,
 };
 
 /// The wire shape of an engine result for the session the client called
@@ -43,6 +44,13 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
                 can_type: h.can_type,
             })
             .collect(),
+        link: r.link.map(|l| LinkLoss {
+            failure: match l.failure {
+                tether_shell::LinkFailure::Lost => LinkFailure::Lost,
+                tether_shell::LinkFailure::Unanswered => LinkFailure::Unanswered,
+            },
+            command_started: l.command_started,
+        }),
     }
 }
 

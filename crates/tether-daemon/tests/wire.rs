@@ -18,6 +18,7 @@ fn enums_keep_their_wire_strings() {
         (Status::TimedOut, "timed_out"),
         (Status::ShellExited, "shell_exited"),
         (Status::IncompleteInput, "incomplete_input"),
+        (Status::ConnectionLost, "connection_lost"),
     ];
     for (status, text) in all {
         assert_eq!(serde_json::to_value(status).unwrap(), json!(text));

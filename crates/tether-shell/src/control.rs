@@ -128,6 +128,7 @@ impl Live {
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: false,
             terminal_holders: Vec::new(),
+            link: None,
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod exports;
 mod holders;
 pub mod keys;
 mod launch;
+mod link;
 mod live;
 mod local_files;
 mod place;
@@ -50,6 +51,8 @@ pub use control::{Control, Pending};
 pub use error::ShellError;
 pub use live::{Live, LiveWatch, Watcher};
 pub use registry::{LostSession, Registry, SessionInfo};
-pub use result::{ForegroundProgram, RunResult, Status, TerminalHolder, Truncation};
+pub use result::{
+    ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, TerminalHolder, Truncation,
+};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
-pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers};
+pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers, sweep_remote};

@@ -85,6 +85,10 @@ pub(crate) trait Place: Send + Sync {
     /// inspects itself.
     fn probe(&self, dir: &Path) -> Option<BoxFuture<'static, Evidence>>;
 
+    /// True when the link to the shell stopped answering within `within`
+    /// (then it is dropped: see [`RemoteHost::link_hung`]); never here.
+    fn link_hung(&self, within: std::time::Duration) -> BoxFuture<'_, bool>;
+
     /// True when the shell sets its terminal's line modes itself before
     /// each end mark, because the engine cannot set them from here.
     fn shell_sets_modes(&self) -> bool;
@@ -191,6 +195,10 @@ impl Place for Local {
     }
 
     fn end_tree_later(&self, _dir: PathBuf) {}
+
+    fn link_hung(&self, _within: std::time::Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
 
     fn probe(&self, _dir: &Path) -> Option<BoxFuture<'static, Evidence>> {
         None
@@ -319,6 +327,10 @@ impl Place for Remote {
 
     fn end_tree_later(&self, dir: PathBuf) {
         crate::remote::end_tree_later(Arc::clone(&self.0), dir);
+    }
+
+    fn link_hung(&self, within: std::time::Duration) -> BoxFuture<'_, bool> {
+        self.0.link_hung(within)
     }
 
     fn probe(&self, dir: &Path) -> Option<BoxFuture<'static, Evidence>> {

@@ -4,12 +4,23 @@
 //! in `read` on the terminal is a program waiting for input (exact, as
 //! locally); threads that are all elsewhere (sleeping, waiting for a child,
 //! running) are not, so a silent command is not mistaken for one waiting.
-//! Blocked in `poll`/`select`/`epoll`, or on a host without `/proc` or that
-//! hides the system call, the answer is unknown and the silence fallback
-//! decides.
+//! A thread blocked in `poll`/`select`/`epoll` may wait on the terminal,
+//! as may one whose system call is hidden (Yama's `ptrace_scope` 1, as on
+//! Ubuntu) sleeping where a terminal read sleeps (`wait_woken`) with the
+//! terminal as its stdin: then (only then) silence decides, as locally
+//! without evidence. On a host without `/proc`, or that hides the system
+//! call and the wait point, the answer is unknown and silence alone never
+//! claims waiting: the command is `running` until it ends or its deadline
+//! passes.
+//!
+//! The verdicts are the command's, not one wait's ([`ProbeMemory`], kept
+//! in the session): a command polled by many short reads is judged by the
+//! evidence gathered across them, and a read that starts after a long
+//! silence does not decide before the host has answered.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tether_transport::{BoxFuture, RemoteHost};
 
@@ -22,13 +33,19 @@ pub(crate) enum Evidence {
     Reading(ForegroundProgram),
     /// Nothing in the foreground is reading the terminal.
     NotReading,
+    /// This program may be waiting on the terminal: blocked in
+    /// `poll`/`select`/`epoll`, or (system calls hidden) at the wait point
+    /// a terminal read sleeps in with the terminal as its stdin. Silence
+    /// decides.
+    MayRead(ForegroundProgram),
     /// The host cannot tell.
     Unknown,
 }
 
 /// Lists `arch`, `tty` (the shell's terminal), then one `t PID NR FD WCHAN
 /// COMM` line per thread of the foreground group (NR `?` when the system
-/// call is hidden, FD the target of a read's descriptor or `-`).
+/// call is hidden, FD the target of a read's descriptor, of stdin when the
+/// call is hidden, or `-`).
 /// (It follows [`crate::remote::SHELL_STAT`].)
 const SCRIPT: &str = r#"echo "arch $(uname -m)"
 echo "tty $(readlink "/proc/$s/fd/0")"
@@ -41,7 +58,8 @@ for p in /proc/[0-9]*; do
     sc=$(cat "$t/syscall" 2>/dev/null) || sc='?'
     set -- $sc
     n=$1 f=-
-    case $n in 0|17|19|295|63|65|67|69) f=$(readlink "$p/fd/$(($2))" 2>/dev/null) || f=- ;; esac
+    case $n in 0|17|19|295|63|65|67|69) f=$(readlink "$p/fd/$(($2))" 2>/dev/null) || f=- ;;
+      \?) f=$(readlink "$p/fd/0" 2>/dev/null) || f=- ;; esac
     w=$(cat "$t/wchan" 2>/dev/null); [ -n "$w" ] || w=-
     echo "t ${p#/proc/} $n $f $w $c"
   done
@@ -91,6 +109,7 @@ fn judge(out: &str) -> Evidence {
     let mut tty = "";
     let mut any = false;
     let mut unsure = false;
+    let mut may_read: Option<ForegroundProgram> = None;
     for line in out.lines() {
         let mut f = line.splitn(6, ' ');
         match f.next() {
@@ -106,11 +125,18 @@ fn judge(out: &str) -> Evidence {
                 let Some((reads, polls)) = calls(arch) else {
                     return Evidence::Unknown;
                 };
+                let program = || ForegroundProgram {
+                    pid: pid.parse().unwrap_or(0),
+                    command: comm.unwrap_or_default().to_owned(),
+                };
                 let reading = if nr == "?" {
                     // The system call is hidden (ptrace restrictions): the
                     // wait point may still tell.
                     if wchan == "n_tty_read" {
                         true
+                    } else if POLLING.contains(&wchan) || (wchan == "wait_woken" && terminal) {
+                        may_read.get_or_insert_with(program);
+                        false
                     } else {
                         unsure |= !NOT_READING.contains(&wchan) && wchan != "0";
                         false
@@ -119,22 +145,145 @@ fn judge(out: &str) -> Evidence {
                     // A read on something else (a pipe, a file) is not input.
                     terminal
                 } else {
-                    unsure |= polls.contains(&nr);
+                    if polls.contains(&nr) {
+                        may_read.get_or_insert_with(program);
+                    }
                     false
                 };
                 if reading {
-                    return Evidence::Reading(ForegroundProgram {
-                        pid: pid.parse().unwrap_or(0),
-                        command: comm.unwrap_or_default().to_owned(),
-                    });
+                    return Evidence::Reading(program());
                 }
             }
             _ => {}
         }
     }
-    match (any, unsure) {
-        (true, false) => Evidence::NotReading,
+    match (any, unsure, may_read) {
+        (true, _, Some(fg)) => Evidence::MayRead(fg),
+        (true, false, None) => Evidence::NotReading,
         _ => Evidence::Unknown,
+    }
+}
+
+/// Kernel wait points of `poll`, `select` and `epoll`.
+const POLLING: &[&str] = &["do_sys_poll", "do_select", "ep_poll", "do_epoll_wait"];
+
+/// Quiet this long before a remote foreground is probed.
+const PROBE_AFTER: Duration = Duration::from_millis(200);
+
+/// A verdict that nothing reads stands this long (then it is probed again).
+const PROBE_EVERY: Duration = Duration::from_millis(1000);
+
+/// A host that cannot tell is asked again this seldom.
+const PROBE_UNKNOWN_EVERY: Duration = Duration::from_secs(5);
+
+/// What the probes found about the command in flight: kept in the session
+/// across the calls that wait for it, cleared when a command is typed.
+#[derive(Default)]
+pub(crate) struct ProbeMemory {
+    /// The probe in flight, with the output count when it started.
+    pending: Option<(u64, BoxFuture<'static, Evidence>)>,
+    /// The last verdict: when it came, the output count it holds for.
+    last: Option<(Instant, u64, Evidence)>,
+    /// When the probe in flight started.
+    since: Option<Instant>,
+}
+
+impl ProbeMemory {
+    /// How long the probe in flight has gone unanswered.
+    pub(crate) fn unanswered_for(&self) -> Option<Duration> {
+        self.pending.as_ref().and(self.since).map(|t| t.elapsed())
+    }
+}
+
+/// One wait's use of the session's [`ProbeMemory`]: taken when the wait
+/// starts, put back when it ends (however it ends: a wait dropped midway
+/// keeps its probe in flight for the next).
+pub(crate) struct ProbeWatch<'a> {
+    place: &'a dyn crate::place::Place,
+    dir: &'a Path,
+    memory: ProbeMemory,
+    home: &'a Mutex<ProbeMemory>,
+}
+
+impl<'a> ProbeWatch<'a> {
+    /// The watch of a shell in `dir` on `place`, from the memory in `home`.
+    pub(crate) fn take(
+        place: &'a dyn crate::place::Place,
+        dir: &'a Path,
+        home: &'a Mutex<ProbeMemory>,
+    ) -> ProbeWatch<'a> {
+        let memory = std::mem::take(&mut *home.lock().unwrap_or_else(|p| p.into_inner()));
+        ProbeWatch {
+            place,
+            dir,
+            memory,
+            home,
+        }
+    }
+
+    /// Starts a probe when output has been quiet and the last verdict is
+    /// stale (or needs confirming).
+    pub(crate) fn maybe_start(&mut self, idle: Duration, processed: u64) {
+        if self.memory.pending.is_some() || idle < PROBE_AFTER {
+            return;
+        }
+        let due = match &self.memory.last {
+            Some((_, seen, _)) if *seen != processed => true,
+            Some((_, _, Evidence::Reading(_))) => true,
+            Some((at, _, Evidence::Unknown)) => at.elapsed() >= PROBE_UNKNOWN_EVERY,
+            Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
+            None => true,
+        };
+        if due && let Some(probe) = self.place.probe(self.dir) {
+            self.memory.pending = Some((processed, probe));
+            self.memory.since = Some(Instant::now());
+        }
+    }
+
+    /// The probe in flight, to await (cancel-safe: it stays in flight).
+    pub(crate) fn pending(&mut self) -> Option<&mut BoxFuture<'static, Evidence>> {
+        self.memory.pending.as_mut().map(|(_, f)| f)
+    }
+
+    /// Takes a probe's verdict; returns the program waiting for input when
+    /// two verdicts in a row say so with no output between them.
+    pub(crate) fn finish(
+        &mut self,
+        evidence: Evidence,
+        processed: u64,
+    ) -> Option<ForegroundProgram> {
+        let (started_at, _) = self.memory.pending.take()?;
+        if started_at != processed {
+            // Output came meanwhile: the verdict may be stale.
+            self.memory.last = None;
+            return None;
+        }
+        let confirmed = matches!(
+            (&self.memory.last, &evidence),
+            (Some((_, seen, Evidence::Reading(_))), Evidence::Reading(_)) if *seen == processed
+        );
+        self.memory.last = Some((Instant::now(), processed, evidence.clone()));
+        match evidence {
+            Evidence::Reading(fg) if confirmed => Some(fg),
+            _ => None,
+        }
+    }
+
+    /// The program silence may call waiting: only one the host saw where
+    /// it may read the terminal ([`Evidence::MayRead`]), with no output
+    /// since. Silence alone (no verdict yet, or a host that cannot tell)
+    /// never decides remotely.
+    pub(crate) fn silence_decides(&self, processed: u64) -> Option<&ForegroundProgram> {
+        match &self.memory.last {
+            Some((_, seen, Evidence::MayRead(fg))) if *seen == processed => Some(fg),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for ProbeWatch<'_> {
+    fn drop(&mut self) {
+        *self.home.lock().unwrap_or_else(|p| p.into_inner()) = std::mem::take(&mut self.memory);
     }
 }
 
@@ -168,7 +317,17 @@ mod tests {
         // poll on something: the silence fallback decides.
         assert_eq!(
             judge(&format!("{head}t 43 7 - do_sys_poll vim\n")),
-            Evidence::Unknown
+            Evidence::MayRead(ForegroundProgram {
+                pid: 43,
+                command: "vim".to_owned()
+            })
+        );
+        assert_eq!(
+            judge(&format!("{head}t 46 ? - ep_poll node\n")),
+            Evidence::MayRead(ForegroundProgram {
+                pid: 46,
+                command: "node".to_owned()
+            })
         );
         // Hidden system calls: the wait point.
         assert_eq!(
@@ -178,6 +337,19 @@ mod tests {
         assert_eq!(
             judge(&format!("{head}t 45 ? - do_wait make\n")),
             Evidence::NotReading
+        );
+        // Hidden, asleep where a terminal read sleeps, the terminal its
+        // stdin: silence decides; with another stdin, nobody can tell.
+        assert_eq!(
+            judge(&format!("{head}t 47 ? /dev/pts/3 wait_woken dash\n")),
+            Evidence::MayRead(ForegroundProgram {
+                pid: 47,
+                command: "dash".to_owned()
+            })
+        );
+        assert_eq!(
+            judge(&format!("{head}t 48 ? pipe:[9] wait_woken dash\n")),
+            Evidence::Unknown
         );
         assert_eq!(judge(head), Evidence::Unknown);
         assert_eq!(

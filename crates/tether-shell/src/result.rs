@@ -25,6 +25,10 @@ pub enum Status {
     /// The session was closed (or the daemon stopped) while the command
     /// was in flight: its process tree is ended.
     Closed,
+    /// The link to the session's host was lost, or stopped answering,
+    /// while the call waited: the command's fate is unknown (see
+    /// [`RunResult::link`]); the next call starts a fresh shell.
+    ConnectionLost,
 }
 
 impl Status {
@@ -39,6 +43,7 @@ impl Status {
             Status::IncompleteInput => "incomplete_input",
             Status::Reset => "reset",
             Status::Closed => "closed",
+            Status::ConnectionLost => "connection_lost",
         }
     }
 }
@@ -56,6 +61,39 @@ pub struct Truncation {
     /// Why the output was not saved whole (the session's cap on saved
     /// output, a full disk), and what to do.
     pub note: Option<String>,
+}
+
+/// How the link to a session's host failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkFailure {
+    /// The connection (or the terminal's channel) ended without the
+    /// shell's exit status.
+    Lost,
+    /// The host stopped answering (a hung link or host): no reply within
+    /// the grace after the call's deadline.
+    Unanswered,
+}
+
+impl LinkFailure {
+    /// The snake_case name front-ends show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkFailure::Lost => "lost",
+            LinkFailure::Unanswered => "unanswered",
+        }
+    }
+}
+
+/// What is known of a command whose host link failed under the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkLoss {
+    /// How the link failed.
+    pub failure: LinkFailure,
+    /// True when the host's shell was seen starting the command (its
+    /// start mark came back): it ran, at least partly. False: it was not
+    /// seen to start; it may never have reached the host, or may still run
+    /// there if the line arrives when the link recovers.
+    pub command_started: bool,
 }
 
 /// The program still in the foreground.
@@ -110,6 +148,9 @@ pub struct RunResult {
     /// (a local shell's; a remote terminal's are not seen), until they exit
     /// or a reset ends them.
     pub terminal_holders: Vec<TerminalHolder>,
+    /// With [`Status::ConnectionLost`]: how the link failed and what is
+    /// known of the command.
+    pub link: Option<LinkLoss>,
 }
 
 /// The signal name a shell's `128 + N` status stands for.

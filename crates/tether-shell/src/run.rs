@@ -13,8 +13,8 @@ use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::pump::{EndMark, Phase};
-use crate::remote_probe::Evidence;
-use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
+use crate::remote_probe::ProbeWatch;
+use crate::result::{ForegroundProgram, LinkFailure, RunResult, Status, signal_of_status};
 use crate::session::Session;
 
 /// Default characters per result.
@@ -93,68 +93,6 @@ fn command_note(code: &str) -> Vec<u8> {
     format!("\x1b[2m$ {shown}\x1b[22m\r\n").into_bytes()
 }
 
-/// Quiet this long before a remote foreground is probed.
-const PROBE_AFTER: Duration = Duration::from_millis(200);
-
-/// A verdict that nothing reads stands this long (then it is probed again).
-const PROBE_EVERY: Duration = Duration::from_millis(1000);
-
-/// Probing the foreground while a command is quiet, where the place has
-/// evidence beyond the terminal's own inspection (a host's `/proc`).
-struct ProbeWatch<'a> {
-    place: &'a dyn crate::place::Place,
-    dir: &'a std::path::Path,
-    /// The probe in flight, with the output count when it started.
-    pending: Option<(u64, tether_transport::BoxFuture<'static, Evidence>)>,
-    /// The last verdict: when it came, the output count it holds for.
-    last: Option<(Instant, u64, Evidence)>,
-}
-
-impl ProbeWatch<'_> {
-    /// Starts a probe when output has been quiet and the last verdict is
-    /// stale (or needs confirming).
-    fn maybe_start(&mut self, idle: Duration, processed: u64) {
-        if self.pending.is_some() || idle < PROBE_AFTER {
-            return;
-        }
-        let due = match &self.last {
-            Some((_, seen, _)) if *seen != processed => true,
-            Some((_, _, Evidence::Reading(_))) => true,
-            Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
-            None => true,
-        };
-        if due && let Some(probe) = self.place.probe(self.dir) {
-            self.pending = Some((processed, probe));
-        }
-    }
-
-    /// Takes a probe's verdict; returns the program waiting for input when
-    /// two verdicts in a row say so with no output between them.
-    fn finish(&mut self, evidence: Evidence, processed: u64) -> Option<ForegroundProgram> {
-        let (started_at, _) = self.pending.take()?;
-        if started_at != processed {
-            // Output came meanwhile: the verdict may be stale.
-            self.last = None;
-            return None;
-        }
-        let confirmed = matches!(
-            (&self.last, &evidence),
-            (Some((_, seen, Evidence::Reading(_))), Evidence::Reading(_)) if *seen == processed
-        );
-        self.last = Some((Instant::now(), processed, evidence.clone()));
-        match evidence {
-            Evidence::Reading(fg) if confirmed => Some(fg),
-            _ => None,
-        }
-    }
-
-    /// True while the host says nothing reads (and no output came since):
-    /// silence then does not mean waiting for input.
-    fn denies(&self, processed: u64) -> bool {
-        matches!(&self.last, Some((at, seen, Evidence::NotReading)) if *seen == processed && at.elapsed() < PROBE_EVERY * 2)
-    }
-}
-
 /// What ended a wait.
 enum Woke {
     Ended(EndMark),
@@ -170,7 +108,7 @@ impl Session {
     pub async fn run(&mut self, code: &str, opts: &RunOptions) -> Result<RunResult, ShellError> {
         let t0 = Instant::now();
         self.settle_pending().await?;
-        if self.shell_gone() {
+        if self.shell_gone() || self.link_lost.is_some() {
             self.restart().await?;
         }
         if self.busy() {
@@ -216,6 +154,8 @@ impl Session {
                 .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
             st.phase = Phase::Sent;
             st.command_start = st.processed;
+            // What the host said of the last command is not this one's.
+            self.forget_probes();
             // The command's quiet starts now: its start mark, close
             // behind, then wakes nobody (its caller waits for the end).
             st.last_output = Instant::now();
@@ -249,7 +189,7 @@ impl Session {
         let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
-                Ok(self.running_result(Status::Running, t0))
+                Ok(self.deadline_result(t0).await)
             }
             Woke::Deadline => self.interrupt(t0).await,
             Woke::Aborted(p) => Ok(self.aborted(p, t0)),
@@ -309,6 +249,8 @@ impl Session {
             bytes.extend_from_slice(key_bytes(k)?);
         }
         if !bytes.is_empty() {
+            // The host's verdicts (and a probe in flight) predate the input.
+            self.forget_probes();
             // Input for the foreground (an answer to a prompt) too: a
             // process left holding the terminal cannot take it.
             self.terminal.write_past_holders(bytes)?;
@@ -325,6 +267,13 @@ impl Session {
         let t0 = Instant::now();
         self.settle_pending().await?;
         if !self.busy() && !self.ended() {
+            // The link failed under the last call: said again until a
+            // command starts a fresh shell.
+            if let Some(link) = self.link_lost.clone() {
+                let mut r = self.result(Status::ConnectionLost, t0, String::new(), None, None);
+                r.link = Some(link);
+                return Ok(r);
+            }
             let exited = *self.terminal.exit().borrow();
             if let Some(info) = exited {
                 return Ok(self.finish(Woke::ShellExited(info), t0).await);
@@ -338,7 +287,7 @@ impl Session {
             ));
         }
         match self.wait(t0 + wait).await {
-            Woke::Deadline => Ok(self.running_result(Status::Running, t0)),
+            Woke::Deadline => Ok(self.deadline_result(t0).await),
             Woke::Aborted(p) => Ok(self.aborted(p, t0)),
             woke => Ok(self.finish(woke, t0).await),
         }
@@ -348,6 +297,11 @@ impl Session {
     pub fn signal(&self, signal: Signal) -> Result<i32, ShellError> {
         let fg = self.terminal.inspect()?.foreground;
         Ok(self.terminal.signal_foreground(signal, fg.as_ref())?)
+    }
+
+    /// Drops what the host's probes said (and a probe in flight).
+    fn forget_probes(&self) {
+        *self.probes.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
     }
 
     fn ended(&self) -> bool {
@@ -363,12 +317,13 @@ impl Session {
         // seen blocked reading has had all it wrote processed (its last
         // bytes, even the end mark, never pass unseen).
         let mut last_look: Option<(Instant, u64)> = None;
-        let mut remote = Some(ProbeWatch {
-            place: self.place.as_ref(),
-            dir: &self.shell_dir,
-            pending: None,
-            last: None,
-        });
+        // A remote foreground is judged by the host's evidence, gathered
+        // across the calls that wait for this command.
+        let mut remote = self
+            .place
+            .host_name()
+            .is_some()
+            .then(|| ProbeWatch::take(self.place.as_ref(), &self.shell_dir, &self.probes));
         let mut pending = self.pending.subscribe();
         loop {
             let changed = self.shared.changed.notified();
@@ -395,7 +350,13 @@ impl Session {
             {
                 r.maybe_start(idle, processed);
             }
-            let silence_denied = remote.as_ref().is_some_and(|r| r.denies(processed));
+            // Remotely silence decides only for a program the host saw
+            // where it may be reading; locally, as the terminal's
+            // inspection says.
+            let may_read = remote
+                .as_ref()
+                .map(|r| r.silence_decides(processed).cloned());
+            let silence_denied = matches!(may_read, Some(None));
             let every = look_every(idle);
             let due = match last_look {
                 Some((at, seen)) if seen == processed => now.duration_since(at) >= every,
@@ -409,7 +370,7 @@ impl Session {
                     if let Phase::Ended(end) = &self.shared.lock().phase {
                         return Woke::Ended(end.clone());
                     }
-                    return Woke::Waiting(fg);
+                    return Woke::Waiting(fg.or(may_read.flatten()));
                 }
             }
             if now >= deadline {
@@ -426,8 +387,8 @@ impl Session {
             };
             let tick = (deadline - now).min(next_look).min(LOOK_EVERY_MAX);
             let probed = async {
-                match remote.as_mut().and_then(|r| r.pending.as_mut()) {
-                    Some((_, f)) => f.await,
+                match remote.as_mut().and_then(|r| r.pending()) {
+                    Some(f) => f.await,
                     None => std::future::pending().await,
                 }
             };
@@ -490,12 +451,14 @@ impl Session {
             }
             Woke::ShellExited(info) => {
                 self.drain_after_exit().await;
-                self.take_exit_cwd();
-                self.learn_exports().await;
                 let code = match info {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,
+                    // The host sent no status: nothing to learn there.
+                    ExitInfo::LinkLost => return self.link_failed(LinkFailure::Lost, t0),
                 };
+                self.take_exit_cwd();
+                self.learn_exports().await;
                 let (output, truncated) = self.take_output();
                 self.shared.lock().phase = Phase::Idle;
                 let mut r = self.result(Status::ShellExited, t0, output, truncated, Some(code));
@@ -580,10 +543,23 @@ impl Session {
             // program that ignores both is ended with the shell.
             for signal in [Signal::Int, Signal::Quit] {
                 self.terminal.signal_foreground(signal, None)?;
-                if let Woke::Ended(_) = self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
-                    recovered = true;
-                    break;
+                match self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
+                    Woke::Ended(_) => {
+                        recovered = true;
+                        break;
+                    }
+                    Woke::ShellExited(ExitInfo::LinkLost) => {
+                        self.drain_after_exit().await;
+                        return Ok(self.link_failed(LinkFailure::Lost, t0));
+                    }
+                    _ => {}
                 }
+            }
+            // Nothing came back: a hung link (or host) is said so, by the
+            // deadline plus a bounded grace, and dropped; a restart over it
+            // would wait on it.
+            if !recovered && let Some(r) = self.if_hung(t0).await {
+                return Ok(r);
             }
         }
         let pending = *self.pending.borrow();
@@ -624,7 +600,7 @@ impl Session {
         Ok(false)
     }
 
-    fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
+    pub(crate) fn running_result(&mut self, status: Status, t0: Instant) -> RunResult {
         let (output, truncated) = self.take_output();
         let mut r = self.result(status, t0, output, truncated, None);
         if let Ok(i) = self.terminal.inspect()
@@ -638,12 +614,12 @@ impl Session {
         r
     }
 
-    fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
+    pub(crate) fn take_output(&self) -> (String, Option<crate::result::Truncation>) {
         let (output, truncated) = self.shared.lock().take_output();
         (self.opts.dialect.strip_echo(output), truncated)
     }
 
-    fn result(
+    pub(crate) fn result(
         &mut self,
         status: Status,
         t0: Instant,
@@ -674,6 +650,7 @@ impl Session {
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
             terminal_holders: crate::holders::of(self.terminal.as_ref()),
+            link: None,
         }
     }
 

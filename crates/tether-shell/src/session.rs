@@ -87,6 +87,10 @@ pub struct Resume {
     pub cwd: Option<PathBuf>,
     /// What the first result tells the caller.
     pub notice: String,
+    /// The lost shell's directory on its host (command files, the exports
+    /// snapshot): swept there, with what it left running, once the host is
+    /// reached again.
+    pub remote_dir: Option<PathBuf>,
 }
 
 impl Default for SessionOptions {
@@ -143,6 +147,11 @@ pub struct Session {
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
     pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    /// Set when the link to the host failed under a call: the next `run`
+    /// starts a fresh shell (over a fresh connection).
+    pub(crate) link_lost: Option<crate::result::LinkLoss>,
+    /// What the host's probes said of the command in flight (remote).
+    pub(crate) probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
 }
 
 impl std::fmt::Debug for Session {
@@ -184,6 +193,9 @@ impl Session {
                 return Err(e);
             }
         };
+        if let Some(old) = resume.as_ref().and_then(|r| r.remote_dir.as_deref()) {
+            place.end_tree(old, true).await;
+        }
         let restore = match resume.as_ref().and_then(|r| r.env.as_deref()) {
             Some(snapshot) => {
                 let path = shell_dir.join("env");
@@ -218,6 +230,8 @@ impl Session {
             local_files,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
+            probes: Default::default(),
+            link_lost: None,
             place,
             tree_ended: false,
             shell_dir,
@@ -254,6 +268,11 @@ impl Session {
     /// The host the shell runs on, `None` when local.
     pub fn host(&self) -> Option<&str> {
         self.place.host_name()
+    }
+
+    /// The shell's directory on its host (`None` when local).
+    pub fn remote_dir(&self) -> Option<&Path> {
+        self.place.host_name().map(|_| self.shell_dir.as_path())
     }
 
     /// The working directory after the last command.
@@ -326,6 +345,9 @@ impl Session {
         self.shared = shared;
         self.last_status = 0;
         self.restarted = true;
+        // (Kept until a fresh shell runs: a restart that fails is tried
+        // again by the next call.)
+        self.link_lost = None;
         Ok(())
     }
 
@@ -521,4 +543,11 @@ fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
     s.sort();
     s.dedup();
     s
+}
+
+/// Ends what a lost remote shell left on `host` (its processes, found by
+/// its directory's marker) and removes its directory `dir` there: for a
+/// session closed after its daemon was killed, never continued.
+pub async fn sweep_remote(host: &dyn tether_transport::RemoteHost, dir: &Path) {
+    crate::remote::end_tree(host, dir, true).await;
 }

@@ -85,8 +85,10 @@ pub fn signal_number(name: &str) -> i32 {
 pub enum PtyEvent {
     /// Output (stdout and stderr alike, as a terminal mixes them).
     Output(Vec<u8>),
-    /// The channel closed: the program's exit status (a channel closed
-    /// without one is reported as a hang-up, signal 1).
+    /// The channel closed: the program's exit status, or
+    /// [`ExitInfo::LinkLost`] when it ended without one (the connection
+    /// died, or the server closed it without a status): never a code or
+    /// signal the host did not send.
     Ended(ExitInfo),
 }
 
@@ -148,7 +150,7 @@ impl PtyChannel {
                     self.status = Some(ExitInfo::Signal(n));
                 }
                 Some(ChannelMsg::Close) | None => {
-                    return PtyEvent::Ended(self.status.unwrap_or(ExitInfo::Signal(1)));
+                    return PtyEvent::Ended(self.status.unwrap_or(ExitInfo::LinkLost));
                 }
                 Some(_) => {}
             }
@@ -230,7 +232,7 @@ impl Connection {
                     PtyEvent::Output(data) => {
                         counter.fetch_add(data.len() as u64, Ordering::AcqRel);
                         if out_tx.send(data).await.is_err() {
-                            break channel.status.unwrap_or(ExitInfo::Signal(1));
+                            break channel.status.unwrap_or(ExitInfo::LinkLost);
                         }
                     }
                     PtyEvent::Ended(info) => break info,

@@ -186,6 +186,11 @@ pub enum ExitInfo {
     Code(i32),
     /// It was killed by this signal number.
     Signal(i32),
+    /// The link to it failed before it said how it ended (a remote
+    /// terminal whose connection died, or whose channel closed without an
+    /// exit status): it may have ended, or may still run. Never a code or
+    /// signal the program did not report.
+    LinkLost,
 }
 
 /// A process, identified so that a reused pid is never mistaken for it.
@@ -374,4 +379,11 @@ pub trait RemoteHost: Send + Sync + std::fmt::Debug {
         &self,
         request: TerminalRequest,
     ) -> BoxFuture<'_, Result<std::sync::Arc<dyn Terminal>, TransportError>>;
+
+    /// True when the link in use stopped answering: a round trip on it
+    /// got no reply within `within` (a hung link or host). The link is
+    /// then dropped, so its terminals end ([`ExitInfo::LinkLost`]) and the
+    /// next use connects afresh. False when it answered, or when there is
+    /// no link now (the next use connects).
+    fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
 }

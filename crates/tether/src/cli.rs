@@ -145,7 +145,9 @@ pub const EXIT_CODES: &str = "Exit codes: the command's own (128+N when a signal
 with --once, the shell's own exit code instead); 123 still running (kept past the deadline); \
 124 timed out (interrupted); 125 waiting for input (with --once: it waited and was ended, \
 nothing can answer it); 126 the session was reset or closed while the command ran (its processes \
-were ended); 255 tether itself failed; 2 bad usage.";
+were ended); 120 the connection to the session's host was lost or stopped answering (no exit \
+code: the command's fate is unknown; the next command starts a fresh shell); 255 tether itself \
+failed; 2 bad usage.";
 
 /// `tether run --help`'s closing text: the exit codes and the environment
 /// defaults of a new session.

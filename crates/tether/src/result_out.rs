@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tether_daemon::protocol::{ShellResult, Status};
+use tether_daemon::protocol::{LinkFailure, ShellResult, Status};
 use tether_term::printable::escaped;
 
 /// Exit code: the command did not parse as complete; nothing ran.
@@ -23,6 +23,11 @@ pub const TIMED_OUT: i32 = 124;
 pub const WAITING: i32 = 125;
 /// Exit code: the session was reset or closed while the command ran.
 pub const ENDED: i32 = 126;
+/// Exit code: the link to the session's host was lost or stopped
+/// answering under the call; the command's fate is unknown. 120: beside
+/// tether's other statuses, and not 255 (tether failed, nothing known of
+/// the call) nor a code a command or a signal (128+N) gives.
+pub const CONNECTION_LOST: i32 = 120;
 /// Exit code: tether itself failed (daemon, unknown session, bad input).
 pub const TETHER_FAILED: i32 = 255;
 
@@ -36,6 +41,7 @@ pub fn exit_code(r: &ShellResult) -> i32 {
         Status::TimedOut => TIMED_OUT,
         Status::WaitingForInput => WAITING,
         Status::Reset | Status::Closed => ENDED,
+        Status::ConnectionLost => CONNECTION_LOST,
     }
 }
 
@@ -133,6 +139,24 @@ pub fn note(r: &ShellResult) -> Option<String> {
         Status::Closed => format!(
             "session {s} was closed after {seconds:.1} s, while the command ran (by `tether close`, or the daemon stopping): its processes were ended (it may have run partly)"
         ),
+        Status::ConnectionLost => {
+            let host = r.host.as_deref().map_or("its host".into(), shown);
+            let (how, started) = r.link.as_ref().map_or(("was lost", false), |l| {
+                let how = match l.failure {
+                    LinkFailure::Lost => "was lost",
+                    LinkFailure::Unanswered => "stopped answering",
+                };
+                (how, l.command_started)
+            });
+            let fate = if started {
+                "the command had started: it may have run partly, or may still run there"
+            } else {
+                "the command was not seen to start: it may not have run, or may still run once the link recovers"
+            };
+            format!(
+                "the connection to {host} {how} after {seconds:.1} s; {fate}; the next command on session {s} starts a fresh shell (cwd restored) and ends what the old one left"
+            )
+        }
     })
 }
 

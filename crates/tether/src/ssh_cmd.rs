@@ -171,6 +171,11 @@ impl FarEnd for SshFar {
                 code: 128 + s,
                 why: format!("the remote program ended by signal {s}"),
             },
+            // No exit status came: as OpenSSH, 255 and a line.
+            PtyEvent::Ended(ExitInfo::LinkLost) => FarEvent::Ended {
+                code: FAILED,
+                why: LOST.to_owned(),
+            },
         }
     }
 

@@ -1,8 +1,8 @@
 //! Remote persistent shells through the daemon, against real sshd on
 //! 127.0.0.2 and 127.0.0.3: state that persists between commands, one SSH
 //! connection shared by a host's sessions, and every engine status as it
-//! applies remotely (waiting for input from silence, interrupts through the
-//! remote terminal). The daemon reads a private `~/.ssh/config` (HOME is a
+//! applies remotely (waiting for input from the host's evidence, interrupts
+//! through the remote terminal, a lost link as `connection_lost`). The daemon reads a private `~/.ssh/config` (HOME is a
 //! scratch directory). Skips with a message when sshd is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -321,13 +321,17 @@ fn a_dropped_connection_is_made_again_for_the_next_command() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let before = conn(&r);
     // The shell's parent is sshd's process for this connection: ending it
-    // drops the connection under the session.
+    // drops the connection under the session: the link is lost (the host
+    // sent no exit status), not a shell that exited.
     let (code, v) = r.json(&["run", "--host", "web01", "--", "kill -9 $PPID; sleep 30"]);
     assert_eq!(
         (code, v["status"].as_str()),
-        (122, Some("shell_exited")),
+        (120, Some("connection_lost")),
         "{v}"
     );
+    // (Its start mark may have died with the connection: whether it was
+    // seen to start is not asserted.)
+    assert_eq!(v["link"]["failure"], "lost", "{v}");
     let (code, v) = r.json(&["run", "--host", "web01", "--", "echo $KEEP; pwd"]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["shell_restarted"], true, "{v}");
@@ -456,9 +460,9 @@ fn piped_stdin_reaches_a_remote_command() {
 }
 
 /// The SSH link under a remote session dies while a person is attached:
-/// attach ends by itself (no restart came), with 128+1 (a lost link is a
-/// hang-up) and a line saying so, the terminal restored; it does not wait
-/// for `~.`.
+/// attach ends by itself (no restart came), with 255 (as `ssh` for a lost
+/// connection; no signal was sent) and a line saying so, the terminal
+/// restored; it does not wait for `~.`.
 #[test]
 fn attach_ends_when_the_link_under_a_remote_session_dies() {
     let Some(r) = start("remote-attach-loss") else {
@@ -480,10 +484,10 @@ fn attach_ends_when_the_link_under_a_remote_session_dies() {
     });
     common::remote::kill_connection_above(shell);
     let exit = person.exit();
-    person.sees("connection lost): rl]");
+    person.sees("until the next call ends it): rl]");
     assert_eq!(
         exit,
-        tether_transport::ExitInfo::Code(129),
+        tether_transport::ExitInfo::Code(255),
         "{:?}",
         person.text()
     );
@@ -491,7 +495,7 @@ fn attach_ends_when_the_link_under_a_remote_session_dies() {
     // capture), then the farewell.
     let text = person.text();
     assert!(
-        text.ends_with("\x1b[>4;0m\r\n[the session's shell ended by signal 1 (killed, or its terminal's connection lost): rl]\r\n"),
+        text.ends_with("\x1b[>4;0m\r\n[the connection to the session's host was lost (its shell may still run there until the next call ends it): rl]\r\n"),
         "{text:?}"
     );
 }

@@ -132,6 +132,25 @@ pub struct SessionParams {
     pub session: String,
 }
 
+/// What a model is told of a call whose host link failed.
+fn link_note(r: &ShellResult) -> String {
+    let (how, started) = r.link.as_ref().map_or(("lost", false), |l| {
+        let how = match l.failure {
+            tether_daemon::protocol::LinkFailure::Lost => "lost",
+            tether_daemon::protocol::LinkFailure::Unanswered => "not answering",
+        };
+        (how, l.command_started)
+    });
+    let fate = if started {
+        "the command had started: it may have run partly, or may still run there"
+    } else {
+        "the command was not seen to start: it may not have run, or may still run once the link recovers"
+    };
+    format!(
+        "connection lost: the link to the host is {how}; {fate}; the next call starts a fresh shell"
+    )
+}
+
 /// The text a model reads: the output, then one status line.
 pub fn render(r: &ShellResult) -> String {
     let code = r.exit_code.map(|c| format!(" {c}")).unwrap_or_default();
@@ -148,6 +167,7 @@ pub fn render(r: &ShellResult) -> String {
         }
         Status::Reset => "reset while running: its processes were ended (it may have run partly); a fresh shell has the same cwd and exports".to_owned(),
         Status::Closed => "closed while running: its processes were ended (it may have run partly)".to_owned(),
+        Status::ConnectionLost => link_note(r),
     }];
     if let Some(stages) = r.pipe_status.as_ref().filter(|p| p.len() > 1) {
         let stages: Vec<String> = stages.iter().map(i32::to_string).collect();

@@ -447,7 +447,7 @@ pub struct ShellResult {
     /// True when the shell was (re)started for this call.
     pub shell_restarted: bool,
     /// Processes left by earlier commands that hold the session's terminal
-    /// (local sessions; empty when none), until they exit or a reset ends
+    /// (on a host, as its shell last saw them; empty when none), until they exit or a reset ends
     /// them.
     #[serde(default)]
     pub terminal_holders: Vec<TerminalHolder>,

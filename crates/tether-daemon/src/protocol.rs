@@ -459,7 +459,7 @@ pub struct ShellResult {
     #[serde(default)]
     pub link: Option<LinkLoss>,
     /// Processes left by earlier commands that hold the session's terminal
-    /// (local sessions; empty when none), until they exit or a reset ends
+    /// (on a host, as its shell last saw them; empty when none), until they exit or a reset ends
     /// them.
     #[serde(default)]
     pub terminal_holders: Vec<TerminalHolder>,

@@ -14,8 +14,10 @@ use tether_transport::Terminal;
 
 use crate::result::TerminalHolder;
 
-/// The holders of `terminal` now, as a result names them.
-pub(crate) fn of(terminal: &dyn Terminal) -> Vec<TerminalHolder> {
+/// The holders of `terminal` now, as a result names them: those the
+/// terminal inspects itself (a local one), and `on_host`, those the last
+/// end mark named (a remote one: see `dialect::held`).
+pub(crate) fn of(terminal: &dyn Terminal, on_host: &[TerminalHolder]) -> Vec<TerminalHolder> {
     terminal
         .holders()
         .into_iter()
@@ -24,5 +26,6 @@ pub(crate) fn of(terminal: &dyn Terminal) -> Vec<TerminalHolder> {
             program: h.program,
             can_type: h.can_type,
         })
+        .chain(on_host.iter().cloned())
         .collect()
 }

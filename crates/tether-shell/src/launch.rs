@@ -81,6 +81,7 @@ pub(crate) async fn launch(
         restore_env: restore.map(|r| r.env.as_path()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
         line_modes: line_modes.as_deref(),
+        look_for_holders: place.host_name().is_some(),
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     let mut files = vec![(setup_path.clone(), setup.into_bytes())];

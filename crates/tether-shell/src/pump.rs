@@ -34,6 +34,10 @@ pub struct EndMark {
     /// printed the end mark without running it (the wrapper line was not
     /// delivered whole); `None` from a dialect that does not say.
     pub ran: Option<bool>,
+    /// The processes other than the shell that hold its terminal, as the
+    /// shell saw them on the host (`held=`); `None` when it did not look
+    /// (a local terminal, which the engine inspects itself).
+    pub held: Option<Vec<crate::result::TerminalHolder>>,
 }
 
 /// Where the current command is.
@@ -320,12 +324,29 @@ fn parse_end(fields: &[(String, String)]) -> EndMark {
         PathBuf::from(std::ffi::OsString::from_vec(percent_decode(c)))
     });
     let ran = get("ran").map(|v| v == "1");
+    let held = get("held").filter(|v| *v != "-").map(parse_held);
     EndMark {
         exit,
         pipe,
         cwd,
         ran,
+        held,
     }
+}
+
+/// `PID:T:NAME …` (`T` 1 when it can type by TIOCSTI), as
+/// `dialect::held` writes it.
+fn parse_held(v: &str) -> Vec<crate::result::TerminalHolder> {
+    v.split(' ')
+        .filter_map(|h| {
+            let mut parts = h.splitn(3, ':');
+            Some(crate::result::TerminalHolder {
+                pid: parts.next()?.parse().ok()?,
+                can_type: parts.next()? == "1",
+                program: parts.next()?.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// Undoes the `%XX` escaping the shell applies to the cwd in marks (the

@@ -148,8 +148,8 @@ pub struct RunResult {
     /// known of the command.
     pub link: Option<LinkLoss>,
     /// Processes left by earlier commands that hold the session's terminal
-    /// (a local shell's; a remote terminal's are not seen), until they exit
-    /// or a reset ends them.
+    /// (a local shell's as the engine sees them; a remote one's as the last
+    /// end mark named them), until they exit or a reset ends them.
     pub terminal_holders: Vec<TerminalHolder>,
 }
 

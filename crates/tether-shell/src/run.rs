@@ -440,6 +440,9 @@ impl Session {
                 self.learn_exports().await;
                 self.shared.lock().phase = Phase::Idle;
                 self.last_status = end.exit;
+                if let Some(held) = &end.held {
+                    self.host_holders = held.clone();
+                }
                 if end.cwd.is_some() {
                     self.cwd = end.cwd.clone();
                 }
@@ -650,7 +653,7 @@ impl Session {
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
             link: None,
-            terminal_holders: crate::holders::of(self.terminal.as_ref()),
+            terminal_holders: crate::holders::of(self.terminal.as_ref(), &self.host_holders),
         }
     }
 

@@ -152,6 +152,8 @@ pub struct Session {
     pub(crate) link_lost: Option<crate::result::LinkLoss>,
     /// What the host's probes said of the command in flight (remote).
     pub(crate) probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
+    /// The holders of a remote terminal the last end mark named.
+    pub(crate) host_holders: Vec<crate::result::TerminalHolder>,
 }
 
 impl std::fmt::Debug for Session {
@@ -231,6 +233,7 @@ impl Session {
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             probes: Default::default(),
+            host_holders: Vec::new(),
             link_lost: None,
             place,
             tree_ended: false,
@@ -345,6 +348,7 @@ impl Session {
         self.shared = shared;
         self.last_status = 0;
         self.restarted = true;
+        self.host_holders.clear();
         // (Kept until a fresh shell runs: a restart that fails is tried
         // again by the next call.)
         self.link_lost = None;

@@ -17,6 +17,7 @@
 //! cannot forge a mark.
 
 mod bash;
+mod held;
 mod heredoc;
 mod modes;
 mod posix;
@@ -69,6 +70,9 @@ pub struct SetupContext<'a> {
     /// modes, run by the shell before each end mark: for a terminal the
     /// engine cannot set itself (a remote one). `None` locally.
     pub line_modes: Option<&'a [String]>,
+    /// Whether each end mark names the processes holding the terminal
+    /// (`held=`): for a terminal the engine cannot inspect (a remote one).
+    pub look_for_holders: bool,
 }
 
 /// The shell-specific half of a session.
@@ -252,6 +256,7 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     // After the snapshot: what an earlier shell remembered of its modes
     // (exported under `set -a`) is forgotten.
     s.push_str(&modes::modes_function(ctx.line_modes));
+    s.push_str(&held::held_function(ctx.look_for_holders, builtin));
     s.push_str(&format!(
         "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
         ctx.nonce.a, ctx.nonce.b

@@ -71,7 +71,8 @@ __tether_end() {
   [ -n "${__tether_st-}" ] && __tether_e=$__tether_st
   __tether_done=
   command export -p >| "$__tether_dir/env" 2>/dev/null
-  command printf '\033]6973;%s%s%s;%s;exit=%s;ran=%s;cwd=' SECRET_A SECRET_B "$1" "${3:-end}" "$__tether_e" "${__tether_ran-}"
+  __tether_held
+  command printf '\033]6973;%s%s%s;%s;exit=%s;ran=%s;held=%s;cwd=' SECRET_A SECRET_B "$1" "${3:-end}" "$__tether_e" "${__tether_ran-}" "${__tether_h--}"
   __tether_enc "$PWD"
   command printf '\007'
   return 0

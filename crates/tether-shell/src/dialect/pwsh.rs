@@ -279,6 +279,7 @@ mod tests {
             restore_env: Some(Path::new("/run/t/s1/env")),
             restore_cwd: Some(Path::new("/tmp/o'k")),
             line_modes: None,
+            look_for_holders: false,
         };
         let s = Pwsh.setup_script(&ctx);
         assert!(s.starts_with("$global:__tether_dir = '/run/t/s1'\n"));

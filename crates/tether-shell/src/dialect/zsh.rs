@@ -39,7 +39,8 @@ __tether_end() {
   __tether_pending=
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
-  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "$__tether_cwd"
+  __tether_held
+  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;held=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "${__tether_h--}" "$__tether_cwd"
   return 0
 }
 __tether_fb() { __tether_end "${__tether_n-0}" "$@" }

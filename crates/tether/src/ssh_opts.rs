@@ -219,9 +219,9 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "proxyjump" => ov.jumps = Some(jump_list(value)),
         "ciphers" => ov.ciphers = Some(list(value)),
         "kexalgorithms" => ov.kex = Some(list(value)),
-        "passwordauthentication" | "kbdinteractiveauthentication" => {
-            ov.passwords = Some(yes(value))
-        }
+        "passwordauthentication"
+        | "kbdinteractiveauthentication"
+        | "challengeresponseauthentication" => ov.passwords = Some(yes(value)),
         "batchmode" if yes(value) => ov.secrets = None,
         "batchmode" => {}
         _ => match tether_ssh::directives::treatment(key, value) {

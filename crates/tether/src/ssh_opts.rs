@@ -222,6 +222,13 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "passwordauthentication"
         | "kbdinteractiveauthentication"
         | "challengeresponseauthentication" => ov.passwords = Some(yes(value)),
+        "preferredauthentications" => {
+            if !tether_ssh::directives::preferred_authentications(value)
+                .map_err(|e| anyhow::anyhow!("-o {e}"))?
+            {
+                ov.passwords = Some(false);
+            }
+        }
         "batchmode" if yes(value) => ov.secrets = None,
         "batchmode" => {}
         _ => match tether_ssh::directives::treatment(key, value) {

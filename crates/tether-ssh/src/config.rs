@@ -57,9 +57,9 @@ pub struct HostConfig {
     pub set_env: Vec<(String, String)>,
     /// `SendEnv` patterns.
     pub send_env: Vec<String>,
-    /// `PasswordAuthentication` and `KbdInteractiveAuthentication`
-    /// together: `Some(false)` when either is `no` (tether offers the one
-    /// password to both).
+    /// `PasswordAuthentication`, `KbdInteractiveAuthentication` and
+    /// `PreferredAuthentications` together: `Some(false)` when any turns
+    /// passwords off (tether offers the one password to both methods).
     pub passwords: Option<bool>,
     /// `BatchMode`: never ask for a passphrase or a password.
     pub batch_mode: Option<bool>,
@@ -220,6 +220,7 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
     let mut ignore_unknown: Option<String> = None;
     let mut passwords: Option<bool> = None;
     let mut kbd: Option<bool> = None;
+    let mut preferred: Option<bool> = None;
     let local_user = std::env::var("USER").unwrap_or_default();
     for l in &lines {
         let bad = |problem: String| SshError::Config {
@@ -358,6 +359,10 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 kbd = Some(yes_no("KbdInteractiveAuthentication")?)
             }
             "batchmode" => cfg.batch_mode = Some(yes_no("BatchMode")?),
+            "preferredauthentications" => {
+                preferred =
+                    Some(crate::directives::preferred_authentications(&l.value).map_err(bad)?)
+            }
             "stricthostkeychecking" => {
                 cfg.strict_host_key_checking = Some(l.value.to_ascii_lowercase())
             }
@@ -372,8 +377,9 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             _ => {}
         }
     }
-    if passwords.is_some() || kbd.is_some() {
-        cfg.passwords = Some(passwords.unwrap_or(true) && kbd.unwrap_or(true));
+    if passwords.is_some() || kbd.is_some() || preferred.is_some() {
+        cfg.passwords =
+            Some(passwords.unwrap_or(true) && kbd.unwrap_or(true) && preferred.unwrap_or(true));
     }
     // Tokens name the resolved host, port and user.
     let h = cfg

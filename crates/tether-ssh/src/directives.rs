@@ -54,6 +54,7 @@ const APPLIED: &[&str] = &[
     "challengeresponseauthentication",
     "batchmode",
     "ignoreunknown",
+    "preferredauthentications",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -145,6 +146,37 @@ const HARMLESS: &[&str] = &[
     "usersh",
 ];
 
+/// `PreferredAuthentications` as tether can follow it: whether it allows
+/// passwords (`password` or `keyboard-interactive` listed); an error when
+/// its order is not tether's (public keys, then a password, then
+/// keyboard-interactive). `gssapi-with-mic` and `hostbased` are passed
+/// over: tether does not do them (their own directives are refused when
+/// turned on).
+pub fn preferred_authentications(value: &str) -> Result<bool, String> {
+    const ORDER: &[&str] = &["publickey", "password", "keyboard-interactive"];
+    let mut at = 0;
+    let mut passwords = false;
+    for m in value.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        let m = m.to_ascii_lowercase();
+        if m == "gssapi-with-mic" || m == "hostbased" {
+            continue;
+        }
+        let Some(i) = ORDER.iter().position(|o| *o == m) else {
+            return Err(format!(
+                "PreferredAuthentications: {m} is not a method tether knows"
+            ));
+        };
+        if i < at {
+            return Err(format!(
+                "PreferredAuthentications {value}: tether tries public keys, then a password, then keyboard-interactive, in that order; list them so (or leave some out)"
+            ));
+        }
+        at = i;
+        passwords |= i > 0;
+    }
+    Ok(passwords)
+}
+
 /// What tether does with the directive `key` (any case) set to `value`;
 /// `None`: not a directive tether knows.
 pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
@@ -217,9 +249,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
         "pubkeyacceptedalgorithms" | "pubkeyacceptedkeytypes" => {
             Treatment::Refused("tether does not restrict the public key algorithms it signs with")
         }
-        "preferredauthentications" => Treatment::Refused(
-            "tether tries the agent, the key files, then a password, in that order (PasswordAuthentication no turns passwords off)",
-        ),
         "pubkeyauthentication" => unless(&["yes", "true"], "tether always tries keys"),
         "hostbasedauthentication" => unless(
             &["no", "false"],
@@ -257,6 +286,15 @@ mod tests {
         );
         assert_eq!(treatment("Port", "22"), Some(Treatment::Applied));
         assert_eq!(treatment("Prot", "22"), None);
+        assert_eq!(
+            preferred_authentications("gssapi-with-mic,publickey"),
+            Ok(false)
+        );
+        assert_eq!(
+            preferred_authentications("publickey,keyboard-interactive"),
+            Ok(true)
+        );
+        assert!(preferred_authentications("password,publickey").is_err());
         for k in APPLIED {
             assert!(!HARMLESS.contains(k), "{k}");
         }

@@ -169,3 +169,48 @@ async fn a_nologin_shell_is_reported_at_once_with_what_it_said() {
         "{m}"
     );
 }
+
+/// A subsystem that prints before speaking SFTP (a start-up file's noise)
+/// and then waits: the client cannot read it, and says so at once with
+/// what it printed, rather than waiting out the request timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_that_is_not_sftp_is_reported_at_once_with_what_it_said() {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    if tether_testkit::sftp_server().is_none() {
+        eprintln!("SKIPPED: sftp-server is not installed");
+        return;
+    }
+    let scratch = Scratch::new("sftp-noise");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let root = scratch.0.join("root");
+    let extra =
+        tether_testkit::sftp_subsystem(&root, "", "echo Welcome to the noisy host;").unwrap();
+    let port = tether_testkit::free_port("127.0.0.51").unwrap();
+    let sshd = Sshd::start_with(
+        "127.0.0.51",
+        port,
+        &[&key.with_extension("pub")],
+        false,
+        &extra,
+    )
+    .unwrap();
+    let e = start_sftp(&sshd, &scratch, &key, &tether_testkit::user())
+        .await
+        .unwrap_err();
+    let m = e.to_string();
+    assert!(lost(&e), "{e:?}");
+    // Said as "does not speak SFTP" while it runs, or, once the client's
+    // end of input has ended it, in its end's reason.
+    assert!(
+        m.contains("SFTP: it printed") || m.contains("it printed, instead of speaking SFTP"),
+        "{m}"
+    );
+    assert!(m.contains("Welcome to the noisy host"), "{m}");
+    assert!(
+        !m.contains("posix-rename"),
+        "the SFTP bytes are not text: {m}"
+    );
+}

@@ -219,8 +219,15 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "proxyjump" => ov.jumps = Some(jump_list(value)),
         "ciphers" => ov.ciphers = Some(list(value)),
         "kexalgorithms" => ov.kex = Some(list(value)),
-        "passwordauthentication" | "kbdinteractiveauthentication" => {
-            ov.passwords = Some(yes(value))
+        "passwordauthentication"
+        | "kbdinteractiveauthentication"
+        | "challengeresponseauthentication" => ov.passwords = Some(yes(value)),
+        "preferredauthentications" => {
+            if !tether_ssh::directives::preferred_authentications(value)
+                .map_err(|e| anyhow::anyhow!("-o {e}"))?
+            {
+                ov.passwords = Some(false);
+            }
         }
         "batchmode" if yes(value) => ov.secrets = None,
         "batchmode" => {}

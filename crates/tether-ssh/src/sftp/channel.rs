@@ -14,11 +14,40 @@ use tokio::sync::watch;
 /// reason.
 const KEPT: usize = 2048;
 
+/// How long output that is not SFTP waits for the subsystem's end (which
+/// says more) before it is reported itself; under `sftp::ENDING_S`, so a
+/// failing request sees either.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The piece the client's requests are read in, towards the channel.
+const COPY_BUF: usize = 256 * 1024;
+
 /// Bytes between the pump and the SFTP client (a few requests' worth).
 const PIPE: usize = 512 * 1024;
 
-/// The subsystem's end, once it has ended: why, in words.
-pub(crate) type Ended = watch::Receiver<Option<String>>;
+/// What went wrong with the subsystem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Trouble {
+    /// It prints what is not SFTP (and may still be running).
+    NotSftp(String),
+    /// It ended: why.
+    Ended(String),
+}
+
+impl std::fmt::Display for Trouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotSftp(printed) => write!(
+                f,
+                "does not speak SFTP: it printed {printed} (start-up files that print?)"
+            ),
+            Self::Ended(why) => write!(f, "ended: {why}"),
+        }
+    }
+}
+
+/// What went wrong with the subsystem, once something has.
+pub(crate) type Ended = watch::Receiver<Option<Trouble>>;
 
 /// Pumps `channel` (the subsystem already started): the stream for the
 /// SFTP client, and the watch that says when and why the subsystem ended.
@@ -27,20 +56,53 @@ pub(crate) fn pump(channel: russh::Channel<russh::client::Msg>) -> (DuplexStream
     let (mut from_client, mut to_client) = tokio::io::split(mine);
     let (mut rd, wr) = channel.split();
     let (tx, rx) = watch::channel(None);
+    let mut ended = rx.clone();
     tokio::spawn(async move {
         let mut w = wr.make_writer();
-        let _ = tokio::io::copy(&mut from_client, &mut w).await;
-        // The client is done (or gone): the subsystem's input ends.
+        // Read in large pieces: each read becomes channel data, and 8 KiB
+        // ones (`io::copy`'s) would be four times the packets.
+        let mut from_client = tokio::io::BufReader::with_capacity(COPY_BUF, &mut from_client);
+        let _ = tokio::io::copy_buf(&mut from_client, &mut w).await;
+        // The client is done (or gone): the subsystem's input ends, and
+        // the channel is closed only once the server has said how the
+        // subsystem ended (closing first would lose its exit status).
         let _ = wr.eof().await;
+        let _ = ended
+            .wait_for(|t| matches!(t, Some(Trouble::Ended(_))))
+            .await;
         let _ = wr.close().await;
     });
     tokio::spawn(async move {
         let mut end = End::default();
         let mut client_gone = false;
-        while let Some(msg) = rd.wait().await {
+        let mut told = false;
+        // Set when the output is not SFTP: said then unless the subsystem
+        // ends first (its end says more: nologin exits at once).
+        let mut not_sftp: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+        loop {
+            let grace = async {
+                match not_sftp.as_mut() {
+                    Some(s) => s.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let msg = tokio::select! {
+                msg = rd.wait() => msg,
+                () = grace, if !told => {
+                    told = true;
+                    let _ = tx.send(Some(Trouble::NotSftp(printed(&end.first))));
+                    continue;
+                }
+            };
+            let Some(msg) = msg else { break };
             match msg {
                 ChannelMsg::Data { data } => {
                     keep(&mut end.first, &data);
+                    if not_sftp.is_none() && end.first.len() >= 5 && !looks_like_sftp(&end.first) {
+                        // The client stops at such bytes and would wait for
+                        // answers that never come.
+                        not_sftp = Some(Box::pin(tokio::time::sleep(GRACE)));
+                    }
                     // A client that stopped reading (it met bytes that are
                     // not SFTP) has dropped its end: the rest is only kept.
                     if !client_gone && to_client.write_all(&data).await.is_err() {
@@ -52,12 +114,15 @@ pub(crate) fn pump(channel: russh::Channel<russh::client::Msg>) -> (DuplexStream
                 ChannelMsg::ExitSignal { signal_name, .. } => {
                     end.signal = Some(format!("{signal_name:?}"))
                 }
-                ChannelMsg::Close => break,
+                ChannelMsg::Close => {
+                    end.closed = true;
+                    break;
+                }
                 _ => {}
             }
         }
         let _ = to_client.shutdown().await;
-        let _ = tx.send(Some(end.reason()));
+        let _ = tx.send(Some(Trouble::Ended(end.reason())));
     });
     (client, rx)
 }
@@ -74,6 +139,8 @@ struct End {
     signal: Option<String>,
     stderr: Vec<u8>,
     first: Vec<u8>,
+    /// The server closed the channel (else the connection ended first).
+    closed: bool,
 }
 
 /// Printable text of `bytes`, on one line, escapes and controls shown as
@@ -87,6 +154,16 @@ fn text(bytes: &[u8]) -> String {
         .map(|c| if c.is_control() { '?' } else { c })
         .take(300)
         .collect()
+}
+
+/// The text a subsystem printed before anything else: up to its first
+/// byte that text does not hold (where SFTP, or garbage, begins).
+fn printed(first: &[u8]) -> String {
+    let end = first
+        .iter()
+        .position(|b| (*b < 0x20 && !b"\n\r\t".contains(b)) || *b == 0x7f)
+        .unwrap_or(first.len());
+    text(&first[..end])
 }
 
 /// True when `first` starts as an SFTP server's first packet does: a
@@ -104,14 +181,17 @@ impl End {
         match (&self.status, &self.signal) {
             (Some(s), _) => parts.push(format!("it exited with status {s}")),
             (None, Some(sig)) => parts.push(format!("it was killed by signal {sig}")),
-            (None, None) => parts.push("the server sent no exit status".to_owned()),
+            (None, None) if self.closed => {
+                parts.push("the server closed it without an exit status".to_owned())
+            }
+            (None, None) => parts.push("the connection ended under it".to_owned()),
         }
         let err = text(&self.stderr);
         if !err.is_empty() {
             parts.push(format!("its stderr: {err}"));
         }
         if !looks_like_sftp(&self.first) {
-            let out = text(&self.first);
+            let out = printed(&self.first);
             if !out.is_empty() {
                 parts.push(format!("it printed, instead of speaking SFTP: {out}"));
             }

@@ -188,7 +188,7 @@ async fn guarded<T>(
     {
         let _ = tokio::time::timeout(
             std::time::Duration::from_secs(ENDING_S),
-            watch.wait_for(Option::is_some),
+            watch.wait_for(|t| matches!(t, Some(channel::Trouble::Ended(_)))),
         )
         .await;
     }
@@ -196,7 +196,7 @@ async fn guarded<T>(
 }
 
 /// How long a broken session's end may take to arrive with its reason.
-const ENDING_S: u64 = 2;
+const ENDING_S: u64 = 3;
 
 /// An SFTP failure as the crate's error: once the subsystem has ended,
 /// every failure but the server's own answers is that end, with its
@@ -205,10 +205,7 @@ fn fail(host: &str, ended: &channel::Ended, op: &str, path: &str, e: RawError) -
     let end = ended.borrow().clone();
     let (problem, reason) = match (&e, end) {
         (RawError::Status(_), _) | (_, None) => reason(&e),
-        (_, Some(why)) => (
-            SftpProblem::Lost,
-            format!("the SFTP subsystem ended: {why}"),
-        ),
+        (_, Some(why)) => (SftpProblem::Lost, format!("the SFTP subsystem {why}")),
     };
     let what = if path.is_empty() {
         format!("cannot {op}")

@@ -45,8 +45,8 @@ const GRACE: Duration = Duration::from_secs(6);
 /// whose child died first would otherwise run its next command (`sleep 3;
 /// touch f`: `touch`) before its own TERM came.
 /// Prints `gone` and exits 0 when none is left; else names them, exits 1.
-/// POSIX sh, `ps -e -o pid= -o ppid=` and awk (zombies skipped where `ps`
-/// shows states).
+/// POSIX sh (read on stdin: the login shell may be csh or fish), `ps -e
+/// -o pid= -o ppid=` and awk (zombies skipped where `ps` shows states).
 const END_TREE: &str = r#"s=$PPID; me=$$
 kids() { { ps -e -o pid= -o ppid= -o stat= 2>/dev/null || ps -e -o pid= -o ppid=; } | awk -v s="$s" -v me="$me" '
 { if ($3 ~ /^Z/) next; p[$1] = $2 }
@@ -113,15 +113,20 @@ impl Connection {
         }
     }
 
-    /// Runs [`END_TREE`] on a channel of its own.
+    /// Runs [`END_TREE`] on a channel of its own: the login shell, whatever
+    /// it speaks, replaced by `/bin/sh` (same process, so `$PPID` is still
+    /// the session process), which reads the script on its stdin.
     async fn end_session_tree(&self) -> Kill {
         let Ok(channel) = self.session_channel(&[]).await else {
             return Kill::NoAnswer;
         };
-        if channel.exec(true, END_TREE).await.is_err() {
+        if channel.exec(true, "exec /bin/sh -s").await.is_err() {
             return Kill::NoAnswer;
         }
-        let (mut read, _write) = channel.split();
+        let (mut read, write) = channel.split();
+        if write.data(END_TREE.as_bytes()).await.is_err() || write.eof().await.is_err() {
+            return Kill::NoAnswer;
+        }
         let mut out = Vec::new();
         let mut code = None;
         while let Some(msg) = read.wait().await {

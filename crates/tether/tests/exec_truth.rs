@@ -89,7 +89,7 @@ fn a_stop_the_host_cannot_confirm_is_reported_as_such() {
         return;
     };
     let t = token("unsure");
-    let late = format!("sleep 8; touch {}/late_{t}", f.marks.display());
+    let late = format!("sleep 12; touch {}/late_{t}", f.marks.display());
     let out = f.exec(
         Some("root"),
         "127.0.0.2",
@@ -107,7 +107,8 @@ fn a_stop_the_host_cannot_confirm_is_reported_as_such() {
             .ends_with("asked to stop; it may still be running on the host"),
         "{row}"
     );
-    // And so it was: it ran to its end.
+    // And so it was: it ran to its end (12 s: past the 1 s timeout and the
+    // 6 s tether waits for a confirmation, so its own end is no answer).
     wait(
         || f.marks.join(format!("late_{t}")).exists(),
         "the command tether could not stop to finish",

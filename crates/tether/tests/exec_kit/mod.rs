@@ -125,9 +125,11 @@ impl Fleet {
         self.command(login, hosts, extra, command).output().unwrap()
     }
 
-    /// A command that sleeps, then touches a file named after `token`.
+    /// A command that sleeps, then touches a file named after `token`: long
+    /// enough (8 s) that a stop after a 1 s timeout, even TERM ignored and
+    /// KILL a second later on a loaded machine, comes well before.
     pub fn late_touch(&self, token: &str) -> String {
-        format!("sleep 3; touch {}/late_{token}", self.marks.display())
+        format!("sleep 8; touch {}/late_{token}", self.marks.display())
     }
 
     /// Waits until no process runs with `token` in its command line, then

@@ -82,6 +82,9 @@ pub enum HostErrorKind {
     /// A file could not be copied (a path that is missing or of the wrong
     /// kind, permission denied, a full disk).
     Copy,
+    /// The command's channel ended without an exit status (the connection
+    /// was lost, or the server sent none): its end is unknown.
+    ConnectionLost,
 }
 
 impl HostErrorKind {
@@ -93,6 +96,7 @@ impl HostErrorKind {
             Self::Resolve => "resolve",
             Self::Ssh => "ssh",
             Self::Copy => "copy",
+            Self::ConnectionLost => "connection_lost",
         }
     }
 }
@@ -122,6 +126,12 @@ pub enum HostError {
     Ssh(String),
     /// A copy failure (a file operation here or on the host), as one line.
     Copy(String),
+    /// The command had been sent and its channel ended without an exit
+    /// status or signal: the host told nothing of its end.
+    ConnectionLost {
+        /// True when the connection itself was gone (not only the channel).
+        connection_closed: bool,
+    },
 }
 
 impl HostError {
@@ -177,6 +187,7 @@ impl HostError {
             Self::Resolve(_) => HostErrorKind::Resolve,
             Self::Ssh(_) => HostErrorKind::Ssh,
             Self::Copy(_) => HostErrorKind::Copy,
+            Self::ConnectionLost { .. } => HostErrorKind::ConnectionLost,
         }
     }
 }
@@ -204,6 +215,18 @@ impl std::fmt::Display for HostError {
                 halt.says()
             ),
             Self::Resolve(m) | Self::Ssh(m) | Self::Copy(m) => f.write_str(m),
+            Self::ConnectionLost {
+                connection_closed: true,
+            } => f.write_str(
+                "the connection was lost before the command's end; it may have run partly, \
+                 or may still be running on the host (no exit status came)",
+            ),
+            Self::ConnectionLost {
+                connection_closed: false,
+            } => f.write_str(
+                "the command's channel closed without an exit status; its end is unknown \
+                 (it may still be running on the host)",
+            ),
         }
     }
 }
@@ -231,5 +254,10 @@ mod tests {
             halt: Halt::NotStarted,
         };
         assert_eq!(e.to_string(), "cancelled (fail fast): not started");
+        let e = HostError::ConnectionLost {
+            connection_closed: true,
+        };
+        assert_eq!(e.kind().as_str(), "connection_lost");
+        assert!(e.to_string().contains("connection was lost"), "{e}");
     }
 }

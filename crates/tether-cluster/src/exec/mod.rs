@@ -328,6 +328,7 @@ async fn one(
     for (stream, l) in last {
         let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
     }
+    let connection_closed = conn.is_closed();
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
@@ -345,6 +346,11 @@ async fn one(
                 opts.command_timeout.unwrap_or_default(),
                 halt(&e),
             ));
+        }
+        // No exit status and no signal: the host told nothing of the
+        // command's end (a lost connection, or a server that sent none).
+        Ok(e) if e.exit_code.is_none() && e.signal.is_none() => {
+            result.error = Some(HostError::ConnectionLost { connection_closed });
         }
         Ok(e) => {
             result.exit_code = e.exit_code;

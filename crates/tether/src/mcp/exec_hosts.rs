@@ -75,6 +75,9 @@ pub enum ErrorKind {
     Ssh,
     /// A file could not be copied (copies only; a command never has it).
     Copy,
+    /// The command's channel ended without an exit status (its connection
+    /// lost): its end is unknown.
+    ConnectionLost,
 }
 
 impl From<exec::HostErrorKind> for ErrorKind {
@@ -85,6 +88,7 @@ impl From<exec::HostErrorKind> for ErrorKind {
             exec::HostErrorKind::Resolve => Self::Resolve,
             exec::HostErrorKind::Ssh => Self::Ssh,
             exec::HostErrorKind::Copy => Self::Copy,
+            exec::HostErrorKind::ConnectionLost => Self::ConnectionLost,
         }
     }
 }

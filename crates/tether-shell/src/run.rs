@@ -12,6 +12,7 @@ use crate::control::Pending;
 use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
+use crate::link::Staged;
 use crate::pump::{EndMark, Phase};
 use crate::remote_probe::ProbeWatch;
 use crate::result::{ForegroundProgram, LinkFailure, RunResult, Status, signal_of_status};
@@ -119,7 +120,15 @@ impl Session {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
         self.redactor.note_command(code);
-        let input = self.stdin_file(code, opts.stdin.as_deref()).await?;
+        let deadline = t0 + opts.timeout;
+        let input = match self
+            .stdin_file(code, opts.stdin.as_deref(), deadline)
+            .await?
+        {
+            Ok(input) => input,
+            Err(Staged::LinkHung) => return Ok(self.hung_before_typing(t0)),
+            Err(Staged::Written) => None,
+        };
         let grouped = input.as_ref().map_or(code, |(_, c)| c.as_str());
         let file = self.next_shell_path("cmd", self.dialect());
         // The marks' nonce: the session secret (in the shell's setup file,
@@ -134,8 +143,16 @@ impl Session {
             .types_command_files()
             .then(|| self.opts.dialect.inline_file(&file, text.as_bytes()))
             .flatten();
-        if inline.is_none() {
-            self.write_command_file(file.clone(), text).await?;
+        if inline.is_none()
+            && self
+                .write_command_file(file.clone(), text, deadline)
+                .await?
+                == Staged::LinkHung
+        {
+            if let Some((path, _)) = input {
+                self.remove_shell_file(path).await;
+            }
+            return Ok(self.hung_before_typing(t0));
         }
         let spill = self.next_path("out", "txt");
         {
@@ -186,7 +203,6 @@ impl Session {
         // A process an earlier command left holding the terminal cannot
         // take the line (it is stopped while the shell reads it).
         self.terminal.write_past_holders(line)?;
-        let deadline = t0 + opts.timeout;
         let result = match self.wait(deadline).await {
             Woke::Deadline if opts.on_timeout == OnTimeout::Keep => {
                 Ok(self.deadline_result(t0).await)
@@ -209,14 +225,18 @@ impl Session {
     }
 
     /// With `stdin`, writes it to a private file where the shell reads it
-    /// and returns that file with `code` reading from it.
+    /// and returns that file with `code` reading from it; by `deadline`
+    /// (then the link is checked, see [`Session::write_before_typing`]),
+    /// else `Err(Staged::LinkHung)`.
+    #[allow(clippy::type_complexity)]
     async fn stdin_file(
         &mut self,
         code: &str,
         stdin: Option<&[u8]>,
-    ) -> Result<Option<(std::path::PathBuf, String)>, ShellError> {
+        deadline: Instant,
+    ) -> Result<Result<Option<(std::path::PathBuf, String)>, Staged>, ShellError> {
         let Some(bytes) = stdin else {
-            return Ok(None);
+            return Ok(Ok(None));
         };
         let path = self.next_shell_path("in", "data");
         let dialect = self.opts.dialect.name();
@@ -225,8 +245,13 @@ impl Session {
             .dialect
             .with_stdin(code, &path)
             .ok_or(ShellError::StdinUnsupported(dialect))?;
-        self.write_shell_file(path.clone(), bytes.to_vec()).await?;
-        Ok(Some((path, code)))
+        match self
+            .write_before_typing(vec![(path.clone(), bytes.to_vec())], deadline)
+            .await?
+        {
+            Staged::Written => Ok(Ok(Some((path, code)))),
+            Staged::LinkHung => Ok(Err(Staged::LinkHung)),
+        }
     }
 
     /// Removes a file written by `write_shell_file` (best effort).

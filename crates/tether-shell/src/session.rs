@@ -401,15 +401,6 @@ impl Session {
         self.shell_dir.join(format!("{stem}-{}.{ext}", self.seq))
     }
 
-    /// Writes a private file where the shell can read it.
-    pub(crate) async fn write_shell_file(
-        &self,
-        path: PathBuf,
-        bytes: Vec<u8>,
-    ) -> Result<(), ShellError> {
-        self.place.write_files(vec![(path, bytes)]).await
-    }
-
     /// Writes a command's file where the shell reads it: through the
     /// session directory's descriptor for a local shell (which removes it
     /// once the next command starts), else by the place. A host's files
@@ -419,13 +410,19 @@ impl Session {
         &mut self,
         file: PathBuf,
         text: String,
-    ) -> Result<(), ShellError> {
+        deadline: std::time::Instant,
+    ) -> Result<crate::link::Staged, ShellError> {
         match (
             self.local_files.as_mut(),
             file.file_name().and_then(|n| n.to_str()),
         ) {
-            (Some(files), Some(name)) => files.write_command(name, text.as_bytes()),
-            _ => self.write_shell_file(file, text.into_bytes()).await,
+            (Some(files), Some(name)) => files
+                .write_command(name, text.as_bytes())
+                .map(|()| crate::link::Staged::Written),
+            _ => {
+                self.write_before_typing(vec![(file, text.into_bytes())], deadline)
+                    .await
+            }
         }
     }
 

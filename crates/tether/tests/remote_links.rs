@@ -300,3 +300,45 @@ fn a_killed_daemons_remote_directories_are_swept() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(!closed.exists(), "{} left on the host", closed.display());
 }
+
+/// A command too long to be typed goes to the host over a channel of its
+/// own before the line is typed: with the host hung, that step too gives up
+/// by the call's deadline plus the link check's grace (it waited 60 s), as
+/// `connection_lost`, `unanswered`, the command not started.
+#[test]
+fn a_hung_link_before_the_command_is_typed_is_said_by_the_deadline() {
+    let Some(r) = start("truth-hung-long") else {
+        return;
+    };
+    let shell = shell_pid(&r, "h10");
+    let long = format!("true {}", "x".repeat(5000));
+    let stopped = Stopped::above(shell);
+    let t0 = Instant::now();
+    let mut call = spawn(
+        &r,
+        &["run", "-s", "h10", "--timeout", "3", "--json", "--", &long],
+    );
+    let bound = Duration::from_secs(3 + 20);
+    while call.try_wait().unwrap().is_none() {
+        if t0.elapsed() > bound {
+            let _ = call.kill();
+            drop(stopped);
+            panic!("the call did not return within {bound:?} of a hung link");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = call.wait_with_output().unwrap();
+    drop(stopped);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    assert_eq!(
+        (out.status.code(), v["status"].as_str()),
+        (Some(120), Some("connection_lost")),
+        "{v}"
+    );
+    assert_eq!(v["link"]["failure"], "unanswered", "{v}");
+    assert_eq!(v["link"]["command_started"], false, "{v}");
+    // Resumed, the session works again in a fresh shell.
+    let (code, v) = r.json(&["run", "-s", "h10", "--", "echo back"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("back\n")), "{v}");
+}

@@ -17,6 +17,7 @@
 //! whose commands may be stopped must carry only that command (`tether
 //! exec` and `tether ssh` open one connection per host).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use russh::{ChannelMsg, ChannelReadHalf, ChannelWriteHalf, client::Msg};
@@ -27,9 +28,8 @@ use crate::exec::Event;
 /// What is known of a command tether asked to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Halted {
-    /// The host confirmed its end: the kill found nothing left, or (when
-    /// the kill could not run) the channel reported an exit status or
-    /// closed.
+    /// The host confirmed its end: the channel reported an exit status or
+    /// closed, and the kill did not see processes survive.
     Confirmed,
     /// Asked to stop; the host confirmed nothing (a lost connection, a host
     /// without `ps`, a kill that left processes): it may still run.
@@ -38,6 +38,10 @@ pub enum Halted {
 
 /// The longest the stop waits for the host's confirmation.
 const GRACE: Duration = Duration::from_secs(6);
+
+/// How long after a kill that found nothing, with the command's channel
+/// still silent, the kill looks again.
+const AGAIN: Duration = Duration::from_millis(250);
 
 /// Ends every descendant of the session process (`$PPID`) but this shell
 /// and its own children: TERM, about a second for them to go, then KILL.
@@ -81,8 +85,10 @@ impl Connection {
         on_event: &mut impl FnMut(Event) -> F,
     ) -> Halted {
         let _ = write.signal(russh::Sig::TERM).await;
+        // Set once the command's channel has said how it ended (or went).
+        let watched = AtomicBool::new(false);
         let watch = async {
-            loop {
+            let ended = loop {
                 match read.wait().await {
                     Some(ChannelMsg::Data { data }) => on_event(Event::Stdout(data.to_vec())).await,
                     Some(ChannelMsg::ExtendedData { data, ext: 1 }) => {
@@ -92,24 +98,42 @@ impl Connection {
                         ChannelMsg::ExitStatus { .. }
                         | ChannelMsg::ExitSignal { .. }
                         | ChannelMsg::Close,
-                    ) => return true,
+                    ) => break true,
                     Some(_) => {}
                     // The channel or the connection went without a word.
-                    None => return false,
+                    None => break false,
+                }
+            };
+            watched.store(true, Ordering::Release);
+            ended
+        };
+        // The kill again while the channel has not said the command ended:
+        // under load the server may start the command's process after a
+        // kill looked (a kill that found nothing then proves nothing).
+        let kills = async {
+            loop {
+                let kill = self.end_session_tree().await;
+                if kill != Kill::Gone || watched.load(Ordering::Acquire) {
+                    return kill;
+                }
+                tokio::time::sleep(AGAIN).await;
+                if watched.load(Ordering::Acquire) {
+                    return kill;
                 }
             }
         };
-        let both = async { tokio::join!(watch, self.end_session_tree()) };
+        let both = async { tokio::join!(watch, kills) };
         let (ended, kill) = tokio::time::timeout(GRACE, both)
             .await
             .unwrap_or((false, Kill::NoAnswer));
         let _ = write.close().await;
-        // Processes the kill saw survive outweigh a closed channel (a child
-        // that closed its output may live on); a kill that could not run
-        // leaves the channel's word.
+        // Ended only when the channel said so (its exit status, or its
+        // close): a kill that found nothing is not enough alone. Processes
+        // the kill saw survive outweigh a closed channel (a child that
+        // closed its output may live on).
         match (kill, ended) {
-            (Kill::Gone, _) | (Kill::NoAnswer, true) => Halted::Confirmed,
-            (Kill::Left, _) | (Kill::NoAnswer, false) => Halted::Unconfirmed,
+            (Kill::Gone | Kill::NoAnswer, true) => Halted::Confirmed,
+            (Kill::Left, _) | (_, false) => Halted::Unconfirmed,
         }
     }
 

@@ -37,14 +37,7 @@ fn a_remote_thief_on_the_terminal_cannot_forge_an_exit() {
     let out = r.tether(&["run", "--host", "web01", "-s", "rt", "--", &start_thief]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let pid: i32 = wait_for(30, "the thief reading the terminal", || {
-        let pid: i32 = std::fs::read_to_string(&pid_file)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        tether_pty::procfs::syscall(pid, pid)
-            .is_some_and(|c| c.nr == 0)
-            .then_some(pid)
+        common::thief_reading(&pid_file)
     });
     for i in 1..=4 {
         let ran = shared.join(format!("ran-{i}"));

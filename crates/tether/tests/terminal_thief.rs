@@ -29,14 +29,7 @@ fn a_thief_on_the_terminal_is_named_and_cannot_forge_or_steal() {
     let out = d.run(&["run", "--norc", "--", &start]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let pid: i32 = wait_for(20, "the thief reading the terminal", || {
-        let pid: i32 = std::fs::read_to_string(&pid_file)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        tether_pty::procfs::syscall(pid, pid)
-            .is_some_and(|c| c.nr == 0)
-            .then_some(pid)
+        common::thief_reading(&pid_file)
     });
     for i in 1..=4 {
         let ran = scratch.join(format!("ran-{i}"));

@@ -182,6 +182,19 @@ impl Person {
     }
 }
 
+/// The pid the thief (`tether_testkit::thief`) wrote to `pid_file`, once
+/// it is blocked reading the terminal; `None` before.
+pub fn thief_reading(pid_file: &std::path::Path) -> Option<i32> {
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    tether_pty::procfs::syscall(pid, pid)
+        .is_some_and(|c| c.nr == 0)
+        .then_some(pid)
+}
+
 /// `tether mcp` spoken to line by line, with a private home whose
 /// ssh_config reaches real sshd on `ips` (one key, known_hosts, no agent);
 /// initialized (request id 1).

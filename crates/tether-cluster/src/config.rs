@@ -25,7 +25,7 @@ pub struct Settings {
     pub identity: Option<String>,
     /// Jump hosts, comma-separated.
     pub jump: Option<String>,
-    /// Most connections at once.
+    /// Most connections at once (1 or more: 0 is an error, as `-f 0` is).
     pub fanout: Option<usize>,
     /// Seconds to connect.
     pub connect_timeout: Option<u64>,
@@ -141,15 +141,52 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl Config {
     /// Parses `text` (from `file`, for messages).
     pub fn parse(file: &Path, text: &str) -> Result<Config, ClusterError> {
-        toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+        let placed = |offset: usize, problem: String| {
+            let (line, column) = line_col(text, offset);
             ClusterError::Config {
                 file: file.to_path_buf(),
                 line,
                 column,
-                problem: e.message().to_owned(),
+                problem,
             }
-        })
+        };
+        let config: Config = toml::from_str(text)
+            .map_err(|e| placed(e.span().map_or(0, |s| s.start), e.message().to_owned()))?;
+        if let Some((table, offset)) = config.zero_fanout(text) {
+            return Err(placed(
+                offset,
+                format!(
+                    "fanout = 0 in [{table}] would run nothing: set it to 1 or more, or remove it (default 64)"
+                ),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The table that sets `fanout = 0` (refused, as `-f 0` is) and where
+    /// in `text` its value stands.
+    fn zero_fanout(&self, text: &str) -> Option<(String, usize)> {
+        let mut tables = vec![("defaults".to_owned(), &self.defaults)];
+        tables.extend(
+            self.clusters
+                .iter()
+                .map(|(name, c)| (format!("clusters.{name}"), &c.settings)),
+        );
+        let (table, _) = tables.into_iter().find(|(_, s)| s.fanout == Some(0))?;
+        let offset = toml::de::DeTable::parse(text).ok().and_then(|doc| {
+            let mut at = doc.get_ref();
+            let mut keys = table.split('.').collect::<Vec<_>>();
+            if keys.len() > 2 {
+                // A cluster's name may hold dots: it is everything after
+                // `clusters.`.
+                keys = vec!["clusters", &table["clusters.".len()..]];
+            }
+            for key in keys {
+                at = at.get(key)?.get_ref().as_table()?;
+            }
+            Some(at.get("fanout")?.span().start)
+        });
+        Some((table, offset.unwrap_or(0)))
     }
 
     /// Reads `file`; a missing file is an empty config only when it is the
@@ -228,6 +265,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn fanout_0_is_an_error_naming_the_file_and_key() {
+        for (text, at) in [
+            ("[defaults]\nfanout = 0\n", "c.toml:2:"),
+            (
+                "[clusters.prod]\nnodes = \"web1\"\nfanout = 0\n",
+                "c.toml:3:",
+            ),
+        ] {
+            let e = Config::parse(Path::new("c.toml"), text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(at) && e.contains("fanout = 0"),
+                "{text:?}: {e}"
+            );
+        }
+        let c = Config::parse(Path::new("c.toml"), "[defaults]\nfanout = 3\n").unwrap_or_default();
+        assert_eq!(c.defaults.fanout, Some(3));
     }
 
     #[test]

@@ -403,6 +403,20 @@ pub struct LinkLoss {
     pub command_started: bool,
 }
 
+impl LinkLoss {
+    /// What is known of the command's fate after its host link failed, in
+    /// the words every front-end prints (CLI and MCP alike). No detail
+    /// (`None`) reads as not seen to start: tether claims no more than it
+    /// saw.
+    pub fn fate(loss: Option<&Self>) -> &'static str {
+        if loss.is_some_and(|l| l.command_started) {
+            "the command had started: it may have run partly, or may still run there"
+        } else {
+            "the command was not seen to start: it may not have run, or may still run once the link recovers"
+        }
+    }
+}
+
 /// The program still in the foreground.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 pub struct Foreground {

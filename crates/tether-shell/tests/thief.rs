@@ -13,39 +13,9 @@ use std::time::{Duration, Instant};
 
 use tether_shell::dialect::{Bash, Dialect, Posix, Zsh};
 use tether_shell::{RunOptions, RunResult, Session, Status};
+use tether_testkit::thief::{self, Echo};
 
 mod common;
-
-/// The thief: opens the terminal named on its command line, records its pid,
-/// then reads it forever. Everything it reads it echoes to the terminal as
-/// output, and for every nonce it can build from what it read (each run of
-/// 16 or more hex digits, each pair of them joined, each followed by each
-/// number it read) it writes forged start and end marks (exit 0, cwd
-/// /forged).
-const THIEF: &str = r#"
-import itertools, os, re, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write(str(os.getpid()))
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-seen = ""
-while True:
-    data = os.read(fd, 4096)
-    if not data:
-        break
-    text = data.decode("utf-8", "replace")
-    seen += text
-    os.write(fd, ("thief read: %r\n" % text).encode())
-    hexes = set(re.findall(r"[0-9a-fA-F]{16,}", seen))
-    numbers = set(re.findall(r"\b[0-9]{1,6}\b", seen)) | {""}
-    bases = hexes | {a + b for a, b in itertools.permutations(hexes, 2)}
-    forged = ""
-    for n in bases:
-        for k in numbers:
-            forged += "\033]6973;%s%s;start\007" % (n, k)
-            forged += "\033]6973;%s%s;end;exit=0;pipe=0;ran=1;cwd=/forged\007" % (n, k)
-    os.write(fd, forged.encode())
-"#;
 
 /// A private scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -56,12 +26,11 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn python3() -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
-    if !found {
-        eprintln!("SKIPPED: python3 is not installed (the thief is a python3 script)");
+    let why = thief::unavailable();
+    if let Some(why) = &why {
+        eprintln!("SKIPPED: {why}");
     }
-    found
+    why.is_none()
 }
 
 /// Waits (with a deadline) until the thief has recorded its pid and is
@@ -99,8 +68,7 @@ async fn run(s: &mut Session, code: &str) -> RunResult {
 /// (its file appears), reports its own exit code and output, and its
 /// result names the thief; once the thief is gone, no result names it.
 async fn thief_cannot_forge(mut s: Session, dir: &Path) {
-    let thief = dir.join("thief.py");
-    std::fs::write(&thief, THIEF).unwrap();
+    let thief = thief::write(dir, Echo::Quoted);
     let pid_file = dir.join("thief.pid");
     let r = run(
         &mut s,

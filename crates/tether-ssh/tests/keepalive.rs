@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -49,15 +50,38 @@ async fn relay(upstream: (String, u16), dead: Arc<AtomicBool>) -> u16 {
     port
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
+/// A scratch directory, a client key in it, and an sshd on `ip` that
+/// takes it; `None` (with a printed reason) when sshd cannot run here.
+fn host(name: &str, ip: &str) -> Option<(Scratch, PathBuf, Sshd)> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
-        return;
+        return None;
     }
-    let scratch = Scratch::new("keepalive");
+    let scratch = Scratch::new(name);
     let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
-    let sshd = Sshd::start("127.0.0.2", &[&key.with_extension("pub")], false).unwrap();
+    let sshd = Sshd::start(ip, &[&key.with_extension("pub")], false).unwrap();
+    Some((scratch, key, sshd))
+}
+
+/// Host keys checked against `known` only, `key` only (no agent), and
+/// keepalives every `interval` with `count` unanswered allowed.
+fn options(known: PathBuf, key: PathBuf, (interval, count): (Duration, usize)) -> ConnectOptions {
+    ConnectOptions {
+        known_hosts: vec![known],
+        policy: HostKeyPolicy::Yes,
+        identities: vec![key],
+        identities_only: true,
+        agent: None,
+        keepalive: Some((interval, count)),
+        ..ConnectOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
+    let Some((scratch, key, sshd)) = host("keepalive", "127.0.0.2") else {
+        return;
+    };
     let dead = Arc::new(AtomicBool::new(false));
     let port = relay((sshd.ip.clone(), sshd.port), Arc::clone(&dead)).await;
     let host_key = sshd.known_hosts_line();
@@ -70,15 +94,7 @@ async fn a_silent_peer_is_detected_within_the_keepalive_budget() {
         port,
         user: user(),
     };
-    let opts = ConnectOptions {
-        known_hosts: vec![known],
-        policy: HostKeyPolicy::Yes,
-        identities: vec![key],
-        identities_only: true,
-        agent: None,
-        keepalive: Some((Duration::from_secs(1), 2)),
-        ..ConnectOptions::default()
-    };
+    let opts = options(known, key, (Duration::from_secs(1), 2));
     let c = connect(&target, &opts).await.unwrap();
     // The link dies once the command has started.
     let flag = Arc::clone(&dead);
@@ -151,13 +167,9 @@ fn signal(pids: &[i32], sig: &str) {
 /// asserts only that the end comes (a hang bound).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_sshd_is_given_up_after_interval_times_count_plus_one() {
-    if let Some(why) = tether_testkit::unavailable() {
-        eprintln!("SKIPPED: {why}");
+    let Some((scratch, key, sshd)) = host("keepalive-stop", "127.0.0.50") else {
         return;
-    }
-    let scratch = Scratch::new("keepalive-stop");
-    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
-    let sshd = Sshd::start("127.0.0.50", &[&key.with_extension("pub")], false).unwrap();
+    };
     let known = scratch.0.join("known_hosts");
     std::fs::write(&known, sshd.known_hosts_line()).unwrap();
     let target = Target {
@@ -167,15 +179,7 @@ async fn a_stopped_sshd_is_given_up_after_interval_times_count_plus_one() {
         user: user(),
     };
     let (interval, count) = (Duration::from_secs(1), 2);
-    let opts = ConnectOptions {
-        known_hosts: vec![known],
-        policy: HostKeyPolicy::Yes,
-        identities: vec![key],
-        identities_only: true,
-        agent: None,
-        keepalive: Some((interval, count)),
-        ..ConnectOptions::default()
-    };
+    let opts = options(known, key, (interval, count));
     let c = connect(&target, &opts).await.unwrap();
     let stopped = Arc::new(std::sync::Mutex::new((Vec::new(), None)));
     let s = Arc::clone(&stopped);

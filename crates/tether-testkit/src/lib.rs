@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+pub mod thief;
+
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// Why SSH tests cannot run here, if they cannot.

@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tether_daemon::protocol::{LinkFailure, ShellResult, Status};
+use tether_daemon::protocol::{LinkFailure, LinkLoss, ShellResult, Status};
 use tether_term::printable::escaped;
 
 /// Exit code: the command did not parse as complete; nothing ran.
@@ -141,18 +141,11 @@ pub fn note(r: &ShellResult) -> Option<String> {
         ),
         Status::ConnectionLost => {
             let host = r.host.as_deref().map_or("its host".into(), shown);
-            let (how, started) = r.link.as_ref().map_or(("was lost", false), |l| {
-                let how = match l.failure {
-                    LinkFailure::Lost => "was lost",
-                    LinkFailure::Unanswered => "stopped answering",
-                };
-                (how, l.command_started)
+            let how = r.link.as_ref().map_or("was lost", |l| match l.failure {
+                LinkFailure::Lost => "was lost",
+                LinkFailure::Unanswered => "stopped answering",
             });
-            let fate = if started {
-                "the command had started: it may have run partly, or may still run there"
-            } else {
-                "the command was not seen to start: it may not have run, or may still run once the link recovers"
-            };
+            let fate = LinkLoss::fate(r.link.as_ref());
             format!(
                 "the connection to {host} {how} after {seconds:.1} s; {fate}; the next command on session {s} starts a fresh shell (cwd restored) and ends what the old one left"
             )

@@ -6,7 +6,10 @@
 
 use std::process::{Command, Output};
 
+use exec_kit::{collect, wait};
 use tether_testkit::{Scratch, Sshd, fleet, keygen};
+
+mod exec_kit;
 
 const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
@@ -193,7 +196,7 @@ fn stdin_streams_to_running_hosts_and_whole_to_late_ones() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, b"first\n").unwrap();
-    tether_testkit_wait(|| child.try_wait().unwrap().is_some(), "the run to end");
+    wait(|| child.try_wait().unwrap().is_some(), "the run to end");
     let out = child.wait_with_output().unwrap();
     drop(stdin);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -405,8 +408,6 @@ fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
 
 #[test]
 fn ctrl_c_once_says_who_runs_twice_cancels() {
-    use std::io::Read;
-    use std::sync::{Arc, Mutex};
     let Some(f) = start() else { return };
     let mut child = f
         .command("127.0.0.[2-4]", &[], "echo started; sleep 30")
@@ -414,31 +415,15 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let collect = |mut r: Box<dyn Read + Send>| {
-        let seen = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = r.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        seen
-    };
-    let out = collect(Box::new(child.stdout.take().unwrap()));
-    let err = collect(Box::new(child.stderr.take().unwrap()));
-    tether_testkit_wait(
+    let out = collect(child.stdout.take().unwrap());
+    let err = collect(child.stderr.take().unwrap());
+    wait(
         || out.lock().unwrap().matches("started").count() == 3,
         "all three to start",
     );
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    tether_testkit_wait(
+    wait(
         || {
             err.lock()
                 .unwrap()
@@ -449,7 +434,7 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{}", err.lock().unwrap());
-    tether_testkit_wait(
+    wait(
         || {
             err.lock()
                 .unwrap()
@@ -459,17 +444,6 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
         },
         "three cancellations",
     );
-}
-
-fn tether_testkit_wait(mut f: impl FnMut() -> bool, what: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !f() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -603,13 +577,13 @@ fn a_passphrase_is_asked_on_the_terminal_once() {
             sink.lock().unwrap().push_str(&String::from_utf8_lossy(&c));
         }
     });
-    tether_testkit_wait(
+    wait(
         || seen.lock().unwrap().contains("Enter passphrase for key"),
         "the prompt",
     );
     pty.write(b"open sesame\r".to_vec()).unwrap();
     let exit = pty.exit();
-    tether_testkit_wait(|| exit.borrow().is_some(), "exec to finish");
+    wait(|| exit.borrow().is_some(), "exec to finish");
     assert_eq!(
         *exit.borrow(),
         Some(ExitInfo::Code(0)),
@@ -617,7 +591,7 @@ fn a_passphrase_is_asked_on_the_terminal_once() {
         seen.lock().unwrap()
     );
     // The last output can reach us after the exit is seen.
-    tether_testkit_wait(
+    wait(
         || {
             let t = seen.lock().unwrap();
             t.contains("127.0.0.12: unlocked") && t.contains("127.0.0.13: unlocked")

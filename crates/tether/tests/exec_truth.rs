@@ -12,7 +12,7 @@ mod exec_kit;
 
 use std::process::{Command, Stdio};
 
-use exec_kit::{TETHER, logins, start, start_with, token, wait};
+use exec_kit::{TETHER, collect, logins, start, start_with, token, wait};
 
 fn who(login: Option<&str>) -> &str {
     login.unwrap_or("the test user")
@@ -143,8 +143,6 @@ fn fail_fast_ends_the_commands_it_cancels() {
 
 #[test]
 fn ctrl_c_twice_ends_the_commands() {
-    use std::io::Read;
-    use std::sync::{Arc, Mutex};
     let Some(f) = start() else { return };
     for login in logins() {
         let t = token("int");
@@ -155,24 +153,8 @@ fn ctrl_c_twice_ends_the_commands() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let collect = |mut r: Box<dyn Read + Send>| {
-            let seen = Arc::new(Mutex::new(String::new()));
-            let sink = Arc::clone(&seen);
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = r.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-            seen
-        };
-        let out = collect(Box::new(child.stdout.take().unwrap()));
-        let err = collect(Box::new(child.stderr.take().unwrap()));
+        let out = collect(child.stdout.take().unwrap());
+        let err = collect(child.stderr.take().unwrap());
         wait(
             || out.lock().unwrap().matches("started").count() == 2,
             "both to start",

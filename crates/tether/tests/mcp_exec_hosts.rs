@@ -5,70 +5,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+mod common;
 
+use std::process::Command;
+
+use common::McpFleet;
 use serde_json::{Value, json};
-use tether_testkit::{Scratch, fleet, keygen};
 
 #[test]
 fn exec_hosts_groups_identical_results() {
-    if let Some(why) = tether_testkit::unavailable() {
-        eprintln!("SKIPPED: {why}");
+    let Some(mut m) = McpFleet::start("mcp-exec-home", &["127.0.0.2", "127.0.0.3", "127.0.0.4"])
+    else {
         return;
-    }
-    let home = Scratch::new("mcp-exec-home");
-    let ssh = home.0.join(".ssh");
-    std::fs::create_dir_all(&ssh).unwrap();
-    let key = keygen(&ssh.join("id_ed25519"), "").unwrap();
-    let (port, _sshd, known) = fleet(
-        &["127.0.0.2", "127.0.0.3", "127.0.0.4"],
-        &[&key.with_extension("pub")],
-    )
-    .unwrap();
-    std::fs::write(ssh.join("known_hosts"), known).unwrap();
-    std::fs::write(
-        ssh.join("config"),
-        format!(
-            "Host *\n  Port {port}\n  User {}\n  IdentityAgent none\n",
-            tether_testkit::user()
-        ),
-    )
-    .unwrap();
-    let tether_dir = home.0.join("tether");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["mcp", "--norc"])
-        .env("HOME", &home.0)
-        .env("TETHER_DIR", &tether_dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut call = |id: u64, method: &str, params: Value| -> Value {
-        writeln!(
-            stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        )
-        .unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0);
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
     };
-    call(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
-    );
-    let tools = call(2, "tools/list", json!({}));
+    let tools = m.call(2, "tools/list", json!({}));
     let exec = tools["result"]["tools"]
         .as_array()
         .unwrap()
@@ -80,7 +30,7 @@ fn exec_hosts_groups_identical_results() {
     assert!(exec["outputSchema"]["properties"]["groups"].is_object());
 
     let cmd = "set -- $SSH_CONNECTION; [ $3 = 127.0.0.4 ] && { echo odd; exit 2; }; echo same";
-    let r = call(
+    let r = m.call(
         3,
         "tools/call",
         json!({"name": "exec_hosts", "arguments": {"hosts": "127.0.0.[2-5]", "command": cmd, "timeout_s": 30}}),
@@ -120,7 +70,7 @@ fn exec_hosts_groups_identical_results() {
     assert_eq!(groups[2]["error_kind"], "ssh", "{groups:?}");
     assert!(groups[0]["error_kind"].is_null(), "{groups:?}");
 
-    let r = call(
+    let r = m.call(
         4,
         "tools/call",
         json!({"name": "exec_hosts", "arguments": {"hosts": "127.0.0.[2-4]", "command": "seq 1 1000", "output_limit": 20}}),
@@ -128,7 +78,7 @@ fn exec_hosts_groups_identical_results() {
     let g = &r["result"]["structuredContent"]["groups"][0];
     assert_eq!(g["hosts"], "127.0.0.[2-4]");
     assert_eq!(g["truncated"]["total_chars"], 3893);
-    let r = call(
+    let r = m.call(
         5,
         "tools/call",
         json!({"name": "exec_hosts", "arguments": {"hosts": "n[3-1]", "command": "true"}}),
@@ -137,7 +87,7 @@ fn exec_hosts_groups_identical_results() {
 
     // shell_run with a host: a persistent shell there, named after it.
     let mut run = |id: u64, args: Value| {
-        let r = call(
+        let r = m.call(
             id,
             "tools/call",
             json!({"name": "shell_run", "arguments": args}),
@@ -176,7 +126,7 @@ fn exec_hosts_groups_identical_results() {
         json!({"host": "127.0.0.2", "command": "read -p 'go? ' a; echo got $a"}),
     );
     assert_eq!(s["status"], "waiting_for_input", "{s}");
-    let r = call(
+    let r = m.call(
         10,
         "tools/call",
         json!({"name": "shell_send", "arguments": {"session": "127.0.0.2", "input": "yes\n"}}),
@@ -187,8 +137,8 @@ fn exec_hosts_groups_identical_results() {
         (Some("exited"), Some("got yes\n")),
         "{r}"
     );
-    drop(stdin);
-    child.wait().unwrap();
+    let tether_dir = m.tether_dir.clone();
+    m.finish();
     let _ = Command::new(env!("CARGO_BIN_EXE_tether"))
         .args(["daemon", "stop"])
         .env("TETHER_DIR", &tether_dir)

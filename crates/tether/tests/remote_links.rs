@@ -76,13 +76,7 @@ fn a_lost_link_is_connection_lost_not_a_signal() {
     wait_output(&r, "lost", "started");
     common::remote::kill_connection_above(shell);
     let out = call.wait_with_output().unwrap();
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
-    assert_eq!(
-        (out.status.code(), v["status"].as_str()),
-        (Some(120), Some("connection_lost")),
-        "{v}"
-    );
+    let v = connection_lost(&out);
     assert_eq!(v["exit_code"], serde_json::Value::Null, "{v}");
     assert_eq!(v["signal"], serde_json::Value::Null, "{v}");
     assert_eq!(v["host"], "web01", "{v}");
@@ -95,6 +89,19 @@ fn a_lost_link_is_connection_lost_not_a_signal() {
     assert_eq!(v["shell_restarted"], true, "{v}");
 }
 
+/// The `--json` result in `out`, asserted to be `connection_lost` (exit
+/// 120).
+fn connection_lost(out: &std::process::Output) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    assert_eq!(
+        (out.status.code(), v["status"].as_str()),
+        (Some(120), Some("connection_lost")),
+        "{v}"
+    );
+    v
+}
+
 /// The sshd processes serving `shell_pid`'s connection and their
 /// listener, stopped (SIGSTOP) until the guard is dropped (SIGCONT): the
 /// host hangs, as a host or link that stopped answering does.
@@ -102,26 +109,8 @@ struct Stopped(Vec<i32>);
 
 impl Stopped {
     fn above(shell_pid: i32) -> Stopped {
-        let parent_of = |pid: i32| -> Option<i32> {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            stat.rsplit(')')
-                .next()?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()
-        };
-        let mut at = parent_of(shell_pid).expect("the shell's parent");
-        let mut chain = Vec::new();
-        while at > 1 {
-            let cmdline =
-                std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
-            chain.push(at);
-            if cmdline.contains("sshd_config") {
-                break;
-            }
-            at = parent_of(at).unwrap_or(1);
-        }
+        let (mut chain, listener) = common::remote::sshd_above(shell_pid);
+        chain.extend(listener);
         assert!(chain.len() >= 2, "no sshd above the shell {shell_pid}");
         for pid in &chain {
             signal(*pid, nix::sys::signal::Signal::SIGSTOP);
@@ -183,13 +172,7 @@ fn a_hung_link_is_said_by_the_deadline_plus_a_grace() {
     }
     let out = call.wait_with_output().unwrap();
     drop(stopped);
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
-    assert_eq!(
-        (out.status.code(), v["status"].as_str()),
-        (Some(120), Some("connection_lost")),
-        "{v}"
-    );
+    let v = connection_lost(&out);
     assert_eq!(v["host"], "web01", "{v}");
     assert_eq!(v["link"]["failure"], "unanswered", "{v}");
     assert_eq!(v["link"]["command_started"], false, "{v}");

@@ -12,38 +12,12 @@ mod common;
 
 use common::remote::start;
 use common::wait_for;
-
-/// Reads the terminal named by its first argument forever (after writing
-/// its pid to the second), forging start and end marks (exit 0, cwd
-/// /forged) from every run of hex digits and number it read.
-const THIEF: &str = r#"
-import itertools, os, re, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write(str(os.getpid()))
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-seen = ""
-while True:
-    data = os.read(fd, 4096)
-    if not data:
-        break
-    seen += data.decode("utf-8", "replace")
-    hexes = set(re.findall(r"[0-9a-fA-F]{16,}", seen))
-    numbers = set(re.findall(r"\b[0-9]{1,6}\b", seen)) | {""}
-    forged = ""
-    for n in hexes | {a + b for a, b in itertools.permutations(hexes, 2)}:
-        for k in numbers:
-            forged += "\033]6973;%s%s;start\007" % (n, k)
-            forged += "\033]6973;%s%s;end;exit=0;pipe=0;ran=1;cwd=/forged\007" % (n, k)
-    os.write(fd, forged.encode())
-"#;
+use tether_testkit::thief::{self, Echo};
 
 #[test]
 fn a_remote_thief_on_the_terminal_cannot_forge_an_exit() {
-    let python = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
-    if !python {
-        eprintln!("SKIPPED: python3 is not installed (the thief is a python3 script)");
+    if let Some(why) = thief::unavailable() {
+        eprintln!("SKIPPED: {why}");
         return;
     }
     let Some(r) = start("remote-thief") else {
@@ -54,9 +28,7 @@ fn a_remote_thief_on_the_terminal_cannot_forge_an_exit() {
     std::fs::create_dir_all(&shared).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    let thief = shared.join("thief.py");
-    std::fs::write(&thief, THIEF).unwrap();
-    std::fs::set_permissions(&thief, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let thief = thief::write(&shared, Echo::Silent);
     let pid_file = shared.join("thief.pid");
     let start_thief = format!(
         "t=$(tty); (setsid python3 {} $t {} </dev/null >/dev/null 2>&1 &)",
@@ -66,14 +38,7 @@ fn a_remote_thief_on_the_terminal_cannot_forge_an_exit() {
     let out = r.tether(&["run", "--host", "web01", "-s", "rt", "--", &start_thief]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let pid: i32 = wait_for(30, "the thief reading the terminal", || {
-        let pid: i32 = std::fs::read_to_string(&pid_file)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        tether_pty::procfs::syscall(pid, pid)
-            .is_some_and(|c| c.nr == 0)
-            .then_some(pid)
+        common::thief_reading(&pid_file)
     });
     for i in 1..=4 {
         let ran = shared.join(format!("ran-{i}"));

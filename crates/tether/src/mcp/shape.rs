@@ -134,18 +134,11 @@ pub struct SessionParams {
 
 /// What a model is told of a call whose host link failed.
 fn link_note(r: &ShellResult) -> String {
-    let (how, started) = r.link.as_ref().map_or(("lost", false), |l| {
-        let how = match l.failure {
-            tether_daemon::protocol::LinkFailure::Lost => "lost",
-            tether_daemon::protocol::LinkFailure::Unanswered => "not answering",
-        };
-        (how, l.command_started)
+    let how = r.link.as_ref().map_or("lost", |l| match l.failure {
+        tether_daemon::protocol::LinkFailure::Lost => "lost",
+        tether_daemon::protocol::LinkFailure::Unanswered => "not answering",
     });
-    let fate = if started {
-        "the command had started: it may have run partly, or may still run there"
-    } else {
-        "the command was not seen to start: it may not have run, or may still run once the link recovers"
-    };
+    let fate = tether_daemon::protocol::LinkLoss::fate(r.link.as_ref());
     format!(
         "connection lost: the link to the host is {how}; {fate}; the next call starts a fresh shell"
     )

@@ -181,3 +181,104 @@ impl Person {
         wait_for(20, "attach to exit", || *exit.borrow())
     }
 }
+
+/// The pid the thief (`tether_testkit::thief`) wrote to `pid_file`, once
+/// it is blocked reading the terminal; `None` before.
+pub fn thief_reading(pid_file: &std::path::Path) -> Option<i32> {
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    tether_pty::procfs::syscall(pid, pid)
+        .is_some_and(|c| c.nr == 0)
+        .then_some(pid)
+}
+
+/// `tether mcp` spoken to line by line, with a private home whose
+/// ssh_config reaches real sshd on `ips` (one key, known_hosts, no agent);
+/// initialized (request id 1).
+pub struct McpFleet {
+    pub home: tether_testkit::Scratch,
+    /// The daemon directory of the MCP server's sessions.
+    pub tether_dir: PathBuf,
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    _sshd: Vec<tether_testkit::Sshd>,
+}
+
+impl McpFleet {
+    /// The fleet and the server, or `None` (with a printed reason) when
+    /// sshd cannot run here.
+    pub fn start(name: &str, ips: &[&str]) -> Option<McpFleet> {
+        if let Some(why) = tether_testkit::unavailable() {
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+        let home = tether_testkit::Scratch::new(name);
+        let ssh = home.0.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        let key = tether_testkit::keygen(&ssh.join("id_ed25519"), "").unwrap();
+        let (port, sshd, known) =
+            tether_testkit::fleet(ips, &[&key.with_extension("pub")]).unwrap();
+        std::fs::write(ssh.join("known_hosts"), known).unwrap();
+        std::fs::write(
+            ssh.join("config"),
+            format!(
+                "Host *\n  Port {port}\n  User {}\n  IdentityAgent none\n",
+                tether_testkit::user()
+            ),
+        )
+        .unwrap();
+        let tether_dir = home.0.join("tether");
+        let mut child = Command::new(TETHER)
+            .args(["mcp", "--norc"])
+            .env("HOME", &home.0)
+            .env("TETHER_DIR", &tether_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut m = McpFleet {
+            home,
+            tether_dir,
+            child,
+            stdin,
+            stdout,
+            _sshd: sshd,
+        };
+        m.call(
+            1,
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        Some(m)
+    }
+
+    /// Sends request `id` and returns the answer with that id (lines
+    /// without it, notifications, are passed over).
+    pub fn call(&mut self, id: u64, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::{BufRead, Write};
+        let request =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{request}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0);
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == serde_json::json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// Closes the server's stdin and waits for it to end.
+    pub fn finish(mut self) {
+        drop(self.stdin);
+        self.child.wait().unwrap();
+    }
+}

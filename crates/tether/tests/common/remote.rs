@@ -91,11 +91,11 @@ impl Remote {
     }
 }
 
-/// Kills every process between a remote shell (`shell_pid`, as `$$`
-/// printed it) and its sshd listener: they all serve that one connection
-/// (for a user other than root, the privileged monitor too). The listener
-/// (started with `-f sshd_config`) stays, so the host can be reached again.
-pub fn kill_connection_above(shell_pid: i32) {
+/// The processes between a remote shell (`shell_pid`, as `$$` printed it)
+/// and its sshd listener (started with `-f sshd_config`), nearest first:
+/// they all serve that one connection (for a user other than root, the
+/// privileged monitor too); and the listener, if one was found above.
+pub fn sshd_above(shell_pid: i32) -> (Vec<i32>, Option<i32>) {
     let parent_of = |pid: i32| -> Option<i32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         stat.rsplit(')')
@@ -110,11 +110,19 @@ pub fn kill_connection_above(shell_pid: i32) {
     while at > 1 {
         let cmdline = std::fs::read_to_string(format!("/proc/{at}/cmdline")).unwrap_or_default();
         if cmdline.contains("sshd_config") {
-            break;
+            return (chain, Some(at));
         }
         chain.push(at);
         at = parent_of(at).unwrap_or(1);
     }
+    (chain, None)
+}
+
+/// Kills every process between a remote shell (`shell_pid`) and its sshd
+/// listener ([`sshd_above`]). The listener stays, so the host can be
+/// reached again.
+pub fn kill_connection_above(shell_pid: i32) {
+    let (chain, _listener) = sshd_above(shell_pid);
     assert!(!chain.is_empty(), "no sshd above the shell {shell_pid}");
     for pid in chain {
         super::sigkill(pid);

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tether_testkit::{Scratch, Sshd, fleet_with, keygen};
@@ -78,9 +79,21 @@ impl Fleet {
     }
 
     fn base(&self, login: Option<&str>, hosts: &str) -> Command {
+        let mut c = self.tether(&["exec", "-H", hosts]);
+        if let Some(user) = login {
+            c.args(["-l", user]);
+        }
+        c
+    }
+
+    /// `tether SUBCOMMAND` with this fleet's port, key and known_hosts, no
+    /// ssh_config, never asking for a secret.
+    fn tether(&self, subcommand: &[&str]) -> Command {
         let mut c = Command::new(TETHER);
         c.env("USER", tether_testkit::user());
-        c.args(["exec", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
+        c.args(&subcommand[..1])
+            .args(["-F", "none", "-o", "BatchMode=yes"])
+            .args(&subcommand[1..])
             .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
             .arg("-o")
             .arg(format!(
@@ -89,27 +102,13 @@ impl Fleet {
             ))
             .arg("-i")
             .arg(self.scratch.0.join("id_ed25519"));
-        if let Some(user) = login {
-            c.args(["-l", user]);
-        }
         c
     }
 
     /// `tether ssh` to `host` with this fleet's port, key and known_hosts.
     pub fn ssh(&self, host: &str, command: &[&str]) -> Command {
-        let mut c = Command::new(TETHER);
-        c.env("USER", tether_testkit::user());
-        c.args(["ssh", "-F", "none", "-o", "BatchMode=yes"])
-            .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
-            .arg("-o")
-            .arg(format!(
-                "UserKnownHostsFile={}",
-                self.scratch.0.join("known_hosts").display()
-            ))
-            .arg("-i")
-            .arg(self.scratch.0.join("id_ed25519"))
-            .arg(host)
-            .args(command);
+        let mut c = self.tether(&["ssh"]);
+        c.arg(host).args(command);
         c
     }
 
@@ -159,6 +158,25 @@ pub fn running_with(token: &str) -> bool {
     })
 }
 
+/// Everything read from `r` so far, gathered by a thread until its end.
+pub fn collect(mut r: impl std::io::Read + Send + 'static) -> Arc<Mutex<String>> {
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+/// Waits (20 s at most) until `f` holds.
 pub fn wait(mut f: impl FnMut() -> bool, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !f() {

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tether_ssh::{ConnectOptions, HostKeyPolicy, SftpProblem, SshError, Target, connect};
 use tether_testkit::{Scratch, Sshd, keygen};
@@ -39,12 +39,27 @@ async fn start_sftp(
         ..ConnectOptions::default()
     };
     let conn = connect(&target, &opts).await.unwrap();
-    let started = Instant::now();
     let r = tokio::time::timeout(BOUND, conn.sftp())
         .await
         .unwrap_or_else(|_| panic!("the subsystem's end was not reported within {BOUND:?}"));
-    assert!(started.elapsed() < BOUND);
     r
+}
+
+/// Starts sshd on `ip` with `extra` first in its config, starts SFTP there
+/// as `user`, and returns the error's text (a lost session, asserted).
+async fn refused(
+    ip: &str,
+    scratch: &Scratch,
+    key: &std::path::Path,
+    extra: &str,
+    user: &str,
+) -> String {
+    let port = tether_testkit::free_port(ip).unwrap();
+    let sshd = Sshd::start_with(ip, port, &[&key.with_extension("pub")], false, extra).unwrap();
+    let e = start_sftp(&sshd, scratch, key, user).await.unwrap_err();
+    let m = e.to_string();
+    assert!(lost(&e), "{e:?}");
+    m
 }
 
 fn lost(e: &SshError) -> bool {
@@ -65,21 +80,8 @@ async fn a_missing_sftp_server_is_reported_at_once_with_its_reason() {
     }
     let scratch = Scratch::new("sftp-missing");
     let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
-    let port = tether_testkit::free_port("127.0.0.43").unwrap();
     let extra = "Subsystem sftp /nonexistent/tether/sftp-server\n";
-    let sshd = Sshd::start_with(
-        "127.0.0.43",
-        port,
-        &[&key.with_extension("pub")],
-        false,
-        extra,
-    )
-    .unwrap();
-    let e = start_sftp(&sshd, &scratch, &key, &tether_testkit::user())
-        .await
-        .unwrap_err();
-    let m = e.to_string();
-    assert!(lost(&e), "{e:?}");
+    let m = refused("127.0.0.43", &scratch, &key, extra, &tether_testkit::user()).await;
     // (OpenSSH's sshd sends no stderr for a subsystem: the shell's "not
     // found" stays on the host; the status says it.)
     assert!(
@@ -150,18 +152,7 @@ async fn a_nologin_shell_is_reported_at_once_with_what_it_said() {
     let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
     let root = scratch.0.join("root");
     let extra = tether_testkit::sftp_subsystem(&root, "", "").unwrap();
-    let port = tether_testkit::free_port("127.0.0.44").unwrap();
-    let sshd = Sshd::start_with(
-        "127.0.0.44",
-        port,
-        &[&key.with_extension("pub")],
-        false,
-        &extra,
-    )
-    .unwrap();
-    let e = start_sftp(&sshd, &scratch, &key, user).await.unwrap_err();
-    let m = e.to_string();
-    assert!(lost(&e), "{e:?}");
+    let m = refused("127.0.0.44", &scratch, &key, &extra, user).await;
     assert!(
         m.contains("the SFTP subsystem ended")
             && m.contains("status 1")
@@ -188,20 +179,14 @@ async fn output_that_is_not_sftp_is_reported_at_once_with_what_it_said() {
     let root = scratch.0.join("root");
     let extra =
         tether_testkit::sftp_subsystem(&root, "", "echo Welcome to the noisy host;").unwrap();
-    let port = tether_testkit::free_port("127.0.0.51").unwrap();
-    let sshd = Sshd::start_with(
+    let m = refused(
         "127.0.0.51",
-        port,
-        &[&key.with_extension("pub")],
-        false,
+        &scratch,
+        &key,
         &extra,
+        &tether_testkit::user(),
     )
-    .unwrap();
-    let e = start_sftp(&sshd, &scratch, &key, &tether_testkit::user())
-        .await
-        .unwrap_err();
-    let m = e.to_string();
-    assert!(lost(&e), "{e:?}");
+    .await;
     // Said as "does not speak SFTP" while it runs, or, once the client's
     // end of input has ended it, in its end's reason.
     assert!(

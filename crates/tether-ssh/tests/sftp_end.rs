@@ -39,10 +39,9 @@ async fn start_sftp(
         ..ConnectOptions::default()
     };
     let conn = connect(&target, &opts).await.unwrap();
-    let r = tokio::time::timeout(BOUND, conn.sftp())
+    tokio::time::timeout(BOUND, conn.sftp())
         .await
-        .unwrap_or_else(|_| panic!("the subsystem's end was not reported within {BOUND:?}"));
-    r
+        .unwrap_or_else(|_| panic!("the subsystem's end was not reported within {BOUND:?}"))
 }
 
 /// Starts sshd on `ip` with `extra` first in its config, starts SFTP there

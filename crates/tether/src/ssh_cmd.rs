@@ -133,13 +133,10 @@ async fn with_terminal(
         },
         far: SshFar { remote },
     };
-    let (mut code, mut why) = bridge.run(typed).await?;
-    // A channel that closed without an exit status, on a connection that
-    // is gone, is a lost connection, not a hang-up the program got.
-    if code == 128 + 1 && conn.is_closed() {
-        code = FAILED;
-        why = LOST.to_owned();
-    }
+    // A channel that ends without an exit status is `ExitInfo::LinkLost`
+    // from the PTY itself (255 and "the connection was lost"); a SIGHUP
+    // the host reported is the program's own end.
+    let (code, why) = bridge.run(typed).await?;
     let farewell = match why.as_str() {
         "" => String::new(),
         LOST => format!("\r\ntether: {LOST} ({host})\r\n"),

@@ -101,7 +101,7 @@ pub fn holders_note(r: &ShellResult) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "left by earlier commands, holding this session's terminal (they may read its input): {}; `tether reset -s {}` ends them",
+        "left by earlier commands or the shell's start-up files, holding this session's terminal (they may read its input): {}; `tether reset -s {}` ends them",
         named.join(", "),
         shown(&r.session)
     ))

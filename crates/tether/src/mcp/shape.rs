@@ -205,7 +205,7 @@ pub fn render(r: &ShellResult) -> String {
             })
             .collect();
         parts.push(format!(
-            "holding the terminal, left by earlier commands: {}; shell_reset ends them",
+            "holding the terminal, left by earlier commands or start-up files: {}; shell_reset ends them",
             named.join(", ")
         ));
     }

@@ -76,17 +76,18 @@ __tether_held() {
       __tether_hl=${__tether_hl##*"$__tether_rp"}
       __tether_hl=${__tether_hl#* }; __tether_hl=${__tether_hl#* }; __tether_hl=${__tether_hl#* }; __tether_hl=${__tether_hl#* }
       [ -n "$__tether_tn" ] && [ "${__tether_hl%% *}" = "$__tether_tn" ] && __tether_hk=1
-      # Read to the end, no `break`: a loop left by `break` can leave the
-      # shell's stdin on the file (seen: the next command's `read` got the
-      # status file's next line).
-      [ "$__tether_hk" = 0 ] && while BI read -r __tether_ha __tether_hb; do
+      # Read to the end, no `break`, and on descriptor 9, never the
+      # shell's stdin: once (not reproduced since) a command's `read` after
+      # an end mark got this file's next line, as if the loop's redirection
+      # of stdin had not been undone.
+      [ "$__tether_hk" = 0 ] && while BI read -r __tether_ha __tether_hb <&9; do
         case $__tether_ha in
           CapEff:) case $__tether_hb in
               *[!0-9a-fA-F]*|'') ;;
               *) [ $(( 0x$__tether_hb >> 21 & 1 )) = 1 ] && __tether_hk=1 ;;
             esac ;;
         esac
-      done 2>/dev/null <"$__tether_hd/status"
+      done 2>/dev/null 9<"$__tether_hd/status"
     fi
     __tether_hc=
     BI read -r __tether_hc 2>/dev/null <"$__tether_hd/comm"

@@ -145,6 +145,15 @@ KEYTYPES="ssh-ed25519 ecdsa-sha2-nistp256 ecdsa-sha2-nistp384 ecdsa-sha2-nistp52
   done
 ) 9>"$key_cache/.lock"
 
+# What a test needs beyond the tools above ("" when nothing).
+needs_of() {
+  case "$1" in
+    agent) echo "ssh-agent ssh-add" ;;
+    percent) echo "openssl hostname" ;;
+    *) echo "" ;;
+  esac
+}
+
 port_of() { echo $((port_base + 10 * $(index_of "$1"))); }
 
 # End every process a test left (sshd, ssh -f, ssh-agent): each carries
@@ -179,7 +188,14 @@ first_failure() {
 }
 
 run_one() {
-  local t="$1" obj="$work/obj/$1" port rc start end line
+  local t="$1" obj="$work/obj/$1" port rc start end line tool lacking=""
+  for tool in $(needs_of "$t"); do
+    command -v "$tool" >/dev/null 2>&1 || lacking="$lacking $tool"
+  done
+  if [ -n "$lacking" ]; then
+    echo "SKIP $t: missing:$lacking"
+    return
+  fi
   port="$(port_of "$t")"
   rm -rf "$obj"
   mkdir -p "$obj"
@@ -202,7 +218,9 @@ run_one() {
   rc=$?
   end=$(date +%s)
   end_leftovers "$obj"
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+  if [ -f "$work/interrupted" ]; then
+    echo "FAIL $t: interrupted (the runner was stopped)"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     line="timed out after ${timeout_secs}s"
     [ -f "$obj/failed-regress.log" ] && line="$line; first failure: $(first_failure "$obj")"
     echo "FAIL $t: $line"
@@ -215,7 +233,10 @@ run_one() {
   fi
 }
 
-echo "openssh-regress: client $CLIENT${client:+ ($client)}; work $work" >&2
+echo "openssh-regress: client $CLIENT ($client); work $work" >&2
+# Interrupted: end what the tests started, then stop.
+trap ': >"$work/interrupted"; for o in "$work"/obj/*; do end_leftovers "$o"; done; exit 130' INT TERM
+rm -f "$work/interrupted"
 results="$work/results"
 : >"$results"
 running=0

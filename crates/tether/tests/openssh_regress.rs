@@ -25,11 +25,12 @@ fn runner() -> PathBuf {
 /// it passed (a skip prints its reason and returns).
 fn regress(name: &str) {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("openssh-regress");
+    let work = tmp.join(name);
     let out = match Command::new("bash")
         .arg(runner())
         .args(["--tether", TETHER, "--jobs", "1"])
         .arg("--work")
-        .arg(tmp.join(name))
+        .arg(&work)
         .arg("--key-cache")
         .arg(tmp.join("keys"))
         .arg(name)
@@ -56,8 +57,31 @@ fn regress(name: &str) {
     }
     assert!(
         line.starts_with("PASS ") && out.status.success(),
-        "OpenSSH regress test {name} with tether ssh:\n  {line}\n{stderr}"
+        "OpenSSH regress test {name} with tether ssh:\n  {line}\ntether said:\n{}\n{stderr}",
+        client_errors(&work.join("obj").join(name).join("output"))
     );
+}
+
+/// The first distinct error lines of the client in a test's output (its
+/// stderr goes there unless the script redirects it), for the failure
+/// message.
+fn client_errors(output: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(output).unwrap_or_default();
+    let mut seen: Vec<&str> = Vec::new();
+    for l in text.lines() {
+        let l = l.trim();
+        let ours = l.starts_with("tether:") || l.starts_with("error:");
+        if ours && !seen.contains(&l) && seen.len() < 8 {
+            seen.push(l);
+        }
+    }
+    if seen.is_empty() {
+        return "  (nothing on stderr)".to_owned();
+    }
+    seen.iter()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 macro_rules! regress_tests {

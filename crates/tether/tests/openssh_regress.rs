@@ -58,15 +58,17 @@ fn regress(name: &str) {
     assert!(
         line.starts_with("PASS ") && out.status.success(),
         "OpenSSH regress test {name} with tether ssh:\n  {line}\ntether said:\n{}\n{stderr}",
-        client_errors(&work.join("obj").join(name).join("output"))
+        client_errors(&work.join("obj").join(name))
     );
 }
 
-/// The first distinct error lines of the client in a test's output (its
-/// stderr goes there unless the script redirects it), for the failure
-/// message.
-fn client_errors(output: &std::path::Path) -> String {
-    let text = std::fs::read_to_string(output).unwrap_or_default();
+/// The first distinct error lines of the client in a test's `$OBJ`: its
+/// output (the client's stderr goes there unless the script redirects it)
+/// and failed-ssh.log (ssh.log as it was at each failure: a few scripts
+/// send the client's stderr there), for the failure message.
+fn client_errors(obj: &std::path::Path) -> String {
+    let read = |f: &str| std::fs::read_to_string(obj.join(f)).unwrap_or_default();
+    let text = read("output") + &read("failed-ssh.log");
     let mut seen: Vec<&str> = Vec::new();
     for l in text.lines() {
         let l = l.trim();

@@ -95,6 +95,12 @@ if [ -n "$missing" ]; then
   exit 0
 fi
 
+# sshd run as root wants its privilege separation directory (the service
+# makes it at boot; a fresh container may not have it).
+if [ "$(id -u)" -eq 0 ] && [ ! -d /run/sshd ]; then
+  mkdir -p /run/sshd && chmod 0755 /run/sshd
+fi
+
 if [ -z "$work" ]; then
   work="$(mktemp -d "${TMPDIR:-/tmp}/openssh-regress.XXXXXX")"
   own_work=yes

@@ -212,6 +212,12 @@ run_one() {
     return
   fi
   port="$(port_of "$t")"
+  # Its port and the next (dynamic-forward's) must be free; else 1000 up.
+  local tries=0
+  while [ $tries -lt 5 ] && { nc -z 127.0.0.1 "$port" || nc -z 127.0.0.1 $((port + 1)); } 2>/dev/null; do
+    port=$((port + 1000))
+    tries=$((tries + 1))
+  done
   rm -rf "$obj"
   mkdir -p "$obj"
   for k in $KEYTYPES; do

@@ -1,6 +1,9 @@
-//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, through
-//! jump hosts (a failing one named as the jump host), the handshake, the
-//! host-key check under a policy, then authentication (`auth`).
+//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, or a
+//! `ProxyCommand` (`proxy`), through jump hosts (a failing one named as the
+//! jump host), the handshake, the host-key check under a policy (under
+//! `HostKeyAlias`, with a `KnownHostsCommand`'s lines), then authentication
+//! (`auth`). The server's banner is kept for the caller; agent channels
+//! the server opens are served (`agent_forward`) when asked for.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -73,6 +76,25 @@ pub struct ConnectOptions {
     /// through the one before it, with its own options (their own `jumps`
     /// are not used).
     pub jumps: Vec<Jump>,
+    /// `ProxyCommand` (tokens not expanded yet): its stdin and stdout carry
+    /// the connection instead of TCP to `HostName:Port`. Only the first
+    /// hop's is used (the first jump host's, or the target's without
+    /// jumps), as OpenSSH's `-W` chain does.
+    pub proxy_command: Option<String>,
+    /// `HostKeyAlias`: the name host keys are looked up and learned under
+    /// (as written, no `[host]:port`).
+    pub host_key_alias: Option<String>,
+    /// `KnownHostsCommand` (tokens not expanded yet): more known_hosts
+    /// lines, after the files.
+    pub known_hosts_command: Option<String>,
+    /// `HashKnownHosts`: a learned key's host name is written hashed.
+    pub hash_known_hosts: bool,
+    /// `CertificateFile`: certificates to log in with (each with the
+    /// private key of an identity, or of the agent).
+    pub certificates: Vec<PathBuf>,
+    /// `ForwardAgent`: the agent socket forwarded to the host (`None`: no
+    /// forwarding, the default).
+    pub forward_agent: Option<PathBuf>,
 }
 
 /// One jump host and how to connect to it.
@@ -110,31 +132,83 @@ impl Default for ConnectOptions {
             secrets: None,
             passwords: true,
             jumps: Vec::new(),
+            proxy_command: None,
+            host_key_alias: None,
+            known_hosts_command: None,
+            hash_known_hosts: false,
+            certificates: Vec::new(),
+            forward_agent: None,
         }
     }
 }
 
-/// The handshake's view of the host key.
+/// The handshake's view of the host key, and the server's other requests.
 pub(crate) struct Checker {
     target: Target,
     known_hosts: Vec<PathBuf>,
     policy: HostKeyPolicy,
+    /// The name known_hosts knows the host by.
+    lookup: String,
+    /// `KnownHostsCommand`.
+    command: Option<String>,
+    /// `HostKeyAlias`, else the host as named (`%k`).
+    alias: String,
+    hash: bool,
     refusal: Arc<Mutex<Option<SshError>>>,
     /// A changed key accepted because the policy is `no`: the refusal it
     /// would have been, for the warning.
     accepted_changed: Arc<Mutex<Option<SshError>>>,
+    /// The server's banner (`SSH_MSG_USERAUTH_BANNER`).
+    banner: Arc<Mutex<Option<String>>>,
+    /// The agent to serve the host's agent channels from (`ForwardAgent`).
+    forward_agent: Option<PathBuf>,
 }
 
 fn fingerprint(key: &PublicKey) -> String {
     key.fingerprint(HashAlg::Sha256).to_string()
 }
 
+/// The name known_hosts knows `target` by: the `HostKeyAlias`, else
+/// `HostName` (`[HostName]:port` off port 22).
+fn lookup_name(target: &Target, opts: &ConnectOptions) -> String {
+    match &opts.host_key_alias {
+        Some(alias) => alias.to_ascii_lowercase(),
+        None => known_hosts::host_key_name(&target.hostname, target.port),
+    }
+}
+
 impl Checker {
-    fn verdict(&self, key: &PublicKey) -> Result<(), SshError> {
+    /// The known_hosts lines: the files, then the command's output for
+    /// `why` (`HOSTNAME`, `ORDER`).
+    async fn sources(
+        &self,
+        why: &str,
+        key: Option<&PublicKey>,
+    ) -> Result<Vec<(PathBuf, String)>, SshError> {
+        let mut sources = known_hosts::read_files(&self.known_hosts);
+        if let Some(command) = &self.command {
+            let t = &self.target;
+            let invocation = crate::known_hosts_command::Invocation {
+                why,
+                hostname: &t.hostname,
+                port: t.port,
+                user: &t.user,
+                original: &t.host,
+                lookup: &self.lookup,
+                alias: &self.alias,
+                key,
+            };
+            sources.push(crate::known_hosts_command::run(command, &t.host, &invocation).await?);
+        }
+        Ok(sources)
+    }
+
+    async fn verdict(&self, key: &PublicKey) -> Result<(), SshError> {
         let t = &self.target;
         let host = t.host.clone();
         let fingerprint = fingerprint(key);
-        match known_hosts::check(&self.known_hosts, &t.hostname, t.port, key) {
+        let sources = self.sources("HOSTNAME", Some(key)).await?;
+        match known_hosts::check_in(&sources, &self.lookup, key) {
             Verdict::Known(_) => Ok(()),
             // A revoked key is refused whatever the policy, as in OpenSSH.
             Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
@@ -162,7 +236,7 @@ impl Checker {
             }),
             Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
                 match self.known_hosts.first() {
-                    Some(file) => known_hosts::learn(file, &t.hostname, t.port, key),
+                    Some(file) => known_hosts::learn(file, &self.lookup, key, self.hash),
                     None => Ok(()),
                 }
             }
@@ -183,9 +257,9 @@ impl client::Handler for Checker {
         presented: &PublicKeyOrCertificate,
     ) -> Result<bool, Self::Error> {
         let verdict = match presented {
-            PublicKeyOrCertificate::PublicKey { key, .. } => self.verdict(key),
+            PublicKeyOrCertificate::PublicKey { key, .. } => self.verdict(key).await,
             PublicKeyOrCertificate::Certificate(c) => {
-                self.verdict(&PublicKey::from(c.public_key().clone()))
+                self.verdict(&PublicKey::from(c.public_key().clone())).await
             }
         };
         match verdict {
@@ -198,6 +272,27 @@ impl client::Handler for Checker {
             }
         }
     }
+
+    async fn auth_banner(
+        &mut self,
+        banner: &str,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        if let Ok(mut b) = self.banner.lock() {
+            b.get_or_insert_with(String::new).push_str(banner);
+        }
+        Ok(())
+    }
+
+    async fn server_channel_open_agent_forward(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        crate::agent_forward::serve(self.forward_agent.clone(), channel, reply).await;
+        Ok(())
+    }
 }
 
 /// An authenticated connection; commands run on channels of it.
@@ -205,8 +300,22 @@ pub struct Connection {
     pub(crate) handle: client::Handle<Checker>,
     pub(crate) host: String,
     pub(crate) env: Vec<(String, String)>,
+    /// Agent forwarding is asked for on each session channel.
+    pub(crate) forward_agent: bool,
+    banner: Arc<Mutex<Option<String>>>,
     /// The jump hosts' connections, kept open while this one lives.
     _through: Vec<Connection>,
+    /// The `ProxyCommand` carrying it, ended with it.
+    _proxy: Option<crate::proxy::ProxyProcess>,
+}
+
+impl Connection {
+    /// The banner the server sent before authentication (sshd's
+    /// `Banner`), as sent: text from elsewhere, to be escaped before it
+    /// reaches a terminal.
+    pub fn banner(&self) -> Option<String> {
+        self.banner.lock().ok().and_then(|b| b.clone())
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -294,10 +403,34 @@ async fn hop_connect(
     opts: &ConnectOptions,
 ) -> Result<Connection, SshError> {
     let conn = match prev {
-        None => {
-            let stream = tcp(hop).await?;
-            handshake(stream, hop, opts).await?
-        }
+        None => match &opts.proxy_command {
+            Some(command) => {
+                let t = crate::proxy::Tokens {
+                    hostname: &hop.hostname,
+                    port: hop.port,
+                    user: &hop.user,
+                    original: &hop.host,
+                    alias: opts.host_key_alias.as_deref().unwrap_or(&hop.host),
+                };
+                let command =
+                    crate::proxy::expand(command, &t).map_err(|problem| SshError::Config {
+                        place: "ProxyCommand".into(),
+                        problem,
+                    })?;
+                let (stream, proxy) = crate::proxy::spawn(&command, hop)?;
+                match handshake(stream, hop, opts).await {
+                    Ok(mut conn) => {
+                        conn._proxy = Some(proxy);
+                        conn
+                    }
+                    Err(e) => return Err(proxy.explain(&hop.host, e).await),
+                }
+            }
+            None => {
+                let stream = tcp(hop).await?;
+                handshake(stream, hop, opts).await?
+            }
+        },
         Some(prev) => {
             let channel = prev
                 .handle
@@ -420,7 +553,27 @@ where
         host: host.clone(),
         what,
     })?;
-    let known = known_hosts::known_algorithms(&opts.known_hosts, &target.hostname, target.port);
+    let refusal = Arc::new(Mutex::new(None));
+    let accepted_changed = Arc::new(Mutex::new(None));
+    let banner = Arc::new(Mutex::new(None));
+    let checker = Checker {
+        target: target.clone(),
+        known_hosts: opts.known_hosts.clone(),
+        policy: opts.policy,
+        lookup: lookup_name(target, opts),
+        command: opts.known_hosts_command.clone(),
+        alias: opts
+            .host_key_alias
+            .clone()
+            .unwrap_or_else(|| target.host.clone()),
+        hash: opts.hash_known_hosts,
+        refusal: Arc::clone(&refusal),
+        accepted_changed: Arc::clone(&accepted_changed),
+        banner: Arc::clone(&banner),
+        forward_agent: opts.forward_agent.clone(),
+    };
+    let known =
+        known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);
     if !known.is_empty() {
         // Ask for the key type we know first, as OpenSSH does.
         let rest: Vec<_> = config
@@ -434,15 +587,6 @@ where
         keys.extend(rest);
         config.preferred.key = keys.into();
     }
-    let refusal = Arc::new(Mutex::new(None));
-    let accepted_changed = Arc::new(Mutex::new(None));
-    let checker = Checker {
-        target: target.clone(),
-        known_hosts: opts.known_hosts.clone(),
-        policy: opts.policy,
-        refusal: Arc::clone(&refusal),
-        accepted_changed: Arc::clone(&accepted_changed),
-    };
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
         Err(e) => {
@@ -466,6 +610,9 @@ where
         handle,
         host,
         env: opts.env.clone(),
+        forward_agent: opts.forward_agent.is_some(),
+        banner,
         _through: Vec::new(),
+        _proxy: None,
     })
 }

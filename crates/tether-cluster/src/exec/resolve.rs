@@ -48,6 +48,45 @@ pub struct Overrides {
     pub jumps: Option<Vec<String>>,
     /// See `ssh_config(5)`.
     pub config: Option<PathBuf>,
+    /// `-o ProxyCommand` (`none`: direct); it wins over `jumps` (the
+    /// command line sets it only when `-J` did not come first).
+    pub proxy_command: Option<String>,
+    /// See `ssh_config(5)`.
+    pub host_key_alias: Option<String>,
+    /// See `ssh_config(5)`.
+    pub known_hosts_command: Option<String>,
+    /// See `ssh_config(5)`.
+    pub hash_known_hosts: Option<bool>,
+    /// `CertificateFile`s, before ssh_config's.
+    pub certificates: Vec<PathBuf>,
+    /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
+    pub forward_agent: Option<String>,
+}
+
+/// How to reach a host: jump hosts, or a `ProxyCommand` (never both), as
+/// OpenSSH picks: the command line first (`-o ProxyCommand`, else `-J` and
+/// tether's `jump`), then ssh_config's, where the first of `ProxyJump` and
+/// `ProxyCommand` obtained wins; `none` is a direct connection. A jump
+/// host has no jumps of its own, only its own ProxyCommand.
+fn route(
+    ov: &Overrides,
+    cfg: &tether_ssh::config::HostConfig,
+    hop: bool,
+) -> (Vec<String>, Option<String>) {
+    let command = |c: &String| (!c.trim().eq_ignore_ascii_case("none")).then(|| c.clone());
+    if hop {
+        return (Vec::new(), cfg.proxy_command.as_ref().and_then(command));
+    }
+    if let Some(c) = &ov.proxy_command {
+        return (Vec::new(), command(c));
+    }
+    if let Some(j) = &ov.jumps {
+        return (j.clone(), None);
+    }
+    if let Some(c) = &cfg.proxy_command {
+        return (Vec::new(), command(c));
+    }
+    (cfg.proxy_jump.clone().unwrap_or_default(), None)
 }
 
 /// `StrictHostKeyChecking`'s values.
@@ -136,14 +175,7 @@ pub fn resolve(
         .or(cfg.server_alive_interval.map(Duration::from_secs))
         .filter(|d| !d.is_zero());
     let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
-    let jumps = if hop {
-        Vec::new()
-    } else {
-        ov.jumps
-            .clone()
-            .or(cfg.proxy_jump.clone())
-            .unwrap_or_default()
-    };
+    let (jumps, proxy_command) = route(ov, &cfg, hop);
     let jumps = jumps
         .iter()
         .map(|j| {
@@ -177,6 +209,28 @@ pub fn resolve(
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
         jumps,
+        proxy_command,
+        host_key_alias: ov.host_key_alias.clone().or(cfg.host_key_alias.clone()),
+        known_hosts_command: ov
+            .known_hosts_command
+            .clone()
+            .or(cfg.known_hosts_command.clone())
+            .filter(|c| c != "none"),
+        hash_known_hosts: ov
+            .hash_known_hosts
+            .or(cfg.hash_known_hosts)
+            .unwrap_or(false),
+        certificates: ov
+            .certificates
+            .iter()
+            .chain(&cfg.certificate_files)
+            .cloned()
+            .collect(),
+        // Never to a jump host: no session runs there.
+        forward_agent: match ov.forward_agent.as_ref().or(cfg.forward_agent.as_ref()) {
+            Some(v) if !hop => tether_ssh::agent_socket(v)?,
+            _ => None,
+        },
     };
     Ok((target, connect))
 }

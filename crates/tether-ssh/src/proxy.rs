@@ -1,8 +1,10 @@
 //! `ProxyCommand`, run as `ssh` runs it: `$SHELL -c "exec COMMAND"` (or
 //! `/bin/sh` when `SHELL` is unset), its tokens expanded (`%h %p %r %n %k
-//! %%`), its stdin and stdout the SSH transport, its stderr ours. It runs
-//! in a process group of its own, ended (the whole group: `SIGHUP`, then
-//! `SIGTERM`) when the connection it carries is dropped (the
+//! %%`), its stdin and stdout the SSH transport, its stderr ours. It stays
+//! in tether's process group, as in ssh, so it can still ask on the
+//! terminal (a bastion's passphrase). It is ended with its process tree
+//! (itself and every descendant, found in `/proc`: `SIGHUP` as ssh sends,
+//! then `SIGTERM`) when the connection it carries is dropped (the
 //! [`ProxyProcess`] belongs to the `Connection`, not to the stream russh's
 //! session task holds, so the end does not wait for that task). A command that
 //! cannot start, exits with a failure, or closes its output before the
@@ -63,11 +65,10 @@ pub(crate) fn expand(command: &str, t: &Tokens<'_>) -> Result<String, String> {
     Ok(out)
 }
 
-/// The running command; dropping the last reference ends its process
-/// group.
+/// The running command; dropping it ends its process tree.
 pub(crate) struct ProxyProcess {
     child: tokio::sync::Mutex<Child>,
-    group: Option<nix::unistd::Pid>,
+    pid: Option<i32>,
     /// The command as run (tokens expanded), for messages.
     command: String,
     /// Bytes read from it so far.
@@ -76,15 +77,48 @@ pub(crate) struct ProxyProcess {
 
 impl Drop for ProxyProcess {
     fn drop(&mut self) {
-        use nix::sys::signal::{Signal, killpg};
-        if let Some(group) = self.group {
-            // As ssh ends its proxy (SIGHUP), then SIGTERM for a command
-            // that ignores hang-ups; SIGCONT wakes a stopped one to die.
-            for sig in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGCONT] {
-                let _ = killpg(group, sig);
+        use nix::sys::signal::{Signal, kill};
+        let Some(pid) = self.pid else { return };
+        let mut tree = descendants(pid);
+        tree.insert(0, pid);
+        // As ssh ends its proxy (SIGHUP), then SIGTERM for a command that
+        // ignores hang-ups; SIGCONT wakes a stopped one to die.
+        for sig in [Signal::SIGHUP, Signal::SIGTERM, Signal::SIGCONT] {
+            for p in &tree {
+                let _ = kill(nix::unistd::Pid::from_raw(*p), sig);
             }
         }
     }
+}
+
+/// Every process below `root` (children, theirs …), from `/proc`.
+fn descendants(root: i32) -> Vec<i32> {
+    let parent_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`: the name may hold spaces and parens.
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let all: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut found = vec![root];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        at += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// The command's stdout and stdin as one byte stream, for the handshake.
@@ -145,7 +179,6 @@ pub(crate) fn spawn(
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| {
@@ -157,14 +190,11 @@ pub(crate) fn spawn(
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(failed(ProxyFailure::NotStarted("no pipes".into())));
     };
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(nix::unistd::Pid::from_raw);
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let read = Arc::new(AtomicU64::new(0));
     let process = ProxyProcess {
         child: tokio::sync::Mutex::new(child),
-        group,
+        pid,
         command: command.to_owned(),
         read: Arc::clone(&read),
     };

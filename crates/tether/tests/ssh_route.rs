@@ -200,9 +200,10 @@ fn the_proxy_commands_processes_end_with_the_connection() {
     };
     w.know_the_host();
     let pid_file = w.file("sleeper.pid");
-    // A helper the command started, in its process group.
+    // A helper the command started (its output elsewhere: tether's
+    // stderr pipe would keep this test waiting on it).
     let config = w.config(&format!(
-        "  ProxyCommand sh -c 'sleep 300 & echo $! > {}; exec nc %h %p'\n",
+        "  ProxyCommand sh -c 'sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {}; exec nc %h %p'\n",
         pid_file.display()
     ));
     let out = w.ssh(&config, &["target", "true"]);

@@ -234,3 +234,98 @@ pub fn resolve(
     };
     Ok((target, connect))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(h: &str) -> HostSpec {
+        HostSpec::parse(h).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// ssh_config `text` written to a file of its own, and the overrides
+    /// reading it.
+    fn with_config(name: &str, text: &str, ov: Overrides) -> (PathBuf, Overrides) {
+        let file =
+            std::env::temp_dir().join(format!("tether-resolve-{name}-{}.conf", std::process::id()));
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
+        let ov = Overrides {
+            config: Some(file.clone()),
+            ..ov
+        };
+        (file, ov)
+    }
+
+    fn route_of(ov: &Overrides, host: &str) -> (Vec<String>, Option<String>) {
+        let (_, o) = resolve(&spec(host), ov, false).unwrap_or_else(|e| panic!("{e}"));
+        (
+            o.jumps.iter().map(|j| j.target.host.clone()).collect(),
+            o.proxy_command,
+        )
+    }
+
+    #[test]
+    fn proxy_jump_and_proxy_command_first_obtained_wins_command_line_first() {
+        let text = "Host cmd-first\n  ProxyCommand nc %h %p\n  ProxyJump j1\n\
+                    Host jump-first\n  ProxyJump j2\n  ProxyCommand nc %h %p\n\
+                    Host none-first\n  ProxyCommand none\n  ProxyJump j3\n\
+                    Host j1\n  ProxyCommand nc bastion %p\n";
+        let (file, ov) = with_config("route", text, Overrides::default());
+        let nc = Some("nc %h %p".to_owned());
+        assert_eq!(route_of(&ov, "cmd-first"), (vec![], nc.clone()));
+        assert_eq!(route_of(&ov, "jump-first"), (vec!["j2".into()], None));
+        assert_eq!(route_of(&ov, "none-first"), (vec![], None));
+        // The command line wins over ssh_config: -J …
+        let j = Overrides {
+            jumps: Some(vec!["j9".into()]),
+            ..ov.clone()
+        };
+        assert_eq!(route_of(&j, "cmd-first"), (vec!["j9".into()], None));
+        // … and -o ProxyCommand (`none`: direct).
+        let p = Overrides {
+            proxy_command: Some("none".into()),
+            ..ov.clone()
+        };
+        assert_eq!(route_of(&p, "jump-first"), (vec![], None));
+        // A jump host keeps its own ProxyCommand (the first hop runs it).
+        let (_, o) = resolve(
+            &spec("jump-first"),
+            &Overrides {
+                jumps: Some(vec!["j1".into()]),
+                ..ov.clone()
+            },
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.jumps[0].options.proxy_command.as_deref(),
+            Some("nc bastion %p")
+        );
+        let _ = std::fs::remove_file(file);
+    }
+
+    #[test]
+    fn trust_and_login_directives_reach_the_connect_options() {
+        let text = "Host *\n  HostKeyAlias Alias1\n  KnownHostsCommand /bin/kh %H\n  HashKnownHosts yes\n  CertificateFile /c/%h-cert.pub\n  ForwardAgent /run/agent.sock\n";
+        let (file, ov) = with_config("trust", text, Overrides::default());
+        let (_, o) = resolve(&spec("web01"), &ov, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias.as_deref(), Some("Alias1"));
+        assert_eq!(o.known_hosts_command.as_deref(), Some("/bin/kh %H"));
+        assert!(o.hash_known_hosts);
+        assert_eq!(o.certificates, [PathBuf::from("/c/web01-cert.pub")]);
+        assert_eq!(o.forward_agent, Some(PathBuf::from("/run/agent.sock")));
+        // Never by default, never to a jump host, and `no` wins when first.
+        let none = Overrides::default();
+        let (_, o) = resolve(&spec("web01"), &none, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        let (_, o) = resolve(&spec("web01"), &ov, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        let no = Overrides {
+            forward_agent: Some("no".into()),
+            ..ov.clone()
+        };
+        let (_, o) = resolve(&spec("web01"), &no, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        let _ = std::fs::remove_file(file);
+    }
+}

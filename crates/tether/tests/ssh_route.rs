@@ -1,6 +1,6 @@
-//! How `tether ssh` and `tether exec` reach and trust a host, as OpenSSH's
-//! client does, against a real sshd and a private ssh_config: a
-//! `ProxyCommand` (`nc %h %p`) carries the connection (its tokens
+//! How `tether ssh`, `exec`, `cp` and `run --host` reach and trust a host,
+//! as OpenSSH's client does, against a real sshd and a private ssh_config:
+//! a `ProxyCommand` (`nc %h %p`) carries the connection (its tokens
 //! expanded, its process group ended with the connection, a failing one
 //! named with its stderr shown and exit 255); keys looked up under
 //! `HostKeyAlias`, from a `KnownHostsCommand`, and learned hashed under
@@ -390,5 +390,66 @@ fn a_certificate_logs_in_beside_the_key_or_named() {
         (out.status.code(), text(&out.stdout).as_str()),
         (Some(0), "named\n"),
         "{out:?}"
+    );
+}
+
+#[test]
+fn a_proxy_command_serves_cp_and_the_daemons_remote_shells() {
+    if nc_missing() {
+        return;
+    }
+    let Some(sftp) = tether_testkit::sftp_server() else {
+        eprintln!("SKIPPED: OpenSSH's sftp-server is not installed");
+        return;
+    };
+    let subsystem = format!("Subsystem sftp {}\n", sftp.display());
+    let Some(w) = start("proxy-cp-run", "127.0.0.77", &subsystem, true) else {
+        return;
+    };
+    w.know_the_host();
+    let log = w.file("proxy.log");
+    let config = w.config(&format!(
+        "  ProxyCommand sh -c 'echo %n >> {}; exec nc %h %p'\n",
+        log.display()
+    ));
+    // `tether cp` (SFTP on the connection).
+    let local = w.file("payload");
+    std::fs::write(&local, "copied through the proxy\n").unwrap();
+    let remote = format!("/tmp/tether-route-cp-{}", std::process::id());
+    let out = w.tether(
+        &[
+            "cp",
+            "-F",
+            config.to_str().unwrap(),
+            local.to_str().unwrap(),
+            &format!("target:{remote}"),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&remote).unwrap(),
+        "copied through the proxy\n"
+    );
+    let _ = std::fs::remove_file(&remote);
+    // The daemon's remote shell (`run --host`), from ~/.ssh/config.
+    let ssh_dir = w.scratch.0.join(".ssh");
+    std::fs::create_dir_all(&ssh_dir).unwrap();
+    std::fs::copy(&config, ssh_dir.join("config")).unwrap();
+    let d = common::Daemon::new("route-run-host");
+    let out = d
+        .cmd(&["run", "--host", "target", "--", "echo ran-remotely"])
+        .env("HOME", &w.scratch.0)
+        .env("USER", tether_testkit::user())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(text(&out.stdout).contains("ran-remotely"), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "target\ntarget\n",
+        "one connection through the proxy each"
     );
 }

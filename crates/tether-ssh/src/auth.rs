@@ -77,6 +77,23 @@ pub(crate) async fn authenticate(
     opts: &ConnectOptions,
     passwords: bool,
 ) -> Result<(), SshError> {
+    let how = authenticate_by(handle, target, opts, passwords).await?;
+    crate::steps::tell(opts.steps.as_ref(), || {
+        format!(
+            "{}: authenticated as {} with {how}",
+            target.host, target.user
+        )
+    });
+    Ok(())
+}
+
+/// Tries each way in turn; the one that worked, in words.
+async fn authenticate_by(
+    handle: &mut client::Handle<Checker>,
+    target: &Target,
+    opts: &ConnectOptions,
+    passwords: bool,
+) -> Result<String, SshError> {
     let mut tried = Vec::new();
     let rsa_hash = handle
         .best_supported_rsa_hash()
@@ -112,6 +129,7 @@ pub(crate) async fn authenticate(
                 russh::keys::agent::AgentIdentity::PublicKey { key, .. } => key,
                 russh::keys::agent::AgentIdentity::Certificate { certificate, .. } => {
                     let key = PublicKey::from(certificate.public_key().clone());
+                    let certificate_id = certificate.key_id().to_owned();
                     if opts.identities_only
                         && !wanted.iter().any(|w| w.key_data() == key.key_data())
                     {
@@ -126,7 +144,7 @@ pub(crate) async fn authenticate(
                         )
                         .await;
                     if r.is_ok_and(|r| r.success()) {
-                        return Ok(());
+                        return Ok(format!("the agent's certificate {certificate_id:?}"));
                     }
                     continue;
                 }
@@ -140,14 +158,15 @@ pub(crate) async fn authenticate(
                     .authenticate_certificate_with(&target.user, cert, rsa_hash, &mut agent)
                     .await;
                 if r.is_ok_and(|r| r.success()) {
-                    return Ok(());
+                    return Ok("a certificate with the agent's key".into());
                 }
             }
+            let fp = key.fingerprint(russh::keys::HashAlg::Sha256);
             let r = handle
                 .authenticate_publickey_with(&target.user, key, rsa_hash, &mut agent)
                 .await;
             if r.is_ok_and(|r| r.success()) {
-                return Ok(());
+                return Ok(format!("the agent's key {fp}"));
             }
         }
     }
@@ -172,14 +191,14 @@ pub(crate) async fn authenticate(
                 .authenticate_openssh_cert(&target.user, Arc::clone(&key), cert)
                 .await;
             if r.is_ok_and(|r| r.success()) {
-                return Ok(());
+                return Ok(format!("a certificate with the key {}", path.display()));
             }
         }
         tried.push("key file");
         let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
         let r = handle.authenticate_publickey(&target.user, key).await;
         if r.is_ok_and(|r| r.success()) {
-            return Ok(());
+            return Ok(format!("the key {}", path.display()));
         }
     }
     if passwords && let Some(secrets) = opts.secrets.clone() {
@@ -191,11 +210,11 @@ pub(crate) async fn authenticate(
                 .authenticate_password(&target.user, password.clone())
                 .await;
             if r.is_ok_and(|r| r.success()) {
-                return Ok(());
+                return Ok("a password".into());
             }
             tried.push("keyboard-interactive");
             if keyboard_interactive(handle, &target.user, &password).await {
-                return Ok(());
+                return Ok("keyboard-interactive".into());
             }
         }
     }

@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client;
-use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
+use russh::keys::{PublicKey, PublicKeyOrCertificate};
 use tokio::net::TcpStream;
 
 use crate::error::SshError;
-use crate::known_hosts::{self, Verdict};
+use crate::known_hosts;
 
 /// `StrictHostKeyChecking`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +95,8 @@ pub struct ConnectOptions {
     /// `ForwardAgent`: the agent socket forwarded to the host (`None`: no
     /// forwarding, the default).
     pub forward_agent: Option<PathBuf>,
+    /// Who hears the connection's steps (`-v`); `None`: nobody.
+    pub steps: Option<crate::Steps>,
 }
 
 /// One jump host and how to connect to it.
@@ -138,115 +140,32 @@ impl Default for ConnectOptions {
             hash_known_hosts: false,
             certificates: Vec::new(),
             forward_agent: None,
+            steps: None,
         }
     }
 }
 
 /// The handshake's view of the host key, and the server's other requests.
 pub(crate) struct Checker {
-    target: Target,
-    known_hosts: Vec<PathBuf>,
-    policy: HostKeyPolicy,
+    pub(crate) target: Target,
+    pub(crate) known_hosts: Vec<PathBuf>,
+    pub(crate) policy: HostKeyPolicy,
     /// The name known_hosts knows the host by.
-    lookup: String,
+    pub(crate) lookup: String,
     /// `KnownHostsCommand`.
-    command: Option<String>,
+    pub(crate) command: Option<String>,
     /// `HostKeyAlias`, else the host as named (`%k`).
-    alias: String,
-    hash: bool,
-    refusal: Arc<Mutex<Option<SshError>>>,
+    pub(crate) alias: String,
+    pub(crate) hash: bool,
+    pub(crate) refusal: Arc<Mutex<Option<SshError>>>,
     /// A changed key accepted because the policy is `no`: the refusal it
     /// would have been, for the warning.
-    accepted_changed: Arc<Mutex<Option<SshError>>>,
+    pub(crate) accepted_changed: Arc<Mutex<Option<SshError>>>,
     /// The server's banner (`SSH_MSG_USERAUTH_BANNER`).
-    banner: Arc<Mutex<Option<String>>>,
+    pub(crate) banner: Arc<Mutex<Option<String>>>,
     /// The agent to serve the host's agent channels from (`ForwardAgent`).
-    forward_agent: Option<PathBuf>,
-}
-
-fn fingerprint(key: &PublicKey) -> String {
-    key.fingerprint(HashAlg::Sha256).to_string()
-}
-
-/// The name known_hosts knows `target` by: the `HostKeyAlias`, else
-/// `HostName` (`[HostName]:port` off port 22).
-fn lookup_name(target: &Target, opts: &ConnectOptions) -> String {
-    match &opts.host_key_alias {
-        Some(alias) => alias.to_ascii_lowercase(),
-        None => known_hosts::host_key_name(&target.hostname, target.port),
-    }
-}
-
-impl Checker {
-    /// The known_hosts lines: the files, then the command's output for
-    /// `why` (`HOSTNAME`, `ORDER`).
-    async fn sources(
-        &self,
-        why: &str,
-        key: Option<&PublicKey>,
-    ) -> Result<Vec<(PathBuf, String)>, SshError> {
-        let mut sources = known_hosts::read_files(&self.known_hosts);
-        if let Some(command) = &self.command {
-            let t = &self.target;
-            let invocation = crate::known_hosts_command::Invocation {
-                why,
-                hostname: &t.hostname,
-                port: t.port,
-                user: &t.user,
-                original: &t.host,
-                lookup: &self.lookup,
-                alias: &self.alias,
-                key,
-            };
-            sources.push(crate::known_hosts_command::run(command, &t.host, &invocation).await?);
-        }
-        Ok(sources)
-    }
-
-    async fn verdict(&self, key: &PublicKey) -> Result<(), SshError> {
-        let t = &self.target;
-        let host = t.host.clone();
-        let fingerprint = fingerprint(key);
-        let sources = self.sources("HOSTNAME", Some(key)).await?;
-        match known_hosts::check_in(&sources, &self.lookup, key) {
-            Verdict::Known(_) => Ok(()),
-            // A revoked key is refused whatever the policy, as in OpenSSH.
-            Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
-                host,
-                fingerprint,
-                place,
-            }),
-            Verdict::Changed(place) if self.policy == HostKeyPolicy::No => {
-                // Accepted, as OpenSSH does, with its warning and without
-                // passwords (`handshake`).
-                if let Ok(mut c) = self.accepted_changed.lock() {
-                    *c = Some(SshError::ChangedHostKey {
-                        host,
-                        fingerprint,
-                        place,
-                    });
-                }
-                Ok(())
-            }
-            _ if self.policy == HostKeyPolicy::No => Ok(()),
-            Verdict::Changed(place) => Err(SshError::ChangedHostKey {
-                host,
-                fingerprint,
-                place,
-            }),
-            Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
-                match self.known_hosts.first() {
-                    Some(file) => known_hosts::learn(file, &self.lookup, key, self.hash),
-                    None => Ok(()),
-                }
-            }
-            Verdict::Unknown => Err(SshError::UnknownHostKey {
-                host,
-                fingerprint,
-                file: self.known_hosts.first().cloned().unwrap_or_default(),
-            }),
-        }
-    }
+    pub(crate) forward_agent: Option<PathBuf>,
+    pub(crate) steps: Option<crate::Steps>,
 }
 
 impl client::Handler for Checker {
@@ -364,10 +283,20 @@ async fn connect_inner(
 ) -> Result<Connection, SshError> {
     let mut through: Vec<Connection> = Vec::new();
     let jumps = opts.jumps.len();
+    // The jump hosts' steps go where the target's go.
+    let jump_opts: Vec<ConnectOptions> = opts
+        .jumps
+        .iter()
+        .map(|j| ConnectOptions {
+            steps: j.options.steps.clone().or_else(|| opts.steps.clone()),
+            ..j.options.clone()
+        })
+        .collect();
     let hops = opts
         .jumps
         .iter()
-        .map(|j| (&j.target, &j.options))
+        .zip(&jump_opts)
+        .map(|(j, o)| (&j.target, o))
         .chain(std::iter::once((target, opts)));
     for (i, (hop, opts)) in hops.enumerate() {
         let is_jump = i < jumps;
@@ -417,6 +346,9 @@ async fn hop_connect(
                         place: "ProxyCommand".into(),
                         problem,
                     })?;
+                crate::steps::tell(opts.steps.as_ref(), || {
+                    format!("{}: running the ProxyCommand `{command}`", hop.host)
+                });
                 let (stream, proxy) = crate::proxy::spawn(&command, hop)?;
                 match handshake(stream, hop, opts).await {
                     Ok(mut conn) => {
@@ -428,10 +360,23 @@ async fn hop_connect(
             }
             None => {
                 let stream = tcp(hop).await?;
+                crate::steps::tell(opts.steps.as_ref(), || {
+                    let at = stream
+                        .peer_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
+                    format!("{}: connected to {at}", hop.host)
+                });
                 handshake(stream, hop, opts).await?
             }
         },
         Some(prev) => {
+            crate::steps::tell(opts.steps.as_ref(), || {
+                format!(
+                    "{}: reaching {}:{} through the jump host {}",
+                    hop.host, hop.hostname, hop.port, prev.host
+                )
+            });
             let channel = prev
                 .handle
                 .channel_open_direct_tcpip(
@@ -560,7 +505,7 @@ where
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
         policy: opts.policy,
-        lookup: lookup_name(target, opts),
+        lookup: crate::host_key::lookup_name(target, opts),
         command: opts.known_hosts_command.clone(),
         alias: opts
             .host_key_alias
@@ -571,6 +516,7 @@ where
         accepted_changed: Arc::clone(&accepted_changed),
         banner: Arc::clone(&banner),
         forward_agent: opts.forward_agent.clone(),
+        steps: opts.steps.clone(),
     };
     let known =
         known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);

@@ -61,6 +61,8 @@ pub struct Overrides {
     pub certificates: Vec<PathBuf>,
     /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
     pub forward_agent: Option<String>,
+    /// Who hears each connection's steps (`-v`).
+    pub steps: Option<tether_ssh::Steps>,
 }
 
 /// How to reach a host: jump hosts, or a `ProxyCommand` (never both), as
@@ -231,6 +233,7 @@ pub fn resolve(
             Some(v) if !hop => tether_ssh::agent_socket(v)?,
             _ => None,
         },
+        steps: ov.steps.clone(),
     };
     Ok((target, connect))
 }

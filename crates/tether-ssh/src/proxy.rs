@@ -40,6 +40,11 @@ pub(crate) struct Tokens<'a> {
 /// `command` with its tokens expanded, or the token tether does not know
 /// (OpenSSH refuses those too).
 pub(crate) fn expand(command: &str, t: &Tokens<'_>) -> Result<String, String> {
+    if command.trim() == "-" {
+        return Err(
+            "ProxyCommand - (the connection on tether's own stdin and stdout) is not supported; give a command".into(),
+        );
+    }
     let mut out = String::new();
     let mut chars = command.chars();
     while let Some(c) = chars.next() {
@@ -258,5 +263,6 @@ mod tests {
         );
         assert!(expand("nc %h %x", &t).is_err());
         assert!(expand("nc %h %", &t).is_err());
+        assert!(expand("-", &t).is_err());
     }
 }

@@ -226,7 +226,9 @@ fn host_keys_under_an_alias_from_a_command_and_learned_hashed() {
     // Known only under the alias: found.
     let key = &w.sshd.host_key;
     std::fs::write(w.known(), format!("the-alias {key}\n")).unwrap();
-    let config = w.config("  HostKeyAlias the-alias\n  StrictHostKeyChecking yes\n");
+    // CheckHostIP is accepted (OpenSSH 9.2's default is no, as tether does).
+    let config =
+        w.config("  HostKeyAlias the-alias\n  StrictHostKeyChecking yes\n  CheckHostIP yes\n");
     let out = w.ssh(&config, &["target", "echo aliased"]);
     assert_eq!(
         (out.status.code(), text(&out.stdout).as_str()),

@@ -212,7 +212,11 @@ pub fn resolve(
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
         jumps,
         proxy_command,
-        host_key_alias: ov.host_key_alias.clone().or(cfg.host_key_alias.clone()),
+        // `-o HostKeyAlias` names the target's key, not a jump host's.
+        host_key_alias: match hop {
+            true => cfg.host_key_alias.clone(),
+            false => ov.host_key_alias.clone().or(cfg.host_key_alias.clone()),
+        },
         known_hosts_command: ov
             .known_hosts_command
             .clone()
@@ -309,10 +313,12 @@ mod tests {
 
     #[test]
     fn trust_and_login_directives_reach_the_connect_options() {
-        let text = "Host *\n  HostKeyAlias Alias1\n  KnownHostsCommand /bin/kh %H\n  HashKnownHosts yes\n  CertificateFile /c/%h-cert.pub\n  ForwardAgent /run/agent.sock\n";
+        let text = "Host *\n  IdentityAgent $HOME\n  HostKeyAlias Alias1\n  KnownHostsCommand /bin/kh %H\n  HashKnownHosts yes\n  CertificateFile /c/%h-cert.pub\n  ForwardAgent /run/agent.sock\n";
         let (file, ov) = with_config("trust", text, Overrides::default());
         let (_, o) = resolve(&spec("web01"), &ov, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(o.host_key_alias.as_deref(), Some("Alias1"));
+        // `IdentityAgent $VAR`: the socket the variable names.
+        assert_eq!(o.agent, std::env::var_os("HOME").map(PathBuf::from));
         assert_eq!(o.known_hosts_command.as_deref(), Some("/bin/kh %H"));
         assert!(o.hash_known_hosts);
         assert_eq!(o.certificates, [PathBuf::from("/c/web01-cert.pub")]);
@@ -323,6 +329,15 @@ mod tests {
         assert_eq!(o.forward_agent, None);
         let (_, o) = resolve(&spec("web01"), &ov, true).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(o.forward_agent, None);
+        // A command line's alias is the target's alone.
+        let aliased = Overrides {
+            host_key_alias: Some("cli-alias".into()),
+            ..Overrides::default()
+        };
+        let (_, o) = resolve(&spec("j"), &aliased, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias, None);
+        let (_, o) = resolve(&spec("t"), &aliased, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias.as_deref(), Some("cli-alias"));
         let no = Overrides {
             forward_agent: Some("no".into()),
             ..ov.clone()

@@ -6,8 +6,8 @@
 //! `HostKeyAlias`, from a `KnownHostsCommand`, and learned hashed under
 //! `HashKnownHosts` (which OpenSSH's `ssh-keygen -F` then finds); the
 //! server's `Banner` on stderr (escaped; not under `-q`); `-A` forwarding
-//! the agent; certificate logins (`KEY-cert.pub` beside the key, and
-//! `CertificateFile`).
+//! the agent; certificate logins (`KEY-cert.pub` beside the key,
+//! `CertificateFile`, and one the agent holds).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -391,6 +391,20 @@ fn a_certificate_logs_in_beside_the_key_or_named() {
     assert_eq!(
         (out.status.code(), text(&out.stdout).as_str()),
         (Some(0), "named\n"),
+        "{out:?}"
+    );
+    // Held by the agent (ssh-add takes the certificate beside the key),
+    // the key file gone: the agent's certificate logs in.
+    std::fs::rename(&named, &beside).unwrap();
+    let agent = tether_testkit::Agent::start(&[&w.key]).unwrap();
+    std::fs::remove_file(&w.key).unwrap();
+    std::fs::remove_file(&beside).unwrap();
+    let config = w.config("");
+    let sock = format!("IdentityAgent={}", agent.socket.display());
+    let out = w.ssh(&config, &["-o", &sock, "target", "echo from-agent"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout).as_str()),
+        (Some(0), "from-agent\n"),
         "{out:?}"
     );
 }

@@ -2,12 +2,14 @@
 //! then each key file in order (a passphrase asked once per key per run),
 //! then a password and keyboard-interactive when allowed (never after a
 //! changed host key accepted under `StrictHostKeyChecking=no`, whose
-//! warning is here too).
+//! warning is here too). A key with a certificate (`CertificateFile`, or
+//! `KEY-cert.pub` beside an identity file, as OpenSSH loads them; or one
+//! the agent holds) logs in with the certificate first, then plainly.
 
 use std::sync::Arc;
 
 use russh::client;
-use russh::keys::{PrivateKeyWithHashAlg, PublicKey};
+use russh::keys::{Certificate, PrivateKeyWithHashAlg, PublicKey};
 
 use crate::connect::{Checker, ConnectOptions, Target};
 use crate::error::SshError;
@@ -52,12 +54,46 @@ async fn keyboard_interactive(
     false
 }
 
+/// The certificates to log in with: `CertificateFile`s, then each
+/// identity's `-cert.pub` that exists (unreadable ones are passed over,
+/// as OpenSSH does).
+fn certificates(opts: &ConnectOptions) -> Vec<Certificate> {
+    let beside = opts.identities.iter().map(|p| {
+        let mut name = p.clone().into_os_string();
+        name.push("-cert.pub");
+        std::path::PathBuf::from(name)
+    });
+    opts.certificates
+        .iter()
+        .cloned()
+        .chain(beside)
+        .filter_map(|p| russh::keys::load_openssh_certificate(p).ok())
+        .collect()
+}
+
 pub(crate) async fn authenticate(
     handle: &mut client::Handle<Checker>,
     target: &Target,
     opts: &ConnectOptions,
     passwords: bool,
 ) -> Result<(), SshError> {
+    let how = authenticate_by(handle, target, opts, passwords).await?;
+    crate::steps::tell(opts.steps.as_ref(), || {
+        format!(
+            "{}: authenticated as {} with {how}",
+            target.host, target.user
+        )
+    });
+    Ok(())
+}
+
+/// Tries each way in turn; the one that worked, in words.
+async fn authenticate_by(
+    handle: &mut client::Handle<Checker>,
+    target: &Target,
+    opts: &ConnectOptions,
+    passwords: bool,
+) -> Result<String, SshError> {
     let mut tried = Vec::new();
     let rsa_hash = handle
         .best_supported_rsa_hash()
@@ -65,28 +101,72 @@ pub(crate) async fn authenticate(
         .ok()
         .flatten()
         .flatten();
-    let wanted: Vec<PublicKey> = opts
+    let certs = certificates(opts);
+    let mut wanted: Vec<PublicKey> = opts
         .identities
         .iter()
         .filter_map(|p| russh::keys::load_public_key(p.with_extension("pub")).ok())
         .collect();
+    wanted.extend(
+        certs
+            .iter()
+            .map(|c| PublicKey::from(c.public_key().clone())),
+    );
+    let certs_of = |key: &PublicKey| -> Vec<Certificate> {
+        certs
+            .iter()
+            .filter(|c| c.public_key() == key.key_data())
+            .cloned()
+            .collect()
+    };
     if let Some(sock) = &opts.agent
         && let Ok(mut agent) = russh::keys::agent::client::AgentClient::connect_uds(sock).await
     {
         tried.push("agent");
         let ids = agent.request_identities().await.unwrap_or_default();
         for id in ids {
-            let russh::keys::agent::AgentIdentity::PublicKey { key, .. } = id else {
-                continue;
+            let key = match id {
+                russh::keys::agent::AgentIdentity::PublicKey { key, .. } => key,
+                russh::keys::agent::AgentIdentity::Certificate { certificate, .. } => {
+                    let key = PublicKey::from(certificate.public_key().clone());
+                    let certificate_id = certificate.key_id().to_owned();
+                    if opts.identities_only
+                        && !wanted.iter().any(|w| w.key_data() == key.key_data())
+                    {
+                        continue;
+                    }
+                    let r = handle
+                        .authenticate_certificate_with(
+                            &target.user,
+                            certificate,
+                            rsa_hash,
+                            &mut agent,
+                        )
+                        .await;
+                    if r.is_ok_and(|r| r.success()) {
+                        return Ok(format!("the agent's certificate {certificate_id:?}"));
+                    }
+                    continue;
+                }
             };
             if opts.identities_only && !wanted.iter().any(|w| w.key_data() == key.key_data()) {
                 continue;
             }
+            for cert in certs_of(&key) {
+                tried.push("certificate");
+                let r = handle
+                    .authenticate_certificate_with(&target.user, cert, rsa_hash, &mut agent)
+                    .await;
+                if r.is_ok_and(|r| r.success()) {
+                    return Ok("a certificate with the agent's key".into());
+                }
+            }
+            let fp = key.fingerprint(russh::keys::HashAlg::Sha256);
             let r = handle
                 .authenticate_publickey_with(&target.user, key, rsa_hash, &mut agent)
                 .await;
             if r.is_ok_and(|r| r.success()) {
-                return Ok(());
+                return Ok(format!("the agent's key {fp}"));
             }
         }
     }
@@ -105,11 +185,20 @@ pub(crate) async fn authenticate(
             }
             Err(_) => continue,
         };
+        for cert in certs_of(&key.public_key().clone()) {
+            tried.push("certificate");
+            let r = handle
+                .authenticate_openssh_cert(&target.user, Arc::clone(&key), cert)
+                .await;
+            if r.is_ok_and(|r| r.success()) {
+                return Ok(format!("a certificate with the key {}", path.display()));
+            }
+        }
         tried.push("key file");
         let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
         let r = handle.authenticate_publickey(&target.user, key).await;
         if r.is_ok_and(|r| r.success()) {
-            return Ok(());
+            return Ok(format!("the key {}", path.display()));
         }
     }
     if passwords && let Some(secrets) = opts.secrets.clone() {
@@ -121,11 +210,11 @@ pub(crate) async fn authenticate(
                 .authenticate_password(&target.user, password.clone())
                 .await;
             if r.is_ok_and(|r| r.success()) {
-                return Ok(());
+                return Ok("a password".into());
             }
             tried.push("keyboard-interactive");
             if keyboard_interactive(handle, &target.user, &password).await {
-                return Ok(());
+                return Ok("keyboard-interactive".into());
             }
         }
     }

@@ -63,6 +63,20 @@ pub struct HostConfig {
     pub passwords: Option<bool>,
     /// `BatchMode`: never ask for a passphrase or a password.
     pub batch_mode: Option<bool>,
+    /// `ProxyCommand`, tokens not expanded (`none` kept: it wins over a
+    /// later `ProxyJump` too). `ProxyJump` and `ProxyCommand` share one
+    /// slot: at most one of them is set, the first obtained.
+    pub proxy_command: Option<String>,
+    /// `HostKeyAlias`.
+    pub host_key_alias: Option<String>,
+    /// `KnownHostsCommand`, tokens not expanded (`none`: none).
+    pub known_hosts_command: Option<String>,
+    /// `HashKnownHosts`.
+    pub hash_known_hosts: Option<bool>,
+    /// `CertificateFile`, in order.
+    pub certificate_files: Vec<PathBuf>,
+    /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
+    pub forward_agent: Option<String>,
 }
 
 /// One `key value` line with where it is.
@@ -98,7 +112,13 @@ fn split_line(raw: &str) -> Option<(String, String, String)> {
     let at = line.find(|c: char| c.is_whitespace() || c == '=')?;
     let name = line[..at].to_owned();
     let rest = line[at..].trim_start_matches(|c: char| c.is_whitespace() || c == '=');
-    let value = rest.trim().trim_matches('"').to_owned();
+    // One quoted value loses its quotes; quotes inside a value (a
+    // ProxyCommand's, a KnownHostsCommand's) stay.
+    let rest = rest.trim();
+    let value = match rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) if !inner.contains('"') => inner.to_owned(),
+        _ => rest.to_owned(),
+    };
     Some((name.to_ascii_lowercase(), name, value))
 }
 
@@ -215,6 +235,7 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
     let mut active = true;
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut raw_identities = Vec::new();
+    let mut raw_certificates = Vec::new();
     let mut raw_known = None;
     let mut raw_agent = None;
     let mut ignore_unknown: Option<String> = None;
@@ -290,6 +311,10 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 raw_identities.push(l.value.clone());
                 continue;
             }
+            "certificatefile" => {
+                raw_certificates.push(l.value.clone());
+                continue;
+            }
             "setenv" => {
                 for kv in l.value.split_whitespace() {
                     if let Some((k, v)) = kv.split_once('=') {
@@ -339,6 +364,13 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 })
             }
             "userknownhostsfile" => raw_known = Some(l.value.clone()),
+            "proxycommand" => cfg.proxy_command = Some(l.value.clone()),
+            "hostkeyalias" => cfg.host_key_alias = Some(l.value.clone()),
+            "knownhostscommand" => {
+                cfg.known_hosts_command = Some(l.value.clone()).filter(|v| v != "none")
+            }
+            "hashknownhosts" => cfg.hash_known_hosts = Some(yes_no("HashKnownHosts")?),
+            "forwardagent" => cfg.forward_agent = Some(l.value.clone()),
             "ciphers" | "kexalgorithms" => {
                 if l.value.starts_with(['+', '-', '^']) {
                     return Err(bad(format!(
@@ -393,6 +425,10 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
         .iter()
         .map(|v| expand_tilde(&tokens(v, &h, port, &user)))
         .collect();
+    cfg.certificate_files = raw_certificates
+        .iter()
+        .map(|v| expand_tilde(&tokens(v, &h, port, &user)))
+        .collect();
     cfg.user_known_hosts = raw_known.map(|v| {
         v.split_whitespace()
             .map(|p| expand_tilde(&tokens(p, &h, port, &user)))
@@ -401,12 +437,9 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
     cfg.identity_agent = raw_agent.map(|v| match v.as_str() {
         "none" => None,
         "SSH_AUTH_SOCK" => std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
-        v => Some(expand_tilde(&tokens(
-            v.trim_start_matches('$'),
-            &h,
-            port,
-            &user,
-        ))),
+        // `$VAR`: the socket that variable names (unset: no agent).
+        v if v.starts_with('$') => std::env::var_os(&v[1..]).map(PathBuf::from),
+        v => Some(expand_tilde(&tokens(v, &h, port, &user))),
     });
     Ok(cfg)
 }

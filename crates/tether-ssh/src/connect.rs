@@ -1,17 +1,20 @@
-//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, through
-//! jump hosts (a failing one named as the jump host), the handshake, the
-//! host-key check under a policy, then authentication (`auth`).
+//! One SSH connection: TCP with a connect timeout and TCP_NODELAY, or a
+//! `ProxyCommand` (`proxy`), through jump hosts (a failing one named as the
+//! jump host), the handshake, the host-key check under a policy (under
+//! `HostKeyAlias`, with a `KnownHostsCommand`'s lines), then authentication
+//! (`auth`). The server's banner is kept for the caller; agent channels
+//! the server opens are served (`agent_forward`) when asked for.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client;
-use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
+use russh::keys::{PublicKey, PublicKeyOrCertificate};
 use tokio::net::TcpStream;
 
 use crate::error::SshError;
-use crate::known_hosts::{self, Verdict};
+use crate::known_hosts;
 
 /// `StrictHostKeyChecking`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,6 +76,27 @@ pub struct ConnectOptions {
     /// through the one before it, with its own options (their own `jumps`
     /// are not used).
     pub jumps: Vec<Jump>,
+    /// `ProxyCommand` (tokens not expanded yet): its stdin and stdout carry
+    /// the connection instead of TCP to `HostName:Port`. Only the first
+    /// hop's is used (the first jump host's, or the target's without
+    /// jumps), as OpenSSH's `-W` chain does.
+    pub proxy_command: Option<String>,
+    /// `HostKeyAlias`: the name host keys are looked up and learned under
+    /// (as written, no `[host]:port`).
+    pub host_key_alias: Option<String>,
+    /// `KnownHostsCommand` (tokens not expanded yet): more known_hosts
+    /// lines, after the files.
+    pub known_hosts_command: Option<String>,
+    /// `HashKnownHosts`: a learned key's host name is written hashed.
+    pub hash_known_hosts: bool,
+    /// `CertificateFile`: certificates to log in with (each with the
+    /// private key of an identity, or of the agent).
+    pub certificates: Vec<PathBuf>,
+    /// `ForwardAgent`: the agent socket forwarded to the host (`None`: no
+    /// forwarding, the default).
+    pub forward_agent: Option<PathBuf>,
+    /// Who hears the connection's steps (`-v`); `None`: nobody.
+    pub steps: Option<crate::Steps>,
 }
 
 /// One jump host and how to connect to it.
@@ -110,69 +134,38 @@ impl Default for ConnectOptions {
             secrets: None,
             passwords: true,
             jumps: Vec::new(),
+            proxy_command: None,
+            host_key_alias: None,
+            known_hosts_command: None,
+            hash_known_hosts: false,
+            certificates: Vec::new(),
+            forward_agent: None,
+            steps: None,
         }
     }
 }
 
-/// The handshake's view of the host key.
+/// The handshake's view of the host key, and the server's other requests.
 pub(crate) struct Checker {
-    target: Target,
-    known_hosts: Vec<PathBuf>,
-    policy: HostKeyPolicy,
-    refusal: Arc<Mutex<Option<SshError>>>,
+    pub(crate) target: Target,
+    pub(crate) known_hosts: Vec<PathBuf>,
+    pub(crate) policy: HostKeyPolicy,
+    /// The name known_hosts knows the host by.
+    pub(crate) lookup: String,
+    /// `KnownHostsCommand`.
+    pub(crate) command: Option<String>,
+    /// `HostKeyAlias`, else the host as named (`%k`).
+    pub(crate) alias: String,
+    pub(crate) hash: bool,
+    pub(crate) refusal: Arc<Mutex<Option<SshError>>>,
     /// A changed key accepted because the policy is `no`: the refusal it
     /// would have been, for the warning.
-    accepted_changed: Arc<Mutex<Option<SshError>>>,
-}
-
-fn fingerprint(key: &PublicKey) -> String {
-    key.fingerprint(HashAlg::Sha256).to_string()
-}
-
-impl Checker {
-    fn verdict(&self, key: &PublicKey) -> Result<(), SshError> {
-        let t = &self.target;
-        let host = t.host.clone();
-        let fingerprint = fingerprint(key);
-        match known_hosts::check(&self.known_hosts, &t.hostname, t.port, key) {
-            Verdict::Known(_) => Ok(()),
-            // A revoked key is refused whatever the policy, as in OpenSSH.
-            Verdict::Revoked(place) => Err(SshError::RevokedHostKey {
-                host,
-                fingerprint,
-                place,
-            }),
-            Verdict::Changed(place) if self.policy == HostKeyPolicy::No => {
-                // Accepted, as OpenSSH does, with its warning and without
-                // passwords (`handshake`).
-                if let Ok(mut c) = self.accepted_changed.lock() {
-                    *c = Some(SshError::ChangedHostKey {
-                        host,
-                        fingerprint,
-                        place,
-                    });
-                }
-                Ok(())
-            }
-            _ if self.policy == HostKeyPolicy::No => Ok(()),
-            Verdict::Changed(place) => Err(SshError::ChangedHostKey {
-                host,
-                fingerprint,
-                place,
-            }),
-            Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
-                match self.known_hosts.first() {
-                    Some(file) => known_hosts::learn(file, &t.hostname, t.port, key),
-                    None => Ok(()),
-                }
-            }
-            Verdict::Unknown => Err(SshError::UnknownHostKey {
-                host,
-                fingerprint,
-                file: self.known_hosts.first().cloned().unwrap_or_default(),
-            }),
-        }
-    }
+    pub(crate) accepted_changed: Arc<Mutex<Option<SshError>>>,
+    /// The server's banner (`SSH_MSG_USERAUTH_BANNER`).
+    pub(crate) banner: Arc<Mutex<Option<String>>>,
+    /// The agent to serve the host's agent channels from (`ForwardAgent`).
+    pub(crate) forward_agent: Option<PathBuf>,
+    pub(crate) steps: Option<crate::Steps>,
 }
 
 impl client::Handler for Checker {
@@ -183,9 +176,9 @@ impl client::Handler for Checker {
         presented: &PublicKeyOrCertificate,
     ) -> Result<bool, Self::Error> {
         let verdict = match presented {
-            PublicKeyOrCertificate::PublicKey { key, .. } => self.verdict(key),
+            PublicKeyOrCertificate::PublicKey { key, .. } => self.verdict(key).await,
             PublicKeyOrCertificate::Certificate(c) => {
-                self.verdict(&PublicKey::from(c.public_key().clone()))
+                self.verdict(&PublicKey::from(c.public_key().clone())).await
             }
         };
         match verdict {
@@ -198,6 +191,27 @@ impl client::Handler for Checker {
             }
         }
     }
+
+    async fn auth_banner(
+        &mut self,
+        banner: &str,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        if let Ok(mut b) = self.banner.lock() {
+            b.get_or_insert_with(String::new).push_str(banner);
+        }
+        Ok(())
+    }
+
+    async fn server_channel_open_agent_forward(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        crate::agent_forward::serve(self.forward_agent.clone(), channel, reply).await;
+        Ok(())
+    }
 }
 
 /// An authenticated connection; commands run on channels of it.
@@ -205,8 +219,22 @@ pub struct Connection {
     pub(crate) handle: client::Handle<Checker>,
     pub(crate) host: String,
     pub(crate) env: Vec<(String, String)>,
+    /// Agent forwarding is asked for on each session channel.
+    pub(crate) forward_agent: bool,
+    banner: Arc<Mutex<Option<String>>>,
     /// The jump hosts' connections, kept open while this one lives.
     _through: Vec<Connection>,
+    /// The `ProxyCommand` carrying it, ended with it.
+    _proxy: Option<crate::proxy::ProxyProcess>,
+}
+
+impl Connection {
+    /// The banner the server sent before authentication (sshd's
+    /// `Banner`), as sent: text from elsewhere, to be escaped before it
+    /// reaches a terminal.
+    pub fn banner(&self) -> Option<String> {
+        self.banner.lock().ok().and_then(|b| b.clone())
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -255,10 +283,20 @@ async fn connect_inner(
 ) -> Result<Connection, SshError> {
     let mut through: Vec<Connection> = Vec::new();
     let jumps = opts.jumps.len();
+    // The jump hosts' steps go where the target's go.
+    let jump_opts: Vec<ConnectOptions> = opts
+        .jumps
+        .iter()
+        .map(|j| ConnectOptions {
+            steps: j.options.steps.clone().or_else(|| opts.steps.clone()),
+            ..j.options.clone()
+        })
+        .collect();
     let hops = opts
         .jumps
         .iter()
-        .map(|j| (&j.target, &j.options))
+        .zip(&jump_opts)
+        .map(|(j, o)| (&j.target, o))
         .chain(std::iter::once((target, opts)));
     for (i, (hop, opts)) in hops.enumerate() {
         let is_jump = i < jumps;
@@ -294,11 +332,51 @@ async fn hop_connect(
     opts: &ConnectOptions,
 ) -> Result<Connection, SshError> {
     let conn = match prev {
-        None => {
-            let stream = tcp(hop).await?;
-            handshake(stream, hop, opts).await?
-        }
+        None => match &opts.proxy_command {
+            Some(command) => {
+                let t = crate::proxy::Tokens {
+                    hostname: &hop.hostname,
+                    port: hop.port,
+                    user: &hop.user,
+                    original: &hop.host,
+                    alias: opts.host_key_alias.as_deref().unwrap_or(&hop.host),
+                };
+                let command =
+                    crate::proxy::expand(command, &t).map_err(|problem| SshError::Config {
+                        place: "ProxyCommand".into(),
+                        problem,
+                    })?;
+                crate::steps::tell(opts.steps.as_ref(), || {
+                    format!("{}: running the ProxyCommand `{command}`", hop.host)
+                });
+                let (stream, proxy) = crate::proxy::spawn(&command, hop)?;
+                match handshake(stream, hop, opts).await {
+                    Ok(mut conn) => {
+                        conn._proxy = Some(proxy);
+                        conn
+                    }
+                    Err(e) => return Err(proxy.explain(&hop.host, e).await),
+                }
+            }
+            None => {
+                let stream = tcp(hop).await?;
+                crate::steps::tell(opts.steps.as_ref(), || {
+                    let at = stream
+                        .peer_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
+                    format!("{}: connected to {at}", hop.host)
+                });
+                handshake(stream, hop, opts).await?
+            }
+        },
         Some(prev) => {
+            crate::steps::tell(opts.steps.as_ref(), || {
+                format!(
+                    "{}: reaching {}:{} through the jump host {}",
+                    hop.host, hop.hostname, hop.port, prev.host
+                )
+            });
             let channel = prev
                 .handle
                 .channel_open_direct_tcpip(
@@ -420,7 +498,28 @@ where
         host: host.clone(),
         what,
     })?;
-    let known = known_hosts::known_algorithms(&opts.known_hosts, &target.hostname, target.port);
+    let refusal = Arc::new(Mutex::new(None));
+    let accepted_changed = Arc::new(Mutex::new(None));
+    let banner = Arc::new(Mutex::new(None));
+    let checker = Checker {
+        target: target.clone(),
+        known_hosts: opts.known_hosts.clone(),
+        policy: opts.policy,
+        lookup: crate::host_key::lookup_name(target, opts),
+        command: opts.known_hosts_command.clone(),
+        alias: opts
+            .host_key_alias
+            .clone()
+            .unwrap_or_else(|| target.host.clone()),
+        hash: opts.hash_known_hosts,
+        refusal: Arc::clone(&refusal),
+        accepted_changed: Arc::clone(&accepted_changed),
+        banner: Arc::clone(&banner),
+        forward_agent: opts.forward_agent.clone(),
+        steps: opts.steps.clone(),
+    };
+    let known =
+        known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);
     if !known.is_empty() {
         // Ask for the key type we know first, as OpenSSH does.
         let rest: Vec<_> = config
@@ -434,15 +533,6 @@ where
         keys.extend(rest);
         config.preferred.key = keys.into();
     }
-    let refusal = Arc::new(Mutex::new(None));
-    let accepted_changed = Arc::new(Mutex::new(None));
-    let checker = Checker {
-        target: target.clone(),
-        known_hosts: opts.known_hosts.clone(),
-        policy: opts.policy,
-        refusal: Arc::clone(&refusal),
-        accepted_changed: Arc::clone(&accepted_changed),
-    };
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
         Err(e) => {
@@ -466,6 +556,9 @@ where
         handle,
         host,
         env: opts.env.clone(),
+        forward_agent: opts.forward_agent.is_some(),
+        banner,
         _through: Vec::new(),
+        _proxy: None,
     })
 }

@@ -100,6 +100,21 @@ pub enum SshError {
         /// What failed there.
         source: Box<SshError>,
     },
+    /// The `ProxyCommand` could not start, or failed (exited with a
+    /// failure, or closed its output before the server's first byte)
+    /// before the SSH handshake finished. Its own messages went to
+    /// stderr.
+    #[error(
+        "{host}: the ProxyCommand `{command}` {what}; its own messages, if any, are above. Check the command (run it by hand: it should print the server's SSH banner)"
+    )]
+    ProxyCommand {
+        /// The host.
+        host: String,
+        /// The command as run (tokens expanded).
+        command: String,
+        /// How it failed.
+        what: ProxyFailure,
+    },
     /// An ssh_config file is unreadable or has a bad value.
     #[error("ssh config {place}: {problem}")]
     Config {
@@ -128,6 +143,37 @@ pub enum SshError {
         /// The kind of failure.
         problem: SftpProblem,
     },
+}
+
+/// How a `ProxyCommand` failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProxyFailure {
+    /// It could not be started (the shell is missing …).
+    NotStarted(String),
+    /// It exited with this status before the handshake finished.
+    Exited(i32),
+    /// A signal ended it before the handshake finished.
+    Killed(i32),
+    /// It closed its output without a byte from the server, and is still
+    /// running.
+    ClosedEarly,
+}
+
+impl std::fmt::Display for ProxyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotStarted(why) => write!(f, "could not be started ({why})"),
+            Self::Exited(code) => write!(
+                f,
+                "exited with status {code} before the SSH handshake finished"
+            ),
+            Self::Killed(sig) => write!(
+                f,
+                "was ended by signal {sig} before the SSH handshake finished"
+            ),
+            Self::ClosedEarly => write!(f, "closed its output before the server said anything"),
+        }
+    }
 }
 
 /// The kinds of SFTP failures.
@@ -183,6 +229,8 @@ pub enum SshErrorKind {
     /// A file operation failed on the host (SFTP: not found, permission
     /// denied, a full disk …).
     File,
+    /// The `ProxyCommand` failed before the handshake finished.
+    ProxyCommand,
 }
 
 impl SshErrorKind {
@@ -199,6 +247,7 @@ impl SshErrorKind {
             Self::Lost => "lost",
             Self::Protocol => "protocol",
             Self::File => "file",
+            Self::ProxyCommand => "proxy_command",
         }
     }
 }
@@ -223,6 +272,7 @@ impl SshError {
             Self::KnownHosts { .. } | Self::Config { .. } => SshErrorKind::Config,
             Self::Jump { source, .. } => source.kind(),
             Self::Protocol { .. } => SshErrorKind::Protocol,
+            Self::ProxyCommand { .. } => SshErrorKind::ProxyCommand,
             Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => SshErrorKind::Lost,
             Self::Sftp { .. } => SshErrorKind::File,
         }

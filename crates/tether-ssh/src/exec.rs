@@ -193,6 +193,10 @@ impl Connection {
         for (k, v) in extra.iter().chain(&self.env) {
             let _ = channel.set_env(false, k.clone(), v.clone()).await;
         }
+        if self.forward_agent {
+            // `ForwardAgent`: the host opens agent channels (`agent_forward`).
+            let _ = channel.agent_forward(false).await;
+        }
         Ok(channel)
     }
 

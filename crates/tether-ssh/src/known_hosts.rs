@@ -147,16 +147,28 @@ fn parse_line(line: &str) -> Option<Entry<'_>> {
     })
 }
 
+/// The files' text, in order (a missing or unreadable file is empty), each
+/// with its name for [`Place`]s.
+pub fn read_files(files: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    files
+        .iter()
+        .filter_map(|f| Some((f.clone(), std::fs::read_to_string(f).ok()?)))
+        .collect()
+}
+
 /// The verdict of `files` (in order; missing files are empty) on `key`
-/// presented by `host` at `port`.
-pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> Verdict {
-    let name = host_key_name(host, port);
+/// presented by the host known as `name` ([`host_key_name`], or a
+/// `HostKeyAlias`).
+pub fn check(files: &[PathBuf], name: &str, key: &PublicKey) -> Verdict {
+    check_in(&read_files(files), name, key)
+}
+
+/// [`check`] on texts already read (files, a `KnownHostsCommand`'s
+/// output), each named for its [`Place`]s.
+pub fn check_in(sources: &[(PathBuf, String)], name: &str, key: &PublicKey) -> Verdict {
     let mut known = None;
     let mut changed = None;
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
+    for (file, text) in sources {
         for (i, line) in text.lines().enumerate() {
             let Some(e) = parse_line(line) else { continue };
             let place = || Place {
@@ -172,7 +184,7 @@ pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> Verdi
                 // Host certificates are not used: a CA line is recognised
                 // and skipped.
                 Some(_) => continue,
-                None if !patterns_match(e.patterns, &name) => continue,
+                None if !patterns_match(e.patterns, name) => continue,
                 None if same => known = known.or_else(|| Some(place())),
                 None => changed = changed.or_else(|| Some(place())),
             }
@@ -185,17 +197,14 @@ pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> Verdi
     }
 }
 
-/// The key algorithms known for `host`, to ask the server for first.
-pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<russh::keys::Algorithm> {
-    let name = host_key_name(host, port);
+/// The key algorithms known for the host known as `name`, to ask the
+/// server for first.
+pub fn known_algorithms(sources: &[(PathBuf, String)], name: &str) -> Vec<russh::keys::Algorithm> {
     let mut out = Vec::new();
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
+    for (_, text) in sources {
         for e in text.lines().filter_map(parse_line) {
             if e.marker.is_none()
-                && patterns_match(e.patterns, &name)
+                && patterns_match(e.patterns, name)
                 && let Some(k) = e.key
                 && !out.contains(&k.algorithm())
             {
@@ -206,10 +215,28 @@ pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<russh::
     out
 }
 
-/// Adds `host`'s key to `file` (trust on first use), under an exclusive
-/// lock, unless a line for it appeared meanwhile; one append, so a reader
-/// never sees half a line.
-pub fn learn(file: &Path, host: &str, port: u16, key: &PublicKey) -> Result<(), SshError> {
+/// `name` hashed as `HashKnownHosts` writes it: `|1|salt|HMAC-SHA1`, with
+/// a fresh random salt.
+pub fn hashed_name(name: &str) -> std::io::Result<String> {
+    let mut salt = [0u8; 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+    let mac = <hmac::Hmac<sha1::Sha1> as KeyInit>::new_from_slice(&salt)
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .chain_update(name.as_bytes())
+        .finalize()
+        .into_bytes();
+    Ok(format!(
+        "|1|{}|{}",
+        BASE64.encode(&salt),
+        BASE64.encode(&mac)
+    ))
+}
+
+/// Adds the key of the host known as `name` to `file` (trust on first
+/// use), under an exclusive lock, unless a line for it appeared meanwhile;
+/// one append, so a reader never sees half a line. `hashed`
+/// (`HashKnownHosts`): the name is written hashed.
+pub fn learn(file: &Path, name: &str, key: &PublicKey, hashed: bool) -> Result<(), SshError> {
     let io = |source| SshError::KnownHosts {
         file: file.to_path_buf(),
         source,
@@ -225,7 +252,7 @@ pub fn learn(file: &Path, host: &str, port: u16, key: &PublicKey) -> Result<(), 
         .map_err(io)?;
     let mut locked = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| io(std::io::Error::from(e)))?;
-    if check(&[file.to_path_buf()], host, port, key) != Verdict::Unknown {
+    if check(&[file.to_path_buf()], name, key) != Verdict::Unknown {
         return Ok(());
     }
     let openssh = key
@@ -236,7 +263,12 @@ pub fn learn(file: &Path, host: &str, port: u16, key: &PublicKey) -> Result<(), 
     let (Some(kind), Some(b64)) = (parts.next(), parts.next()) else {
         return Err(io(std::io::Error::other("the key has no OpenSSH form")));
     };
-    let line = format!("{} {kind} {b64}\n", host_key_name(host, port));
+    let written = if hashed {
+        hashed_name(name).map_err(io)?
+    } else {
+        name.to_owned()
+    };
+    let line = format!("{written} {kind} {b64}\n");
     locked.write_all(line.as_bytes()).map_err(io)?;
     locked.flush().map_err(io)
 }
@@ -277,5 +309,10 @@ mod tests {
         let entry = format!("|1|{}|{}", BASE64.encode(salt), BASE64.encode(&mac));
         assert!(patterns_match(&entry, "web01"));
         assert!(!patterns_match(&entry, "web02"));
+        // What HashKnownHosts writes is matched when read.
+        let written = hashed_name("[10.0.0.1]:2222").unwrap_or_default();
+        assert!(written.starts_with("|1|"), "{written}");
+        assert!(patterns_match(&written, "[10.0.0.1]:2222"));
+        assert!(!patterns_match(&written, "10.0.0.1"));
     }
 }

@@ -6,6 +6,7 @@
 //! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
 //! nothing of shells, node sets or output formats.
 
+mod agent_forward;
 mod auth;
 pub mod config;
 mod connect;
@@ -13,15 +14,21 @@ pub mod directives;
 mod error;
 mod exec;
 mod exec_stop;
+mod host_key;
 pub mod known_hosts;
+mod known_hosts_command;
 mod match_block;
+mod proxy;
 mod pty;
 mod secrets;
 mod sftp;
+mod steps;
 
+pub use agent_forward::agent_socket;
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::{SftpProblem, SshError, SshErrorKind};
+pub use error::{ProxyFailure, SftpProblem, SshError, SshErrorKind};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};
 pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};
+pub use steps::Steps;

@@ -308,6 +308,12 @@ pub struct SshCmdArgs {
     /// diagnostics, only errors (a lost connection, a failure to connect).
     #[arg(short = 'q')]
     pub quiet: bool,
+    /// Forward the agent (SSH_AUTH_SOCK) to the host (ForwardAgent yes).
+    #[arg(short = 'A', conflicts_with = "no_agent")]
+    pub forward_agent: bool,
+    /// No agent forwarding, whatever ssh_config says (ForwardAgent no).
+    #[arg(short = 'a')]
+    pub no_agent: bool,
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,

@@ -59,6 +59,10 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     // the person next types.
     opts.keepalive
         .get_or_insert(tether_cluster::pool::DEFAULT_KEEPALIVE);
+    if args.forward_agent || args.no_agent {
+        opts.forward_agent = tether_ssh::agent_socket(if args.no_agent { "no" } else { "yes" })
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     let escape = escape_char(&args.escape)?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -83,6 +87,12 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     let quiet = args.quiet;
     let code = runtime.block_on(async move {
         let conn = tether_ssh::connect(&target, &opts).await?;
+        if let Some(banner) = conn.banner().filter(|_| !quiet) {
+            eprint!(
+                "{}",
+                tether_term::printable::escaped(&banner.replace("\r\n", "\n"), true)
+            );
+        }
         if tty {
             with_terminal(&conn, command, &host, escape, quiet).await
         } else {

@@ -32,6 +32,12 @@ pub const OPTION_KEYS: &[&str] = &[
     "User",
     "Port",
     "ProxyJump",
+    "ProxyCommand",
+    "HostKeyAlias",
+    "KnownHostsCommand",
+    "HashKnownHosts",
+    "CertificateFile",
+    "ForwardAgent",
     "PasswordAuthentication",
     "KbdInteractiveAuthentication",
     "BatchMode",
@@ -203,7 +209,12 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
         "identitiesonly" => ov.identities_only = Some(yes(value)),
         "identityagent" => {
-            ov.agent = Some((value != "none").then(|| tether_ssh::config::expand_tilde(value)))
+            ov.agent = Some(match value.strip_prefix('$') {
+                // `$VAR` and `SSH_AUTH_SOCK`: the socket the variable names.
+                Some(var) => std::env::var_os(var).map(PathBuf::from),
+                None if value == "SSH_AUTH_SOCK" => std::env::var_os(value).map(PathBuf::from),
+                None => (value != "none").then(|| tether_ssh::config::expand_tilde(value)),
+            })
         }
         "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
         "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),
@@ -216,7 +227,18 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         }
         "user" => ov.user = Some(value.to_owned()),
         "port" => ov.port = Some(port_number(value).map_err(|e| anyhow::anyhow!("-o Port: {e}"))?),
-        "proxyjump" => ov.jumps = Some(jump_list(value)),
+        "proxyjump" if ov.proxy_command.is_none() => ov.jumps = Some(jump_list(value)),
+        "proxyjump" => {}
+        // The first of -J, ProxyJump and ProxyCommand wins (OpenSSH).
+        "proxycommand" if ov.jumps.is_none() => ov.proxy_command = Some(value.to_owned()),
+        "proxycommand" => {}
+        "hostkeyalias" => ov.host_key_alias = Some(value.to_owned()),
+        "knownhostscommand" => ov.known_hosts_command = Some(value.to_owned()),
+        "hashknownhosts" => ov.hash_known_hosts = Some(yes(value)),
+        "certificatefile" => ov
+            .certificates
+            .push(tether_ssh::config::expand_tilde(value)),
+        "forwardagent" => ov.forward_agent = Some(value.to_owned()),
         "ciphers" => ov.ciphers = Some(list(value)),
         "kexalgorithms" => ov.kex = Some(list(value)),
         "passwordauthentication"

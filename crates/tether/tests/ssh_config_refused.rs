@@ -1,6 +1,6 @@
 //! ssh_config directives tether does not apply but which change where, how
-//! or as whom it connects, or what it trusts (`ProxyCommand`,
-//! `HostKeyAlias`, `KnownHostsCommand`, …), are refused with the file, the
+//! or as whom it connects, or what it trusts (`BindAddress`,
+//! `RevokedHostKeys`, `GlobalKnownHostsFile`, …), are refused with the file, the
 //! line and the directive by `tether exec`, `tether ssh` and `tether cp`,
 //! and nothing is dialled; the same directives in blocks for other hosts
 //! (`Host`, `Match`) change nothing; `-o` follows the same list. Against a
@@ -66,10 +66,10 @@ fn start(name: &str) -> Option<(World, String)> {
          Match originalhost elsewhere\n  KnownHostsCommand /bin/false\n\
          Match host 10.9.9.9 exec \"false\"\n  ProxyCommand nc %h %p\n\
          Host good\n  HostName 127.0.0.61\n  Port {port}\n  LogLevel ERROR\n  ForwardAgent no\n{common}\
-         Host proxied\n  HostName 127.0.0.62\n  Port {trap_port}\n  ProxyCommand nc %h %p\n{common}\
+         Host proxied\n  HostName 127.0.0.62\n  Port {trap_port}\n  BindAddress 127.0.0.9\n{common}\
          Host aliased\n  HostName 127.0.0.62\n  Port {trap_port}\n{common}\
-         Match originalhost aliased\n  HostKeyAlias good\n\
-         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  KnownHostsCommand /bin/echo %H\n{common}\
+         Match originalhost aliased\n  RevokedHostKeys /dev/null\n\
+         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  GlobalKnownHostsFile /dev/null\n{common}\
          Host typo\n  HostName 127.0.0.62\n  Port {trap_port}\n  ProxyComand nc %h %p\n{common}"
     );
     let config_file = scratch.0.join("ssh_config");
@@ -125,33 +125,41 @@ impl World {
 }
 
 #[test]
-fn a_proxy_command_is_refused_before_anything_connects() {
+fn a_refused_directive_is_refused_before_anything_connects() {
     let Some((w, config)) = start("proxy") else {
         return;
     };
     let c = w.cfg();
-    let line = line_after(&config, "Host proxied", "ProxyCommand");
+    let line = line_after(&config, "Host proxied", "BindAddress");
     w.refused(
         &["exec", "-F", c, "-H", "proxied", "--", "true"],
         line,
-        "ProxyCommand",
+        "BindAddress",
     );
-    w.refused(&["ssh", "-F", c, "proxied", "true"], line, "ProxyCommand");
+    w.refused(&["ssh", "-F", c, "proxied", "true"], line, "BindAddress");
     let file = w.scratch.0.join("f");
     std::fs::write(&file, "x").unwrap();
     let f = file.to_str().unwrap();
-    w.refused(&["cp", "-F", c, f, "proxied:/tmp/"], line, "ProxyCommand");
-    // Trust: an alias for the host key (from a Match block that applies),
-    // a command that lists keys.
-    let line = line_of(&config, "HostKeyAlias good");
+    w.refused(&["cp", "-F", c, f, "proxied:/tmp/"], line, "BindAddress");
+    // Trust: a revoked-keys file (from a Match block that applies), a
+    // global known_hosts file.
+    let line = line_of(&config, "RevokedHostKeys /dev/null");
     w.refused(
         &["exec", "-F", c, "-H", "aliased", "--", "true"],
         line,
-        "HostKeyAlias",
+        "RevokedHostKeys",
     );
-    w.refused(&["ssh", "-F", c, "aliased", "true"], line, "HostKeyAlias");
-    let line = line_of(&config, "KnownHostsCommand /bin/echo");
-    w.refused(&["ssh", "-F", c, "khc", "true"], line, "KnownHostsCommand");
+    w.refused(
+        &["ssh", "-F", c, "aliased", "true"],
+        line,
+        "RevokedHostKeys",
+    );
+    let line = line_of(&config, "GlobalKnownHostsFile /dev/null");
+    w.refused(
+        &["ssh", "-F", c, "khc", "true"],
+        line,
+        "GlobalKnownHostsFile",
+    );
     // A keyword tether does not know (a typo) is not skipped either.
     let line = line_of(&config, "ProxyComand");
     w.refused(&["ssh", "-F", c, "typo", "true"], line, "ProxyComand");
@@ -203,9 +211,9 @@ fn dash_o_follows_the_same_list() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     // What would change where or what it trusts: refused, nothing dialled.
     for (o, name) in [
-        ("ProxyCommand=nc %h %p", "ProxyCommand"),
-        ("HostKeyAlias=good", "HostKeyAlias"),
-        ("KnownHostsCommand=/bin/echo", "KnownHostsCommand"),
+        ("BindAddress=127.0.0.9", "BindAddress"),
+        ("RevokedHostKeys=/dev/null", "RevokedHostKeys"),
+        ("GlobalKnownHostsFile=/dev/null", "GlobalKnownHostsFile"),
     ] {
         let out = w.tether(&["ssh", "-F", c, "-o", o, "good", "true"]);
         let err = String::from_utf8_lossy(&out.stderr);

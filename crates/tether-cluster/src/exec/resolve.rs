@@ -48,6 +48,47 @@ pub struct Overrides {
     pub jumps: Option<Vec<String>>,
     /// See `ssh_config(5)`.
     pub config: Option<PathBuf>,
+    /// `-o ProxyCommand` (`none`: direct); it wins over `jumps` (the
+    /// command line sets it only when `-J` did not come first).
+    pub proxy_command: Option<String>,
+    /// See `ssh_config(5)`.
+    pub host_key_alias: Option<String>,
+    /// See `ssh_config(5)`.
+    pub known_hosts_command: Option<String>,
+    /// See `ssh_config(5)`.
+    pub hash_known_hosts: Option<bool>,
+    /// `CertificateFile`s, before ssh_config's.
+    pub certificates: Vec<PathBuf>,
+    /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
+    pub forward_agent: Option<String>,
+    /// Who hears each connection's steps (`-v`).
+    pub steps: Option<tether_ssh::Steps>,
+}
+
+/// How to reach a host: jump hosts, or a `ProxyCommand` (never both), as
+/// OpenSSH picks: the command line first (`-o ProxyCommand`, else `-J` and
+/// tether's `jump`), then ssh_config's, where the first of `ProxyJump` and
+/// `ProxyCommand` obtained wins; `none` is a direct connection. A jump
+/// host has no jumps of its own, only its own ProxyCommand.
+fn route(
+    ov: &Overrides,
+    cfg: &tether_ssh::config::HostConfig,
+    hop: bool,
+) -> (Vec<String>, Option<String>) {
+    let command = |c: &String| (!c.trim().eq_ignore_ascii_case("none")).then(|| c.clone());
+    if hop {
+        return (Vec::new(), cfg.proxy_command.as_ref().and_then(command));
+    }
+    if let Some(c) = &ov.proxy_command {
+        return (Vec::new(), command(c));
+    }
+    if let Some(j) = &ov.jumps {
+        return (j.clone(), None);
+    }
+    if let Some(c) = &cfg.proxy_command {
+        return (Vec::new(), command(c));
+    }
+    (cfg.proxy_jump.clone().unwrap_or_default(), None)
 }
 
 /// `StrictHostKeyChecking`'s values.
@@ -136,14 +177,7 @@ pub fn resolve(
         .or(cfg.server_alive_interval.map(Duration::from_secs))
         .filter(|d| !d.is_zero());
     let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
-    let jumps = if hop {
-        Vec::new()
-    } else {
-        ov.jumps
-            .clone()
-            .or(cfg.proxy_jump.clone())
-            .unwrap_or_default()
-    };
+    let (jumps, proxy_command) = route(ov, &cfg, hop);
     let jumps = jumps
         .iter()
         .map(|j| {
@@ -177,6 +211,139 @@ pub fn resolve(
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
         jumps,
+        proxy_command,
+        // `-o HostKeyAlias` names the target's key, not a jump host's.
+        host_key_alias: match hop {
+            true => cfg.host_key_alias.clone(),
+            false => ov.host_key_alias.clone().or(cfg.host_key_alias.clone()),
+        },
+        known_hosts_command: ov
+            .known_hosts_command
+            .clone()
+            .or(cfg.known_hosts_command.clone())
+            .filter(|c| c != "none"),
+        hash_known_hosts: ov
+            .hash_known_hosts
+            .or(cfg.hash_known_hosts)
+            .unwrap_or(false),
+        certificates: ov
+            .certificates
+            .iter()
+            .chain(&cfg.certificate_files)
+            .cloned()
+            .collect(),
+        // Never to a jump host: no session runs there.
+        forward_agent: match ov.forward_agent.as_ref().or(cfg.forward_agent.as_ref()) {
+            Some(v) if !hop => tether_ssh::agent_socket(v)?,
+            _ => None,
+        },
+        steps: ov.steps.clone(),
     };
     Ok((target, connect))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(h: &str) -> HostSpec {
+        HostSpec::parse(h).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// ssh_config `text` written to a file of its own, and the overrides
+    /// reading it.
+    fn with_config(name: &str, text: &str, ov: Overrides) -> (PathBuf, Overrides) {
+        let file =
+            std::env::temp_dir().join(format!("tether-resolve-{name}-{}.conf", std::process::id()));
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
+        let ov = Overrides {
+            config: Some(file.clone()),
+            ..ov
+        };
+        (file, ov)
+    }
+
+    fn route_of(ov: &Overrides, host: &str) -> (Vec<String>, Option<String>) {
+        let (_, o) = resolve(&spec(host), ov, false).unwrap_or_else(|e| panic!("{e}"));
+        (
+            o.jumps.iter().map(|j| j.target.host.clone()).collect(),
+            o.proxy_command,
+        )
+    }
+
+    #[test]
+    fn proxy_jump_and_proxy_command_first_obtained_wins_command_line_first() {
+        let text = "Host cmd-first\n  ProxyCommand nc %h %p\n  ProxyJump j1\n\
+                    Host jump-first\n  ProxyJump j2\n  ProxyCommand nc %h %p\n\
+                    Host none-first\n  ProxyCommand none\n  ProxyJump j3\n\
+                    Host j1\n  ProxyCommand nc bastion %p\n";
+        let (file, ov) = with_config("route", text, Overrides::default());
+        let nc = Some("nc %h %p".to_owned());
+        assert_eq!(route_of(&ov, "cmd-first"), (vec![], nc.clone()));
+        assert_eq!(route_of(&ov, "jump-first"), (vec!["j2".into()], None));
+        assert_eq!(route_of(&ov, "none-first"), (vec![], None));
+        // The command line wins over ssh_config: -J …
+        let j = Overrides {
+            jumps: Some(vec!["j9".into()]),
+            ..ov.clone()
+        };
+        assert_eq!(route_of(&j, "cmd-first"), (vec!["j9".into()], None));
+        // … and -o ProxyCommand (`none`: direct).
+        let p = Overrides {
+            proxy_command: Some("none".into()),
+            ..ov.clone()
+        };
+        assert_eq!(route_of(&p, "jump-first"), (vec![], None));
+        // A jump host keeps its own ProxyCommand (the first hop runs it).
+        let (_, o) = resolve(
+            &spec("jump-first"),
+            &Overrides {
+                jumps: Some(vec!["j1".into()]),
+                ..ov.clone()
+            },
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.jumps[0].options.proxy_command.as_deref(),
+            Some("nc bastion %p")
+        );
+        let _ = std::fs::remove_file(file);
+    }
+
+    #[test]
+    fn trust_and_login_directives_reach_the_connect_options() {
+        let text = "Host *\n  IdentityAgent $HOME\n  HostKeyAlias Alias1\n  KnownHostsCommand /bin/kh %H\n  HashKnownHosts yes\n  CertificateFile /c/%h-cert.pub\n  ForwardAgent /run/agent.sock\n";
+        let (file, ov) = with_config("trust", text, Overrides::default());
+        let (_, o) = resolve(&spec("web01"), &ov, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias.as_deref(), Some("Alias1"));
+        // `IdentityAgent $VAR`: the socket the variable names.
+        assert_eq!(o.agent, std::env::var_os("HOME").map(PathBuf::from));
+        assert_eq!(o.known_hosts_command.as_deref(), Some("/bin/kh %H"));
+        assert!(o.hash_known_hosts);
+        assert_eq!(o.certificates, [PathBuf::from("/c/web01-cert.pub")]);
+        assert_eq!(o.forward_agent, Some(PathBuf::from("/run/agent.sock")));
+        // Never by default, never to a jump host, and `no` wins when first.
+        let none = Overrides::default();
+        let (_, o) = resolve(&spec("web01"), &none, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        let (_, o) = resolve(&spec("web01"), &ov, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        // A command line's alias is the target's alone.
+        let aliased = Overrides {
+            host_key_alias: Some("cli-alias".into()),
+            ..Overrides::default()
+        };
+        let (_, o) = resolve(&spec("j"), &aliased, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias, None);
+        let (_, o) = resolve(&spec("t"), &aliased, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.host_key_alias.as_deref(), Some("cli-alias"));
+        let no = Overrides {
+            forward_agent: Some("no".into()),
+            ..ov.clone()
+        };
+        let (_, o) = resolve(&spec("web01"), &no, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.forward_agent, None);
+        let _ = std::fs::remove_file(file);
+    }
 }

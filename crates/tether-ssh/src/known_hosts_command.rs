@@ -1,0 +1,202 @@
+//! `KnownHostsCommand`, run as `ssh` runs it: split into words (quotes and
+//! backslashes as OpenSSH's `argv_split`), each argument after the first
+//! with its tokens expanded, run without a shell, its stdout read as more
+//! known_hosts lines after the files. A command that fails (cannot start,
+//! exits non-zero) fails the connection, as in OpenSSH.
+
+use std::path::PathBuf;
+
+use russh::keys::{HashAlg, PublicKey};
+
+use crate::error::SshError;
+
+/// What the tokens of one invocation stand for.
+pub(crate) struct Invocation<'a> {
+    /// `%I`: `HOSTNAME` (checking a presented key) or `ORDER` (choosing the
+    /// key types to ask for).
+    pub why: &'a str,
+    /// `%h`: the address (`HostName`).
+    pub hostname: &'a str,
+    /// `%p`.
+    pub port: u16,
+    /// `%r`.
+    pub user: &'a str,
+    /// `%n`: the host as named.
+    pub original: &'a str,
+    /// `%H`: the name looked up in known_hosts (`[host]:port` or the
+    /// `HostKeyAlias`).
+    pub lookup: &'a str,
+    /// `%k`: the `HostKeyAlias`, else `%n`.
+    pub alias: &'a str,
+    /// `%t %f %K`: the presented key, when there is one.
+    pub key: Option<&'a PublicKey>,
+}
+
+/// The command's words, as OpenSSH splits them.
+fn split(command: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, ' ' | '\t') => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (_, '\\') => {
+                word.push(chars.next().ok_or("ends in a lone backslash")?);
+                in_word = true;
+            }
+            (_, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("has an unclosed quote".into());
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+fn home() -> String {
+    std::env::var("HOME").unwrap_or_default()
+}
+
+/// One argument with `%x` tokens and `${VAR}` expanded.
+fn expand(arg: &str, t: &Invocation<'_>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = arg.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek() == Some(&'{') {
+            chars.next();
+            let name: String = chars.by_ref().take_while(|c| *c != '}').collect();
+            let value = std::env::var(&name)
+                .map_err(|_| format!("${{{name}}} is not set in the environment"))?;
+            out.push_str(&value);
+            continue;
+        }
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let none = || "NONE".to_owned();
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('h') => out.push_str(t.hostname),
+            Some('p') => out.push_str(&t.port.to_string()),
+            Some('r') => out.push_str(t.user),
+            Some('n') => out.push_str(t.original),
+            Some('k') => out.push_str(t.alias),
+            Some('H') => out.push_str(t.lookup),
+            Some('I') => out.push_str(t.why),
+            Some('u') => out.push_str(&std::env::var("USER").unwrap_or_default()),
+            Some('d') => out.push_str(&home()),
+            Some('i') => out.push_str(
+                &std::fs::metadata("/proc/self")
+                    .map(|m| std::os::unix::fs::MetadataExt::uid(&m).to_string())
+                    .unwrap_or_default(),
+            ),
+            Some('t') => out.push_str(&t.key.map_or_else(none, |k| k.algorithm().to_string())),
+            Some('f') => out.push_str(
+                &t.key
+                    .map_or_else(none, |k| k.fingerprint(HashAlg::Sha256).to_string()),
+            ),
+            Some('K') => out.push_str(&t.key.map_or_else(none, |k| {
+                k.to_openssh()
+                    .ok()
+                    .and_then(|s| s.split_whitespace().nth(1).map(str::to_owned))
+                    .unwrap_or_else(none)
+            })),
+            Some(other) => {
+                return Err(format!(
+                    "%{other} is not a token tether expands here (it expands %h %p %r %n %k %H %I %u %d %i %t %f %K %% and ${{VAR}})"
+                ));
+            }
+            None => return Err("ends in a lone %".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `command` for `t`; its output, named for known_hosts [`Place`]s
+/// (`crate::known_hosts::Place`).
+pub(crate) async fn run(
+    command: &str,
+    host: &str,
+    t: &Invocation<'_>,
+) -> Result<(PathBuf, String), SshError> {
+    let bad = |problem: String| SshError::Config {
+        place: format!("KnownHostsCommand {command:?}"),
+        problem,
+    };
+    let words = split(command).map_err(&bad)?;
+    let Some((program, args)) = words.split_first() else {
+        return Err(bad("names no program".into()));
+    };
+    let args = args
+        .iter()
+        .map(|a| expand(a, t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(&bad)?;
+    let out = tokio::process::Command::new(program)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| bad(format!("{host}: cannot run {program}: {e}")))?;
+    if !out.status.success() {
+        return Err(bad(format!(
+            "{host}: it failed ({}); fix it, or set KnownHostsCommand none",
+            out.status
+        )));
+    }
+    Ok((
+        PathBuf::from(format!("KnownHostsCommand({program})")),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_and_tokens_expand_as_openssh() {
+        assert_eq!(
+            split(r#"/bin/kh "a b" 'c d' e\ f"#).unwrap_or_default(),
+            ["/bin/kh", "a b", "c d", "e f"]
+        );
+        assert!(split("x 'open").is_err());
+        let t = Invocation {
+            why: "HOSTNAME",
+            hostname: "10.0.0.1",
+            port: 2222,
+            user: "alice",
+            original: "web01",
+            lookup: "[10.0.0.1]:2222",
+            alias: "web01",
+            key: None,
+        };
+        assert_eq!(
+            expand("%I:%H:%h:%p:%r:%n:%k:%t:%%", &t).as_deref(),
+            Ok("HOSTNAME:[10.0.0.1]:2222:10.0.0.1:2222:alice:web01:web01:NONE:%")
+        );
+        assert!(expand("%Z", &t).is_err());
+    }
+}

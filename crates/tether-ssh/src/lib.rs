@@ -6,8 +6,10 @@
 //! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
 //! nothing of shells, node sets or output formats.
 
+pub mod algorithms;
 mod auth;
 pub mod config;
+mod config_lines;
 mod connect;
 pub mod directives;
 mod error;
@@ -15,6 +17,7 @@ mod exec;
 mod exec_stop;
 pub mod known_hosts;
 mod match_block;
+pub mod percent;
 mod pty;
 mod secrets;
 mod sftp;

@@ -48,14 +48,16 @@ pub struct Overrides {
     pub jumps: Option<Vec<String>>,
     /// See `ssh_config(5)`.
     pub config: Option<PathBuf>,
+    /// `-o` options, as typed: read as ssh_config lines before `config`.
+    pub options: Vec<String>,
 }
 
 /// `StrictHostKeyChecking`'s values.
 pub fn policy_of(v: &str) -> Option<HostKeyPolicy> {
     Some(match v.to_ascii_lowercase().as_str() {
-        "yes" | "ask" => HostKeyPolicy::Yes,
+        "yes" | "ask" | "true" => HostKeyPolicy::Yes,
         "accept-new" => HostKeyPolicy::AcceptNew,
-        "no" | "off" => HostKeyPolicy::No,
+        "no" | "off" | "false" => HostKeyPolicy::No,
         _ => return None,
     })
 }
@@ -97,13 +99,14 @@ pub fn resolve(
     ov: &Overrides,
     hop: bool,
 ) -> Result<(Target, ConnectOptions), String> {
-    let cfg = match &ov.config {
-        Some(file) => {
-            let user = spec.user.as_deref().or(ov.user.as_deref());
-            tether_ssh::config::resolve_for(file, &spec.host, user).map_err(|e| e.to_string())?
-        }
-        None => tether_ssh::config::HostConfig::default(),
-    };
+    let cfg = tether_ssh::config::resolve_with(
+        ov.config.as_deref(),
+        &ov.options,
+        &spec.host,
+        spec.user.as_deref().or(ov.user.as_deref()),
+        spec.port.or(ov.port),
+    )
+    .map_err(|e| e.to_string())?;
     let defaults = ConnectOptions::default();
     let target = Target {
         host: spec.host.clone(),
@@ -173,6 +176,8 @@ pub fn resolve(
         keepalive: interval.map(|i| (i, max)),
         ciphers: ov.ciphers.clone().or(cfg.ciphers.clone()),
         kex: ov.kex.clone().or(cfg.kex.clone()),
+        macs: cfg.macs.clone(),
+        host_key_algorithms: cfg.host_key_algorithms.clone(),
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),

@@ -63,6 +63,12 @@ const APPLIED: &[&str] = &[
     "macs",
     "hostkeyalgorithms",
     // Read by `tether ssh` (the other front-ends decide these themselves).
+    "permitlocalcommand",
+    "localcommand",
+    "loglevel",
+    "requesttty",
+    "stdinnull",
+    "escapechar",
     "identityfile2",
 ];
 
@@ -90,15 +96,9 @@ const HARMLESS: &[&str] = &[
     "streamlocalbindunlink",
     "tunneldevice",
     // The session and the local side: tether decides these itself.
-    "requesttty",
     "sessiontype",
-    "stdinnull",
     "forkafterauthentication",
-    "escapechar",
     "enableescapecommandline",
-    "permitlocalcommand",
-    "localcommand",
-    "loglevel",
     "logverbose",
     "syslogfacility",
     "visualhostkey",
@@ -448,5 +448,19 @@ mod tests {
         for k in APPLIED {
             assert!(!HARMLESS.contains(k), "{k}");
         }
+        for k in [
+            "localcommand",
+            "loglevel",
+            "stdinnull",
+            "macs",
+            "hostkeyalgorithms",
+        ] {
+            assert_eq!(treatment(k, "x"), Some(Treatment::Applied), "{k}");
+        }
+        assert!(matches!(
+            treatment("ControlMaster", "auto"),
+            Some(Treatment::Refused(_))
+        ));
+        assert_eq!(treatment("ControlMaster", "no"), Some(Treatment::Harmless));
     }
 }

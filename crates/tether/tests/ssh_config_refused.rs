@@ -69,8 +69,7 @@ fn start(name: &str) -> Option<(World, String)> {
          Host proxied\n  HostName 127.0.0.62\n  Port {trap_port}\n  ProxyCommand nc %h %p\n{common}\
          Host aliased\n  HostName 127.0.0.62\n  Port {trap_port}\n{common}\
          Match originalhost aliased\n  HostKeyAlias good\n\
-         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  KnownHostsCommand /bin/echo %H\n{common}\
-         Host typo\n  HostName 127.0.0.62\n  Port {trap_port}\n  ProxyComand nc %h %p\n{common}"
+         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  KnownHostsCommand /bin/echo %H\n{common}"
     );
     let config_file = scratch.0.join("ssh_config");
     std::fs::write(&config_file, &config).unwrap();
@@ -152,9 +151,23 @@ fn a_proxy_command_is_refused_before_anything_connects() {
     w.refused(&["ssh", "-F", c, "aliased", "true"], line, "HostKeyAlias");
     let line = line_of(&config, "KnownHostsCommand /bin/echo");
     w.refused(&["ssh", "-F", c, "khc", "true"], line, "KnownHostsCommand");
-    // A keyword tether does not know (a typo) is not skipped either.
-    let line = line_of(&config, "ProxyComand");
-    w.refused(&["ssh", "-F", c, "typo", "true"], line, "ProxyComand");
+    // A keyword tether does not know (a typo) is not skipped either, in
+    // any block (as ssh): a file of its own, so the others still work.
+    let typo = w.scratch.0.join("typo_config");
+    std::fs::write(
+        &typo,
+        format!("Host typo\n  ProxyComand nc %h %p\n{}", config),
+    )
+    .unwrap();
+    let out = w.tether(&["ssh", "-F", typo.to_str().unwrap(), "good", "true"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(255)
+            && err.contains(&format!("{}:2", typo.display()))
+            && err.contains("ProxyComand"),
+        "{out:?}"
+    );
+    w.nothing_dialled();
 }
 
 #[test]

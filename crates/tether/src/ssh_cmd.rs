@@ -63,7 +63,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     if args.print_config {
         print!(
             "{}",
-            crate::ssh_show::render(&spec.name, &cfg, &target, &opts)
+            crate::ssh_show::render(&spec.host, &cfg, &target, &opts)
         );
         return Ok(0);
     }

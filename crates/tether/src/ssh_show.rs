@@ -243,6 +243,7 @@ pub fn render(host_arg: &str, cfg: &HostConfig, target: &Target, opts: &ConnectO
                 ]
             }),
             "sendenv" => Some(cfg.send_env.clone()),
+            "loglevel" => cfg.value("loglevel").map(|v| vec![v.to_ascii_uppercase()]),
             _ => None,
         };
         let values: Vec<String> = match applied {

@@ -177,11 +177,24 @@ pub fn resolve_with(
                     .map(str::to_owned)
                     .or_else(|| cfg.user.clone())
                     .unwrap_or_else(|| local_user.clone());
+                let t = Tokens {
+                    host: so_far.clone(),
+                    original: host.to_owned(),
+                    port: port.or(cfg.port).unwrap_or(22),
+                    user: remote_user.clone(),
+                    alias: cfg.value("hostkeyalias").map(str::to_owned),
+                    jump: String::new(),
+                };
+                let run = |cmd: &str| -> Result<bool, String> {
+                    let cmd = t.expand(cmd, &[])?;
+                    crate::percent::run_in_shell(&cmd)
+                };
                 let at = Against {
                     host: &so_far,
                     original: host,
                     user: &remote_user,
                     local_user: &local_user,
+                    exec: &run,
                 };
                 active = !never && applies(&l.value, &at).map_err(bad)?;
                 continue;

@@ -131,6 +131,27 @@ pub fn tilde(value: &str) -> String {
     }
 }
 
+/// The shell ssh runs local commands with: `$SHELL`, else `/bin/sh`.
+pub fn shell() -> String {
+    std::env::var("SHELL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/sh".to_owned())
+}
+
+/// `Match exec`: `cmd` run by the shell, stdin and stdout on /dev/null,
+/// stderr ours; whether it exited 0.
+pub fn run_in_shell(cmd: &str) -> Result<bool, String> {
+    std::process::Command::new(shell())
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .map_err(|e| format!("Match exec {cmd:?}: cannot run {}: {e}", shell()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,7 +195,8 @@ pub fn show_banner(text: Option<&str>, voice: Voice) {
     let _ = err.flush();
 }
 
-/// `LocalCommand`, when `PermitLocalCommand yes`: run by `sh -c` on this
+/// `LocalCommand`, when `PermitLocalCommand yes`: run by the shell
+/// (`$SHELL`, else /bin/sh) on this
 /// machine once the connection is made, its `%` tokens expanded (`%T` is
 /// `NONE`: tether opens no tunnel device), its output to tether's; tether
 /// waits for it, as ssh does.
@@ -214,12 +215,17 @@ pub fn local_command(cfg: &HostConfig, voice: Voice) -> Result<()> {
         .expand(cmd, &[('T', "NONE")])
         .map_err(|e| anyhow::anyhow!("LocalCommand {e}"))?;
     voice.step(&format!("running LocalCommand: {cmd}"));
-    let status = std::process::Command::new("/bin/sh")
+    let status = std::process::Command::new(tether_ssh::percent::shell())
         .arg("-c")
         .arg(&cmd)
         .stdin(std::process::Stdio::null())
         .status()
-        .context("cannot run LocalCommand with /bin/sh")?;
+        .with_context(|| {
+            format!(
+                "cannot run LocalCommand with {}",
+                tether_ssh::percent::shell()
+            )
+        })?;
     if !status.success() {
         voice.step(&format!("LocalCommand ended with {status}"));
     }

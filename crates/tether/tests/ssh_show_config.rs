@@ -234,3 +234,36 @@ fn its_output_reads_back_the_same_and_nothing_connects() {
         assert_eq!((code, get(&out, "port")), (Some(0), vec![good.to_owned()]));
     }
 }
+
+/// `Match exec`: run by the shell with its tokens expanded (OpenSSH's
+/// percent test, matchexec), its block applying when it exits 0.
+#[test]
+fn match_exec_runs_with_its_tokens() {
+    let s = Scratch::new("show-exec");
+    let cfg = s.0.join("config");
+    let out = s.0.join("actual");
+    std::fs::write(
+        &cfg,
+        format!(
+            "Host somehost\n  HostName 127.0.0.1\n  Port 2345\n\
+             Match exec \"echo '%%/%h/%n/%p/%r' >{out}\"\n  User matched\n\
+             Match exec false\n  Port 1\n",
+            out = out.display()
+        ),
+    )
+    .unwrap();
+    let (code, text) = g(
+        "tether",
+        &s.0,
+        &["-F", cfg.to_str().unwrap(), "remuser@somehost"],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "%/127.0.0.1/somehost/2345/remuser\n"
+    );
+    assert_eq!(get(&text, "user"), ["remuser"]);
+    assert_eq!(get(&text, "port"), ["2345"]);
+    let (_, text) = g("tether", &s.0, &["-F", cfg.to_str().unwrap(), "somehost"]);
+    assert_eq!(get(&text, "user"), ["matched"]);
+}

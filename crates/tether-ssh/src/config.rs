@@ -167,8 +167,9 @@ pub fn resolve_with(
         }
         match l.key.as_str() {
             "host" => {
+                // Against the name as typed, case and all (as ssh).
                 let pats: Vec<&str> = l.value.split_whitespace().collect();
-                active = !never && patterns_match(&pats.join(","), host);
+                active = !never && host_patterns(&pats, host);
                 continue;
             }
             "match" => {
@@ -402,6 +403,11 @@ pub fn resolve_with(
         })?,
         None => host.to_owned(),
     };
+    // As ssh: a name in lower case, an address in its canonical form.
+    let h = match h.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.to_string(),
+        Err(_) => h.to_ascii_lowercase(),
+    };
     t.host = h.clone();
     cfg.hostname = Some(h);
     cfg.identity_files = raw_identities
@@ -427,6 +433,31 @@ pub fn resolve_with(
         .transpose()?;
     cfg.tokens = t;
     Ok(cfg)
+}
+
+/// Whether a `Host` line's patterns (`*`, `?`, `!`) take `host`, case
+/// and all: ssh's `Host web` does not take `WEB`.
+fn host_patterns(patterns: &[&str], host: &str) -> bool {
+    fn wild(p: &[u8], n: &[u8]) -> bool {
+        match (p.split_first(), n.split_first()) {
+            (None, None) => true,
+            (Some((b'*', rest)), _) => {
+                wild(rest, n) || n.split_first().is_some_and(|(_, m)| wild(p, m))
+            }
+            (Some((b'?', rest)), Some((_, m))) => wild(rest, m),
+            (Some((c, rest)), Some((d, m))) => c == d && wild(rest, m),
+            _ => false,
+        }
+    }
+    let mut hit = false;
+    for p in patterns {
+        match p.strip_prefix('!') {
+            Some(p) if wild(p.as_bytes(), host.as_bytes()) => return false,
+            Some(_) => {}
+            None => hit |= wild(p.as_bytes(), host.as_bytes()),
+        }
+    }
+    hit
 }
 
 impl HostConfig {

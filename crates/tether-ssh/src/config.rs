@@ -66,6 +66,8 @@ pub struct HostConfig {
     pub passwords: Option<bool>,
     /// `BatchMode`: never ask for a passphrase or a password.
     pub batch_mode: Option<bool>,
+    /// `GlobalKnownHostsFile`: read after the user's files.
+    pub global_known_hosts: Option<Vec<PathBuf>>,
     /// `MACs`, the list assembled (`+`, `-`, `^` applied).
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`, the list assembled.
@@ -141,6 +143,7 @@ pub fn resolve_with(
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut raw_identities = Vec::new();
     let mut raw_known = None;
+    let mut raw_global: Option<String> = None;
     let mut raw_agent = None;
     let mut ignore_unknown: Option<String> = None;
     let mut passwords: Option<bool> = None;
@@ -329,6 +332,7 @@ pub fn resolve_with(
                 })
             }
             "userknownhostsfile" => raw_known = Some(l.value.clone()),
+            "globalknownhostsfile" => raw_global = Some(l.value.clone()),
             "ciphers" => cfg.ciphers = Some(list(Kind_::Cipher)?),
             "kexalgorithms" => cfg.kex = Some(list(Kind_::Kex)?),
             "macs" => cfg.macs = Some(list(Kind_::Mac)?),
@@ -415,6 +419,13 @@ pub fn resolve_with(
         .map(|v| expand(&t, v).map(PathBuf::from))
         .collect::<Result<_, _>>()?;
     cfg.user_known_hosts = raw_known
+        .map(|v| {
+            v.split_whitespace()
+                .map(|p| expand(&t, p).map(PathBuf::from))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    cfg.global_known_hosts = raw_global
         .map(|v| {
             v.split_whitespace()
                 .map(|p| expand(&t, p).map(PathBuf::from))

@@ -70,6 +70,7 @@ const APPLIED: &[&str] = &[
     "stdinnull",
     "escapechar",
     "identityfile2",
+    "globalknownhostsfile",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -362,9 +363,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
         "knownhostscommand" => unless(
             &["none"],
             "tether does not run a KnownHostsCommand and would check host keys without it",
-        ),
-        "globalknownhostsfile" => Treatment::Refused(
-            "tether reads UserKnownHostsFile (default ~/.ssh/known_hosts) and /etc/ssh/ssh_known_hosts only",
         ),
         "revokedhostkeys" => unless(
             &["none"],

@@ -5,9 +5,10 @@
 //! algorithms it will offer); the keys it accepts without applying show
 //! the value given, else OpenSSH's default, so that the output read back
 //! with `-F` gives the same. Keys whose every value tether refuses
-//! (`PubkeyAcceptedAlgorithms`, `CASignatureAlgorithms`,
-//! `GlobalKnownHostsFile`) are left out unless the configuration sets
-//! them.
+//! (`PubkeyAcceptedAlgorithms`, `CASignatureAlgorithms`) are left out
+//! unless the configuration sets them, and so is `GlobalKnownHostsFile`
+//! (tether's default is /etc/ssh/ssh_known_hosts, in
+//! `userknownhostsfile`).
 
 use std::fmt::Write as _;
 
@@ -243,6 +244,14 @@ pub fn render(host_arg: &str, cfg: &HostConfig, target: &Target, opts: &ConnectO
                 ]
             }),
             "sendenv" => Some(cfg.send_env.clone()),
+            "globalknownhostsfile" => cfg.global_known_hosts.as_ref().map(|g| {
+                vec![
+                    g.iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ]
+            }),
             "loglevel" => cfg.value("loglevel").map(|v| vec![v.to_ascii_uppercase()]),
             _ => None,
         };

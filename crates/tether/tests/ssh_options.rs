@@ -432,3 +432,21 @@ fn options_accepted_with_a_note_or_refused_with_why() {
         "{out:?}"
     );
 }
+
+/// `GlobalKnownHostsFile`: the host's key found there (and not in the
+/// user's file) is trusted; without it the key is unknown.
+#[test]
+fn global_known_hosts_file_is_read() {
+    let Some(w) = start("global-known", "") else {
+        return;
+    };
+    let user_file = w.scratch.0.join("empty_known_hosts");
+    std::fs::write(&user_file, "").unwrap();
+    let global = w.scratch.0.join("known_hosts");
+    let u = format!("UserKnownHostsFile={}", user_file.display());
+    let out = w.run(&["-o", &u, "web", "echo", "in"], b"");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    let g = format!("GlobalKnownHostsFile={}", global.display());
+    let out = w.run(&["-o", &u, "-o", &g, "web", "echo", "in"], b"");
+    assert_eq!(result(&out), (Some(0), "in\n".into()), "{out:?}");
+}

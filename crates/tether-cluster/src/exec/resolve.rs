@@ -156,11 +156,23 @@ pub fn resolve(
         })
         .collect::<Result<Vec<_>, String>>()?;
     let connect = ConnectOptions {
-        known_hosts: ov
-            .known_hosts
-            .clone()
-            .or(cfg.user_known_hosts.clone())
-            .unwrap_or(defaults.known_hosts),
+        known_hosts: match &cfg.global_known_hosts {
+            // GlobalKnownHostsFile: after the user's files (new keys go to
+            // the first of those), instead of /etc/ssh/ssh_known_hosts.
+            Some(global) => ov
+                .known_hosts
+                .clone()
+                .or(cfg.user_known_hosts.clone())
+                .unwrap_or_else(|| defaults.known_hosts.iter().take(1).cloned().collect())
+                .into_iter()
+                .chain(global.iter().cloned())
+                .collect(),
+            None => ov
+                .known_hosts
+                .clone()
+                .or(cfg.user_known_hosts.clone())
+                .unwrap_or(defaults.known_hosts),
+        },
         policy,
         identities,
         identities_only: ov.identities_only.or(cfg.identities_only).unwrap_or(false),

@@ -48,7 +48,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         return crate::ssh_front::query(q);
     }
     let config = ssh_opts::load_config(None)?;
-    let spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
+    let mut spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
     let base = Overrides {
         secrets: Some(tether_ssh::Secrets::new(
             Arc::new(crate::tty_prompt::TtyPrompter),
@@ -58,6 +58,12 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     };
     let mut ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
     crate::ssh_front::algorithm_flags(&args, &mut ov)?;
+    // As ssh: the first of -l and -o User typed, else user@.
+    let argv = std::env::args().skip_while(|a| a != "ssh").skip(1);
+    if let Some(user) = crate::ssh_front::first_user(argv) {
+        spec.user = None;
+        ov.user = Some(user);
+    }
     let cfg = crate::ssh_front::host_config(&spec, &ov)?;
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
     if args.print_config {

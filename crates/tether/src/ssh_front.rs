@@ -285,3 +285,84 @@ pub async fn plain_pty(
         }
     }
 }
+
+/// The user the command line gives, as ssh decides it: the first of `-l
+/// USER` and `-o User=USER` as typed (the destination's `user@` counts only
+/// when neither is given). `argv`: `tether`'s arguments after `ssh`, up to
+/// the destination.
+pub fn first_user<I: IntoIterator<Item = String>>(argv: I) -> Option<String> {
+    // Short flags that take a value (tether's and ssh's).
+    const VALUED: &str = "lpJFioeQcmSOLRDWbBEIw";
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--" || !a.starts_with('-') || a == "-" {
+            return None;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
+            };
+            let takes = ["user", "port", "jump", "ssh-config", "identity"].contains(&name);
+            let value = if takes {
+                inline.or_else(|| it.next())
+            } else {
+                None
+            };
+            if name == "user" {
+                return value;
+            }
+            continue;
+        }
+        let flags: Vec<char> = a.chars().skip(1).collect();
+        for (i, f) in flags.iter().enumerate() {
+            if !VALUED.contains(*f) {
+                continue;
+            }
+            let rest: String = flags[i + 1..].iter().collect();
+            let value = if rest.is_empty() {
+                it.next()
+            } else {
+                Some(rest)
+            };
+            match (f, value) {
+                ('l', v) => return v,
+                ('o', Some(o)) => {
+                    if let Some((k, v)) = crate::ssh_opts::split_option(&o) {
+                        if k.eq_ignore_ascii_case("user") {
+                            return Some(v.to_owned());
+                        }
+                    }
+                }
+                _ => {}
+            }
+            break;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_user;
+
+    fn first(args: &[&str]) -> Option<String> {
+        first_user(args.iter().map(|a| (*a).to_owned()))
+    }
+
+    #[test]
+    fn the_first_user_typed_wins() {
+        assert_eq!(
+            first(&["-o", "user=foo", "-l", "bar", "baz@host"]).as_deref(),
+            Some("foo")
+        );
+        assert_eq!(
+            first(&["-lbar", "baz@host", "user=foo"]).as_deref(),
+            Some("bar")
+        );
+        assert_eq!(first(&["-q", "-ouser=x", "h"]).as_deref(), Some("x"));
+        assert_eq!(first(&["-p", "22", "-o", "Port=2", "h", "-l", "z"]), None);
+        assert_eq!(first(&["-ql", "carol", "h"]).as_deref(), Some("carol"));
+        assert_eq!(first(&["--user=dave", "h"]).as_deref(), Some("dave"));
+    }
+}

@@ -270,3 +270,36 @@ fn match_exec_runs_with_its_tokens() {
     let (_, text) = g("tether", &s.0, &["-F", cfg.to_str().unwrap(), "somehost"]);
     assert_eq!(get(&text, "user"), ["matched"]);
 }
+
+/// The user as ssh decides it (sshcfgparse, "user first match"): the first
+/// of `-o User` and `-l` typed, else `user@`, else ssh_config's.
+#[test]
+fn the_first_user_given_wins_as_in_ssh() {
+    let s = Scratch::new("show-user");
+    let cfg = s.0.join("config");
+    std::fs::write(&cfg, "Host *\n  User fromconfig\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    for (args, want) in [
+        (vec!["-F", c, "host"], "fromconfig"),
+        (
+            vec!["-F", c, "-o", "user=foo", "-l", "bar", "baz@host"],
+            "foo",
+        ),
+        (
+            vec!["-F", c, "-lbar", "baz@host", "user=foo", "baz@host"],
+            "bar",
+        ),
+        (vec!["-F", c, "baz@host"], "baz"),
+    ] {
+        let (code, out) = g("tether", &s.0, &args);
+        assert_eq!(
+            (code, get(&out, "user")),
+            (Some(0), vec![want.to_owned()]),
+            "{args:?}"
+        );
+        if have_ssh() {
+            let (_, o) = g("ssh", &s.0, &args);
+            assert_eq!(get(&o, "user"), [want], "ssh {args:?}");
+        }
+    }
+}

@@ -328,10 +328,10 @@ pub fn first_user<I: IntoIterator<Item = String>>(argv: I) -> Option<String> {
             match (f, value) {
                 ('l', v) => return v,
                 ('o', Some(o)) => {
-                    if let Some((k, v)) = crate::ssh_opts::split_option(&o) {
-                        if k.eq_ignore_ascii_case("user") {
-                            return Some(v.to_owned());
-                        }
+                    if let Some((_, v)) = crate::ssh_opts::split_option(&o)
+                        .filter(|(k, _)| k.eq_ignore_ascii_case("user"))
+                    {
+                        return Some(v.to_owned());
                     }
                 }
                 _ => {}

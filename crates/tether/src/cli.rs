@@ -300,7 +300,8 @@ pub struct SshCmdArgs {
     /// it is not).
     #[arg(short = 't', action = clap::ArgAction::Count, conflicts_with = "no_tty")]
     pub tty: u8,
-    /// No terminal, even for the login shell.
+    /// No terminal, even for the login shell (it then reads its commands
+    /// from stdin, as with ssh).
     #[arg(short = 'T')]
     pub no_tty: bool,
     /// stdin from /dev/null (as ssh -n).

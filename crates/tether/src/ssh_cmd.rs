@@ -84,9 +84,6 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     let stdin_null = args.stdin_null || cfg.stdin_null == Some(true);
     let mode = crate::ssh_front::tty(&args, &cfg, command.is_none(), stdin_null, voice);
     let tty = mode != crate::ssh_front::Tty::None;
-    if command.is_none() && !tty {
-        bail!("no terminal (-T, or stdin is not one) and no command: name the command to run");
-    }
     // One thread for the whole session: a keystroke and its echo cross no
     // thread but the stdin reader's (a multi-thread runtime added two
     // wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets are

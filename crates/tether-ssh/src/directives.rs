@@ -163,6 +163,8 @@ const HARMLESS: &[&str] = &[
     "skeyauthentication",
     "smartcarddevice",
     "tisauthentication",
+    // Newer than the machine's OpenSSH: messages only.
+    "warnweakcrypto",
 ];
 
 /// Why a directive accepted without being applied changes nothing tether

@@ -284,7 +284,7 @@ pub enum DaemonAction {
 /// Arguments of `tether ssh`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0); 0 after -G or -Q (nothing connects). -o takes any ssh_config keyword: applied, accepted without effect (a note under -v), or refused saying why (ControlMaster, like -M, -S and -O, is refused: tether's daemon keeps one connection per host for `tether run --host` and `tether shell`). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct SshCmdArgs {
     /// The host: `[user@]host[:port]`, `ssh://[user@]host[:port]` or a

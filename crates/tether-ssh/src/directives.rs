@@ -199,9 +199,8 @@ pub fn note(key: &str) -> &'static str {
         | "obscurekeystroketiming" => {
             "a transport detail; tether keeps russh's behaviour, the host and the trust are the same"
         }
-        "logverbose" | "syslogfacility" | "visualhostkey" | "fingerprinthash" => {
-            "it shapes ssh's own messages; tether prints its own"
-        }
+        "logverbose" | "syslogfacility" | "visualhostkey" | "fingerprinthash"
+        | "warnweakcrypto" => "it shapes ssh's own messages; tether prints its own",
         "hashknownhosts" | "updatehostkeys" | "addkeystoagent" | "usekeychain" => {
             "known_hosts upkeep or the agent's keys; tether writes only what StrictHostKeyChecking=accept-new learns"
         }

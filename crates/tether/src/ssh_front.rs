@@ -3,8 +3,8 @@
 //! supports), `-G` (`ssh_show`), `-M`/`-S`/`-O` refused with what to do
 //! instead, `-c`/`-m`, the terminal (`-t`, `-tt`, `-T`, `RequestTTY`, and
 //! ssh's warning when stdin is not a terminal), `-n`/`StdinNull`, the
-//! escape character, how much it says (`-q`, `-v`, `LogLevel`), the
-//! server's banner, and `LocalCommand` (only with `PermitLocalCommand
+//! escape character, how much it says (`-q`, `-v`, `LogLevel`: the
+//! banner too is hidden when quiet), and `LocalCommand` (only with `PermitLocalCommand
 //! yes`, run by `sh -c` after the connection is made, its tokens
 //! expanded).
 
@@ -170,29 +170,6 @@ pub fn escape<'a>(args: &'a SshCmdArgs, cfg: &'a HostConfig) -> &'a str {
         .as_deref()
         .or(cfg.escape_char.as_deref())
         .unwrap_or("~")
-}
-
-/// The server's banner (sshd's `Banner`) on stderr, as ssh shows it;
-/// nothing under `-q` or `LogLevel QUIET`.
-// Wired by the lead once `Connection::banner()` (route) is merged:
-// `crate::ssh_front::show_banner(conn.banner().as_deref(), voice)` after
-// `connect`.
-#[allow(dead_code)]
-pub fn show_banner(text: Option<&str>, voice: Voice) {
-    let Some(text) = text.filter(|t| !t.is_empty()) else {
-        return;
-    };
-    if voice.quiet {
-        return;
-    }
-    // Control characters other than line ends are shown, not obeyed.
-    let shown: String = text
-        .split_inclusive('\n')
-        .map(|l| tether_term::printable::escaped(l.trim_end_matches(['\r', '\n']), false) + "\n")
-        .collect();
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(shown.as_bytes());
-    let _ = err.flush();
 }
 
 /// `LocalCommand`, when `PermitLocalCommand yes`: run by the shell

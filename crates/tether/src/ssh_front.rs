@@ -4,9 +4,9 @@
 //! instead, `-c`/`-m`, the terminal (`-t`, `-tt`, `-T`, `RequestTTY`, and
 //! ssh's warning when stdin is not a terminal), `-n`/`StdinNull`, the
 //! escape character, how much it says (`-q`, `-v`, `LogLevel`: the
-//! banner too is hidden when quiet), and `LocalCommand` (only with `PermitLocalCommand
-//! yes`, run by `sh -c` after the connection is made, its tokens
-//! expanded).
+//! banner too is hidden when quiet), `LocalCommand` (only with
+//! `PermitLocalCommand yes`, run by `$SHELL -c` after the connection is
+//! made, its tokens expanded), and the user as ssh picks it.
 
 use std::io::{IsTerminal, Write};
 

@@ -74,6 +74,9 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         return Ok(0);
     }
     let voice = crate::ssh_front::Voice::of(&args, &cfg);
+    if let Some(file) = &ov.config {
+        voice.step(&format!("reading ssh_config {}", file.display()));
+    }
     cfg.notes.iter().for_each(|n| voice.step(n));
     // A dead link is noticed within the keepalive budget, not only when
     // the person next types.

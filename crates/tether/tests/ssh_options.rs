@@ -353,6 +353,25 @@ fn a_terminal_asked_without_one_warns_and_goes_on() {
         (out.status.code(), text(&out.stderr)),
         (Some(0), String::new())
     );
+    // RequestTTY force, from -o or ssh_config, is -tt; RequestTTY no, -T.
+    let out = w.run(
+        &[
+            "-o",
+            "RequestTTY=force",
+            "web",
+            "test -t 0 && echo pty || echo none",
+        ],
+        b"",
+    );
+    assert!(text(&out.stdout).contains("pty"), "{out:?}");
+    let out = w.run(
+        &["-o", "RequestTTY=no", "web"],
+        b"test -t 0 && echo pty || echo none\n",
+    );
+    assert_eq!(
+        (result(&out), text(&out.stderr)),
+        ((Some(0), "none\n".into()), String::new())
+    );
     // -tt: a terminal all the same.
     let out = w.run(&["-tt", "web", "test -t 0 && echo pty || echo none"], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");

@@ -17,13 +17,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::algorithms::Kind as Kind_;
+use crate::config_lines::Kind;
 use crate::directives::{Treatment, treatment};
 use crate::error::SshError;
 use crate::known_hosts::patterns_match;
 use crate::match_block::{Against, applies};
+use crate::percent::Tokens;
 
 /// The settings for one host, as far as tether uses them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct HostConfig {
     /// `HostName`.
     pub hostname: Option<String>,
@@ -43,7 +46,7 @@ pub struct HostConfig {
     pub user_known_hosts: Option<Vec<PathBuf>>,
     /// `StrictHostKeyChecking`.
     pub strict_host_key_checking: Option<String>,
-    /// `ConnectTimeout`, seconds.
+    /// `ConnectTimeout`, seconds (`none`: the default).
     pub connect_timeout: Option<u64>,
     /// `ServerAliveInterval`, seconds.
     pub server_alive_interval: Option<u64>,
@@ -77,148 +80,35 @@ pub struct HostConfig {
     pub certificate_files: Vec<PathBuf>,
     /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
     pub forward_agent: Option<String>,
+    /// `GlobalKnownHostsFile`: read after the user's files.
+    pub global_known_hosts: Option<Vec<PathBuf>>,
+    /// `MACs`, the list assembled (`+`, `-`, `^` applied).
+    pub macs: Option<Vec<String>>,
+    /// `HostKeyAlgorithms`, the list assembled.
+    pub host_key_algorithms: Option<Vec<String>>,
+    /// `PermitLocalCommand`.
+    pub permit_local_command: Option<bool>,
+    /// `LocalCommand`, as written (its tokens are expanded when it runs).
+    pub local_command: Option<String>,
+    /// `LogLevel`.
+    pub log_level: Option<crate::directives::LogLevel>,
+    /// `RequestTTY`.
+    pub request_tty: Option<crate::directives::RequestTty>,
+    /// `StdinNull`.
+    pub stdin_null: Option<bool>,
+    /// `EscapeChar`, as written.
+    pub escape_char: Option<String>,
+    /// Every directive that took effect, `(key in lower case, value as
+    /// written)`, in order (`-G`, and the tokens of other directives).
+    pub values: Vec<(String, String)>,
+    /// One line for each directive accepted without being applied
+    /// (shown under `-v`).
+    pub notes: Vec<String>,
+    /// What the `%` tokens stand for, resolved.
+    pub tokens: Tokens,
 }
 
-/// One `key value` line with where it is.
-struct Line {
-    key: String,
-    /// The keyword as written (for messages).
-    name: String,
-    value: String,
-    file: PathBuf,
-    number: usize,
-}
-
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default()
-}
-
-/// `~/` expanded.
-pub fn expand_tilde(p: &str) -> PathBuf {
-    match p.strip_prefix("~/") {
-        Some(rest) => home().join(rest),
-        None if p == "~" => home(),
-        None => PathBuf::from(p),
-    }
-}
-
-fn split_line(raw: &str) -> Option<(String, String, String)> {
-    let line = raw.trim();
-    if line.is_empty() || line.starts_with('#') {
-        return None;
-    }
-    let at = line.find(|c: char| c.is_whitespace() || c == '=')?;
-    let name = line[..at].to_owned();
-    let rest = line[at..].trim_start_matches(|c: char| c.is_whitespace() || c == '=');
-    // One quoted value loses its quotes; quotes inside a value (a
-    // ProxyCommand's, a KnownHostsCommand's) stay.
-    let rest = rest.trim();
-    let value = match rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        Some(inner) if !inner.contains('"') => inner.to_owned(),
-        _ => rest.to_owned(),
-    };
-    Some((name.to_ascii_lowercase(), name, value))
-}
-
-/// Reads `file` (and its Includes) into lines, `Host` lines included.
-fn read_lines(file: &Path, out: &mut Vec<Line>, depth: usize) -> Result<(), SshError> {
-    if depth > 16 {
-        return Err(SshError::Config {
-            place: file.display().to_string(),
-            problem: "Include nests more than 16 deep (a loop?)".into(),
-        });
-    }
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(()),
-        Err(e) => {
-            return Err(SshError::Config {
-                place: file.display().to_string(),
-                problem: format!("cannot be read: {e}"),
-            });
-        }
-    };
-    for (i, raw) in text.lines().enumerate() {
-        let Some((key, name, value)) = split_line(raw) else {
-            continue;
-        };
-        if key == "include" {
-            for pattern in value.split_whitespace() {
-                let path = expand_tilde(pattern);
-                let path = if path.is_relative() {
-                    home().join(".ssh").join(path)
-                } else {
-                    path
-                };
-                for f in glob(&path) {
-                    read_lines(&f, out, depth + 1)?;
-                }
-            }
-            continue;
-        }
-        out.push(Line {
-            key,
-            name,
-            value,
-            file: file.to_path_buf(),
-            number: i + 1,
-        });
-    }
-    Ok(())
-}
-
-/// The files matching `path`, whose last component may hold `*` or `?`.
-fn glob(path: &Path) -> Vec<PathBuf> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if !name.contains(['*', '?']) {
-        return vec![path.to_path_buf()];
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| patterns_match(name, n))
-        })
-        .map(|e| e.path())
-        .collect();
-    found.sort();
-    found
-}
-
-/// `%h`, `%p`, `%r`, `%u`, `%d`, `%%` in a path.
-fn tokens(value: &str, host: &str, port: u16, user: &str) -> String {
-    let mut out = String::new();
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('h') => out.push_str(host),
-            Some('p') => out.push_str(&port.to_string()),
-            Some('r') => out.push_str(user),
-            Some('u') => out.push_str(&std::env::var("USER").unwrap_or_default()),
-            Some('d') => out.push_str(&home().display().to_string()),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
-    }
-    out
-}
+pub use crate::config_lines::expand_tilde;
 
 /// The configuration `file` gives `host` (the name as typed).
 pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
@@ -229,29 +119,75 @@ pub fn resolve(file: &Path, host: &str) -> Result<HostConfig, SshError> {
 /// is evaluated against it; else against `User` so far, else the local
 /// user).
 pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostConfig, SshError> {
-    let mut lines = Vec::new();
-    read_lines(file, &mut lines, 0)?;
+    resolve_with(Some(file), &[], host, user, None)
+}
+
+/// Directives whose every value counts (the others: the first value
+/// obtained wins).
+const ACCUMULATE: &[&str] = &[
+    "identityfile",
+    "certificatefile",
+    "localforward",
+    "remoteforward",
+    "dynamicforward",
+    "sendenv",
+];
+
+/// The configuration for `host` (the name as typed): the `-o` `options`
+/// first (OpenSSH's spellings, read as ssh_config lines), then `file`
+/// (`None`: no file). `user` and `port`: what the command line names
+/// (`Match user` and the tokens use them).
+pub fn resolve_with(
+    file: Option<&Path>,
+    options: &[String],
+    host: &str,
+    user: Option<&str>,
+    port: Option<u16>,
+) -> Result<HostConfig, SshError> {
+    let mut lines = crate::config_lines::option_lines(options)?;
+    if let Some(file) = file {
+        crate::config_lines::read_lines(file, &mut lines, 0)?;
+    }
     let mut cfg = HostConfig::default();
     let mut active = true;
+    // Per included file: the including block's state, and whether its
+    // lines may apply at all.
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut never = false;
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut raw_identities = Vec::new();
     let mut raw_certificates = Vec::new();
     let mut raw_known = None;
+    let mut raw_global: Option<String> = None;
     let mut raw_agent = None;
     let mut ignore_unknown: Option<String> = None;
     let mut passwords: Option<bool> = None;
     let mut kbd: Option<bool> = None;
     let mut preferred: Option<bool> = None;
-    let local_user = std::env::var("USER").unwrap_or_default();
+    let mut set_env_done = false;
+    let local_user = crate::percent::local_user();
     for l in &lines {
         let bad = |problem: String| SshError::Config {
-            place: format!("{}:{}", l.file.display(), l.number),
+            place: l.place(),
             problem,
         };
+        match l.kind {
+            Kind::Enter => {
+                stack.push((active, never));
+                never |= !active;
+                continue;
+            }
+            Kind::Leave => {
+                (active, never) = stack.pop().unwrap_or((true, false));
+                continue;
+            }
+            Kind::Directive => {}
+        }
         match l.key.as_str() {
             "host" => {
+                // Against the name as typed, case and all (as ssh).
                 let pats: Vec<&str> = l.value.split_whitespace().collect();
-                active = patterns_match(&pats.join(","), host);
+                active = !never && host_patterns(&pats, host);
                 continue;
             }
             "match" => {
@@ -260,17 +196,49 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                     .map(str::to_owned)
                     .or_else(|| cfg.user.clone())
                     .unwrap_or_else(|| local_user.clone());
+                let t = Tokens {
+                    host: so_far.clone(),
+                    original: host.to_owned(),
+                    port: port.or(cfg.port).unwrap_or(22),
+                    user: remote_user.clone(),
+                    alias: cfg.value("hostkeyalias").map(str::to_owned),
+                    jump: String::new(),
+                };
+                let run = |cmd: &str| -> Result<bool, String> {
+                    let cmd = t.expand(cmd, &[])?;
+                    crate::percent::run_in_shell(&cmd)
+                };
                 let at = Against {
                     host: &so_far,
                     original: host,
                     user: &remote_user,
                     local_user: &local_user,
+                    exec: &run,
                 };
-                active = applies(&l.value, &at).map_err(bad)?;
+                active = !never && applies(&l.value, &at).map_err(bad)?;
                 continue;
             }
-            _ if !active => continue,
             _ => {}
+        }
+        let treated = treatment(&l.key, &l.value);
+        if treated.is_none() {
+            if ignore_unknown
+                .as_deref()
+                .is_some_and(|p| patterns_match(p, &l.key))
+            {
+                continue;
+            }
+            // Anywhere, as ssh: a typo is never skipped.
+            return Err(bad(format!(
+                "{} is not an ssh_config keyword tether knows; fix its spelling, or name it in IgnoreUnknown before this line",
+                l.name
+            )));
+        }
+        if l.value.is_empty() {
+            return Err(bad(format!("{} needs a value", l.name)));
+        }
+        if !active {
+            continue;
         }
         // One slot for ProxyJump and ProxyCommand: the first of them wins,
         // as in OpenSSH.
@@ -280,34 +248,41 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             l.key.as_str()
         };
         let first = !seen.contains_key(slot);
-        match treatment(&l.key, &l.value) {
+        let accumulates = ACCUMULATE.contains(&l.key.as_str());
+        if first || accumulates {
+            cfg.values.push((l.key.clone(), l.value.clone()));
+        }
+        match treated {
             Some(Treatment::Applied) => {}
             Some(Treatment::Harmless) => {
+                if first {
+                    cfg.notes.push(format!(
+                        "{}: {} {}: accepted, not applied: {}",
+                        l.place(),
+                        l.name,
+                        l.value,
+                        crate::directives::note(&l.key)
+                    ));
+                }
                 seen.insert(slot.to_owned(), ());
                 continue;
             }
             Some(Treatment::Refused(why)) if first => {
-                return Err(bad(format!(
-                    "{} {} applies to {host}, but {why}. Until tether supports it, remove it for this host (or give -F another file)",
-                    l.name, l.value
-                )));
+                return Err(bad(match l.file {
+                    Some(_) => format!(
+                        "{} {} applies to {host}, but {why}. Until tether supports it, remove it for this host (or give -F another file)",
+                        l.name, l.value
+                    ),
+                    None => format!(
+                        "{} {}: {why}. Until tether supports it, leave it out",
+                        l.name, l.value
+                    ),
+                }));
             }
-            Some(Treatment::Refused(_)) => continue,
-            None if ignore_unknown
-                .as_deref()
-                .is_some_and(|p| patterns_match(p, &l.key)) =>
-            {
-                continue;
-            }
-            None => {
-                return Err(bad(format!(
-                    "{} is not an ssh_config keyword tether knows; fix its spelling, or name it in IgnoreUnknown before this line",
-                    l.name
-                )));
-            }
+            _ => continue,
         }
         match l.key.as_str() {
-            "identityfile" => {
+            "identityfile" | "identityfile2" => {
                 raw_identities.push(l.value.clone());
                 continue;
             }
@@ -316,16 +291,25 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 continue;
             }
             "setenv" => {
+                // The first SetEnv line wins; in it, a name's first value.
                 for kv in l.value.split_whitespace() {
-                    if let Some((k, v)) = kv.split_once('=') {
+                    let Some((k, v)) = kv.split_once('=') else {
+                        return Err(bad(format!("SetEnv {kv}: write NAME=VALUE")));
+                    };
+                    if !set_env_done && !cfg.set_env.iter().any(|(n, _)| n == k) {
                         cfg.set_env.push((k.to_owned(), v.to_owned()));
                     }
                 }
+                set_env_done = true;
                 continue;
             }
             "sendenv" => {
-                cfg.send_env
-                    .extend(l.value.split_whitespace().map(str::to_owned));
+                for p in l.value.split_whitespace() {
+                    match p.strip_prefix('-') {
+                        Some(gone) => cfg.send_env.retain(|s| !patterns_match(gone, s)),
+                        None => cfg.send_env.push(p.to_owned()),
+                    }
+                }
                 continue;
             }
             _ => {}
@@ -345,13 +329,16 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 _ => Err(bad(format!("{what} must be yes or no, got {:?}", l.value))),
             }
         };
+        let list = |kind| crate::algorithms::assemble(kind, &l.value).map_err(bad);
         match l.key.as_str() {
             "hostname" => cfg.hostname = Some(l.value.clone()),
             "user" => cfg.user = Some(l.value.clone()),
             "port" => {
                 cfg.port = Some(
                     u16::try_from(number("Port")?)
-                        .map_err(|_| bad("Port must be at most 65535".into()))?,
+                        .ok()
+                        .filter(|p| *p != 0)
+                        .ok_or_else(|| bad("Port must be from 1 to 65535".into()))?,
                 )
             }
             "identitiesonly" => cfg.identities_only = Some(yes_no("IdentitiesOnly")?),
@@ -371,20 +358,11 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             }
             "hashknownhosts" => cfg.hash_known_hosts = Some(yes_no("HashKnownHosts")?),
             "forwardagent" => cfg.forward_agent = Some(l.value.clone()),
-            "ciphers" | "kexalgorithms" => {
-                if l.value.starts_with(['+', '-', '^']) {
-                    return Err(bad(format!(
-                        "{} with +, - or ^ is not supported; give the whole list",
-                        l.key
-                    )));
-                }
-                let list = Some(l.value.split(',').map(|c| c.trim().to_owned()).collect());
-                if l.key == "ciphers" {
-                    cfg.ciphers = list;
-                } else {
-                    cfg.kex = list;
-                }
-            }
+            "globalknownhostsfile" => raw_global = Some(l.value.clone()),
+            "ciphers" => cfg.ciphers = Some(list(Kind_::Cipher)?),
+            "kexalgorithms" => cfg.kex = Some(list(Kind_::Kex)?),
+            "macs" => cfg.macs = Some(list(Kind_::Mac)?),
+            "hostkeyalgorithms" => cfg.host_key_algorithms = Some(list(Kind_::HostKey)?),
             "ignoreunknown" => ignore_unknown = Some(l.value.to_ascii_lowercase()),
             "passwordauthentication" => passwords = Some(yes_no("PasswordAuthentication")?),
             "kbdinteractiveauthentication" | "challengeresponseauthentication" => {
@@ -398,7 +376,12 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             "stricthostkeychecking" => {
                 cfg.strict_host_key_checking = Some(l.value.to_ascii_lowercase())
             }
-            "connecttimeout" => cfg.connect_timeout = Some(number("ConnectTimeout")?),
+            "connecttimeout" => {
+                cfg.connect_timeout = match l.value.as_str() {
+                    "none" => None,
+                    _ => Some(number("ConnectTimeout")?),
+                }
+            }
             "serveraliveinterval" => {
                 cfg.server_alive_interval = Some(number("ServerAliveInterval")?)
             }
@@ -406,6 +389,16 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 cfg.server_alive_count_max =
                     Some(usize::try_from(number("ServerAliveCountMax")?).unwrap_or(3))
             }
+            "permitlocalcommand" => cfg.permit_local_command = Some(yes_no("PermitLocalCommand")?),
+            "localcommand" => cfg.local_command = Some(l.value.clone()),
+            "loglevel" => {
+                cfg.log_level = Some(crate::directives::log_level(&l.value).map_err(bad)?)
+            }
+            "requesttty" => {
+                cfg.request_tty = Some(crate::directives::request_tty(&l.value).map_err(bad)?)
+            }
+            "stdinnull" => cfg.stdin_null = Some(yes_no("StdinNull")?),
+            "escapechar" => cfg.escape_char = Some(l.value.clone()),
             _ => {}
         }
     }
@@ -414,34 +407,116 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             Some(passwords.unwrap_or(true) && kbd.unwrap_or(true) && preferred.unwrap_or(true));
     }
     // Tokens name the resolved host, port and user.
-    let h = cfg
-        .hostname
-        .clone()
-        .map(|n| tokens(&n, host, 22, ""))
-        .unwrap_or_else(|| host.to_owned());
-    cfg.hostname = Some(h.clone());
-    let (port, user) = (cfg.port.unwrap_or(22), cfg.user.clone().unwrap_or_default());
+    let mut t = Tokens {
+        host: host.to_owned(),
+        original: host.to_owned(),
+        port: port.or(cfg.port).unwrap_or(22),
+        user: user
+            .map(str::to_owned)
+            .or_else(|| cfg.user.clone())
+            .unwrap_or_else(|| local_user.clone()),
+        alias: cfg.value("hostkeyalias").map(str::to_owned),
+        jump: String::new(),
+    };
+    let expand = |t: &Tokens, v: &str| {
+        crate::percent::env_vars(&crate::percent::tilde(v))
+            .and_then(|v| t.expand(&v, &[]))
+            .map_err(|problem| SshError::Config {
+                place: "ssh_config".into(),
+                problem,
+            })
+    };
+    let h = match cfg.hostname.clone() {
+        Some(n) => t.expand(&n, &[]).map_err(|problem| SshError::Config {
+            place: "HostName".into(),
+            problem,
+        })?,
+        None => host.to_owned(),
+    };
+    // As ssh: a name in lower case, an address in its canonical form.
+    let h = match h.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.to_string(),
+        Err(_) => h.to_ascii_lowercase(),
+    };
+    t.host = h.clone();
+    cfg.hostname = Some(h);
     cfg.identity_files = raw_identities
         .iter()
-        .map(|v| expand_tilde(&tokens(v, &h, port, &user)))
-        .collect();
+        .map(|v| expand(&t, v).map(PathBuf::from))
+        .collect::<Result<_, _>>()?;
     cfg.certificate_files = raw_certificates
         .iter()
-        .map(|v| expand_tilde(&tokens(v, &h, port, &user)))
-        .collect();
-    cfg.user_known_hosts = raw_known.map(|v| {
-        v.split_whitespace()
-            .map(|p| expand_tilde(&tokens(p, &h, port, &user)))
-            .collect()
-    });
-    cfg.identity_agent = raw_agent.map(|v| match v.as_str() {
-        "none" => None,
-        "SSH_AUTH_SOCK" => std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
-        // `$VAR`: the socket that variable names (unset: no agent).
-        v if v.starts_with('$') => std::env::var_os(&v[1..]).map(PathBuf::from),
-        v => Some(expand_tilde(&tokens(v, &h, port, &user))),
-    });
+        .map(|v| expand(&t, v).map(PathBuf::from))
+        .collect::<Result<_, _>>()?;
+    cfg.user_known_hosts = raw_known
+        .map(|v| {
+            v.split_whitespace()
+                .map(|p| expand(&t, p).map(PathBuf::from))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    cfg.global_known_hosts = raw_global
+        .map(|v| {
+            v.split_whitespace()
+                .map(|p| expand(&t, p).map(PathBuf::from))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    cfg.identity_agent = raw_agent
+        .map(|v| match v.as_str() {
+            "none" => Ok(None),
+            "SSH_AUTH_SOCK" => Ok(std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from)),
+            v if v.starts_with('$') && !v.starts_with("${") => {
+                Ok(std::env::var_os(&v[1..]).map(PathBuf::from))
+            }
+            v => expand(&t, v).map(|p| Some(PathBuf::from(p))),
+        })
+        .transpose()?;
+    cfg.tokens = t;
     Ok(cfg)
+}
+
+/// Whether a `Host` line's patterns (`*`, `?`, `!`) take `host`, case
+/// and all: ssh's `Host web` does not take `WEB`.
+fn host_patterns(patterns: &[&str], host: &str) -> bool {
+    fn wild(p: &[u8], n: &[u8]) -> bool {
+        match (p.split_first(), n.split_first()) {
+            (None, None) => true,
+            (Some((b'*', rest)), _) => {
+                wild(rest, n) || n.split_first().is_some_and(|(_, m)| wild(p, m))
+            }
+            (Some((b'?', rest)), Some((_, m))) => wild(rest, m),
+            (Some((c, rest)), Some((d, m))) => c == d && wild(rest, m),
+            _ => false,
+        }
+    }
+    let mut hit = false;
+    for p in patterns {
+        match p.strip_prefix('!') {
+            Some(p) if wild(p.as_bytes(), host.as_bytes()) => return false,
+            Some(_) => {}
+            None => hit |= wild(p.as_bytes(), host.as_bytes()),
+        }
+    }
+    hit
+}
+
+impl HostConfig {
+    /// The first value a directive (lower case) took, as written.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value a directive (lower case) took, in order.
+    pub fn all_values<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.values
+            .iter()
+            .filter(move |(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,10 @@ pub struct ConnectOptions {
     pub ciphers: Option<Vec<String>>,
     /// `KexAlgorithms`: the key exchanges to offer, in order.
     pub kex: Option<Vec<String>>,
+    /// `MACs`: the MACs to offer, in order (`None`: russh's list).
+    pub macs: Option<Vec<String>>,
+    /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
+    pub host_key_algorithms: Option<Vec<String>>,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -130,6 +134,8 @@ impl Default for ConnectOptions {
             keepalive: None,
             ciphers: None,
             kex: None,
+            macs: None,
+            host_key_algorithms: None,
             env: Vec::new(),
             secrets: None,
             passwords: true,
@@ -470,6 +476,12 @@ fn algorithms(config: &mut client::Config, opts: &ConnectOptions) -> Result<(), 
         );
         config.preferred.kex = list.into();
     }
+    if let Some(names) = &opts.macs {
+        config.preferred.mac = crate::algorithms::macs(names)?.into();
+    }
+    if let Some(names) = &opts.host_key_algorithms {
+        config.preferred.key = crate::algorithms::host_key_algorithms(names)?.into();
+    }
     Ok(())
 }
 
@@ -520,6 +532,10 @@ where
     };
     let known =
         known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);
+    let known: Vec<_> = known
+        .into_iter()
+        .filter(|k| config.preferred.key.contains(k))
+        .collect();
     if !known.is_empty() {
         // Ask for the key type we know first, as OpenSSH does.
         let rest: Vec<_> = config

@@ -12,9 +12,14 @@
 //! `VerifyHostKeyDNS no`) is accepted.
 //!
 //! The directives accepted without being applied concern what tether does
-//! not do at all (forwardings, the local terminal, logging, connection
-//! sharing, compression): leaving them out changes neither the host
-//! reached, nor the user, nor the trust. The README lists them.
+//! not do at all (forwardings, X11 details, logging, compression):
+//! leaving them out changes neither the host reached, nor the user, nor
+//! the trust; `tether ssh -v` prints a note for each ([`note`]). A
+//! directive that asks for a service tether does not give (`ControlMaster
+//! yes`, `Tunnel yes`, `ForwardX11 yes`) is refused with what to do
+//! instead. The README lists them. `-o` goes through the same list: its
+//! options are read as ssh_config lines before the files
+//! (`config::resolve_with`).
 
 /// What tether does with one directive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +66,17 @@ const APPLIED: &[&str] = &[
     "hashknownhosts",
     "certificatefile",
     "forwardagent",
+    "macs",
+    "hostkeyalgorithms",
+    // Read by `tether ssh` (the other front-ends decide these themselves).
+    "permitlocalcommand",
+    "localcommand",
+    "loglevel",
+    "requesttty",
+    "stdinnull",
+    "escapechar",
+    "identityfile2",
+    "globalknownhostsfile",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -71,7 +87,6 @@ const APPLIED: &[&str] = &[
 /// `GSSAPI*` without `GSSAPIAuthentication`); and the deprecated ones OpenSSH itself ignores.
 const HARMLESS: &[&str] = &[
     // Forwardings and tunnels: tether opens none.
-    "forwardx11",
     "forwardx11trusted",
     "forwardx11timeout",
     "xauthlocation",
@@ -84,18 +99,11 @@ const HARMLESS: &[&str] = &[
     "permitremoteopen",
     "streamlocalbindmask",
     "streamlocalbindunlink",
-    "tunnel",
     "tunneldevice",
     // The session and the local side: tether decides these itself.
-    "requesttty",
     "sessiontype",
-    "stdinnull",
     "forkafterauthentication",
-    "escapechar",
     "enableescapecommandline",
-    "permitlocalcommand",
-    "localcommand",
-    "loglevel",
     "logverbose",
     "syslogfacility",
     "visualhostkey",
@@ -106,7 +114,6 @@ const HARMLESS: &[&str] = &[
     "kbdinteractivedevices",
     "connectionattempts",
     // Connection sharing: each tether connection is its own.
-    "controlmaster",
     "controlpath",
     "controlpersist",
     // Transport details that do not change whom tether reaches or trusts.
@@ -151,7 +158,143 @@ const HARMLESS: &[&str] = &[
     "useprivilegedport",
     "fallbacktorsh",
     "usersh",
+    "afstokenpassing",
+    "dsaauthentication",
+    "enablesshkeysign",
+    "globalknownhostsfile2",
+    "userknownhostsfile2",
+    "keepalive",
+    "kerberosauthentication",
+    "kerberostgtpassing",
+    "rhostsauthentication",
+    "skeyauthentication",
+    "smartcarddevice",
+    "tisauthentication",
+    // Newer than the machine's OpenSSH: messages only.
+    "warnweakcrypto",
 ];
+
+/// Why a directive accepted without being applied changes nothing tether
+/// does (the note `-v` prints).
+pub fn note(key: &str) -> &'static str {
+    match key {
+        "forwardagent"
+        | "localforward"
+        | "remoteforward"
+        | "dynamicforward"
+        | "clearallforwardings"
+        | "exitonforwardfailure"
+        | "gatewayports"
+        | "permitremoteopen"
+        | "streamlocalbindmask"
+        | "streamlocalbindunlink" => "tether opens no forwarding this option would shape",
+        "forwardx11trusted" | "forwardx11timeout" | "xauthlocation" | "tunneldevice" => {
+            "it only matters with ForwardX11 or Tunnel, which tether refuses"
+        }
+        "controlpath" | "controlpersist" => {
+            "it only matters with ControlMaster, which tether refuses; each `tether ssh` makes its own connection"
+        }
+        "compression"
+        | "compressionlevel"
+        | "tcpkeepalive"
+        | "keepalive"
+        | "ipqos"
+        | "rekeylimit"
+        | "requiredrsasize"
+        | "connectionattempts"
+        | "channeltimeout"
+        | "obscurekeystroketiming" => {
+            "a transport detail; tether keeps russh's behaviour, the host and the trust are the same"
+        }
+        "logverbose" | "syslogfacility" | "visualhostkey" | "fingerprinthash"
+        | "warnweakcrypto" => "it shapes ssh's own messages; tether prints its own",
+        "hashknownhosts" | "updatehostkeys" | "addkeystoagent" | "usekeychain" => {
+            "known_hosts upkeep or the agent's keys; tether writes only what StrictHostKeyChecking=accept-new learns"
+        }
+        "protocol"
+        | "cipher"
+        | "useroaming"
+        | "rsaauthentication"
+        | "rhostsrsaauthentication"
+        | "useprivilegedport"
+        | "fallbacktorsh"
+        | "usersh"
+        | "afstokenpassing"
+        | "dsaauthentication"
+        | "globalknownhostsfile2"
+        | "userknownhostsfile2"
+        | "kerberosauthentication"
+        | "kerberostgtpassing"
+        | "rhostsauthentication"
+        | "skeyauthentication"
+        | "smartcarddevice"
+        | "tisauthentication" => "deprecated; OpenSSH ignores it too",
+        "sessiontype"
+        | "forkafterauthentication"
+        | "enableescapecommandline"
+        | "numberofpasswordprompts"
+        | "kbdinteractivedevices" => "tether decides this for the session itself",
+        _ => "it only matters together with a directive tether refuses or does not turn on",
+    }
+}
+
+/// `LogLevel`'s levels, quietest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// `QUIET`: nothing but what was asked for.
+    Quiet,
+    /// `FATAL`.
+    Fatal,
+    /// `ERROR`.
+    Error,
+    /// `INFO` (the default).
+    Info,
+    /// `VERBOSE`.
+    Verbose,
+    /// `DEBUG`, `DEBUG1` .. `DEBUG3`.
+    Debug,
+}
+
+/// `LogLevel VALUE`.
+pub fn log_level(value: &str) -> Result<LogLevel, String> {
+    Ok(match value.to_ascii_uppercase().as_str() {
+        "QUIET" => LogLevel::Quiet,
+        "FATAL" => LogLevel::Fatal,
+        "ERROR" => LogLevel::Error,
+        "INFO" => LogLevel::Info,
+        "VERBOSE" => LogLevel::Verbose,
+        "DEBUG" | "DEBUG1" | "DEBUG2" | "DEBUG3" => LogLevel::Debug,
+        _ => {
+            return Err(format!(
+                "LogLevel {value}: use QUIET, FATAL, ERROR, INFO, VERBOSE or DEBUG"
+            ));
+        }
+    })
+}
+
+/// `RequestTTY`'s values (`-t`, `-tt`, `-T`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestTty {
+    /// `no` (`-T`).
+    No,
+    /// `yes` (`-t`): when stdin is a terminal.
+    Yes,
+    /// `force` (`-tt`).
+    Force,
+    /// `auto`: for a login session.
+    Auto,
+}
+
+/// `RequestTTY VALUE`.
+pub fn request_tty(value: &str) -> Result<RequestTty, String> {
+    Ok(match value.to_ascii_lowercase().as_str() {
+        "no" | "false" => RequestTty::No,
+        "yes" | "true" => RequestTty::Yes,
+        "force" => RequestTty::Force,
+        "auto" => RequestTty::Auto,
+        _ => return Err(format!("RequestTTY {value}: use yes, no, force or auto")),
+    })
+}
 
 /// `PreferredAuthentications` as tether can follow it: whether it allows
 /// passwords (`password` or `keyboard-interactive` listed); an error when
@@ -222,9 +365,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
             "tether runs the command it is given, not ssh_config's RemoteCommand",
         ),
         // What it trusts.
-        "globalknownhostsfile" => Treatment::Refused(
-            "tether reads UserKnownHostsFile (default ~/.ssh/known_hosts) and /etc/ssh/ssh_known_hosts only",
-        ),
         "revokedhostkeys" => unless(
             &["none"],
             "tether does not read a RevokedHostKeys file and would accept a key it revokes",
@@ -237,11 +377,20 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
         "casignaturealgorithms" => {
             Treatment::Refused("tether does not choose the algorithms of certificate authorities")
         }
+        // Connection sharing, tunnels, X11: tether does not serve them.
+        "controlmaster" => unless(
+            &["no", "false"],
+            "tether does not share connections through a control socket (ControlMaster); tether's daemon already keeps one connection per host for `tether run --host` and `tether shell`: use those, or ControlMaster no",
+        ),
+        "tunnel" => unless(
+            &["no", "false"],
+            "tether does not open tun/tap tunnels (Tunnel); use a VPN, or Tunnel no",
+        ),
+        "forwardx11" => unless(
+            &["no", "false"],
+            "tether does not forward X11 (ForwardX11); use ForwardX11 no, or OpenSSH's ssh -X",
+        ),
         // How and as whom.
-        "hostkeyalgorithms" => {
-            Treatment::Refused("tether does not restrict the host key algorithms it accepts")
-        }
-        "macs" => Treatment::Refused("tether does not choose the MACs it offers"),
         "pubkeyacceptedalgorithms" | "pubkeyacceptedkeytypes" => {
             Treatment::Refused("tether does not restrict the public key algorithms it signs with")
         }
@@ -291,5 +440,19 @@ mod tests {
         for k in APPLIED {
             assert!(!HARMLESS.contains(k), "{k}");
         }
+        for k in [
+            "localcommand",
+            "loglevel",
+            "stdinnull",
+            "macs",
+            "hostkeyalgorithms",
+        ] {
+            assert_eq!(treatment(k, "x"), Some(Treatment::Applied), "{k}");
+        }
+        assert!(matches!(
+            treatment("ControlMaster", "auto"),
+            Some(Treatment::Refused(_))
+        ));
+        assert_eq!(treatment("ControlMaster", "no"), Some(Treatment::Harmless));
     }
 }

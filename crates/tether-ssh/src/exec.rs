@@ -104,10 +104,14 @@ impl Connection {
         mut on_event: impl FnMut(Event) -> F,
     ) -> Result<Ended, SshError> {
         let channel = self.session_channel(&[]).await?;
-        channel
-            .exec(true, command)
-            .await
-            .map_err(|e| self.protocol(format!("cannot start the command: {e}")))?;
+        // An empty command is the login shell without a terminal (ssh's
+        // `shell` request, as `ssh HOST < script` makes).
+        if command.is_empty() {
+            channel.request_shell(true).await
+        } else {
+            channel.exec(true, command).await
+        }
+        .map_err(|e| self.protocol(format!("cannot start the command: {e}")))?;
         let (mut read, write) = channel.split();
         let writer = async {
             match input {

@@ -7,8 +7,10 @@
 //! nothing of shells, node sets or output formats.
 
 mod agent_forward;
+pub mod algorithms;
 mod auth;
 pub mod config;
+mod config_lines;
 mod connect;
 pub mod directives;
 mod error;
@@ -18,6 +20,7 @@ mod host_key;
 pub mod known_hosts;
 mod known_hosts_command;
 mod match_block;
+pub mod percent;
 mod proxy;
 mod pty;
 mod secrets;

@@ -1,12 +1,14 @@
 //! ssh_config's `Match` lines, evaluated as OpenSSH does for the criteria
 //! tether can know: `all`, `host` (the name after `HostName`),
-//! `originalhost` (the name typed), `user` (the remote user) and
-//! `localuser`, each possibly negated with `!`; the criteria of one line
-//! must all hold. A line whose known criteria hold but which also names one
-//! tether cannot evaluate (`exec`, `canonical`, `final`, `localnetwork`,
-//! `tagged`, `command`, `version`, `sessiontype`) is an error: its block
-//! might apply, and guessing either way would connect differently from
-//! `ssh`.
+//! `originalhost` (the name typed), `user` (the remote user),
+//! `localuser` and `exec` (a command run by the shell, its `%` tokens
+//! expanded, stdin and stdout on /dev/null: it holds when the command
+//! exits 0; run only while the line's criteria before it hold), each
+//! possibly negated with `!`; the criteria of one line must all hold. A
+//! line whose known criteria hold but which also names one tether cannot
+//! evaluate (`canonical`, `final`, `localnetwork`, `tagged`, `command`,
+//! `version`, `sessiontype`) is an error: its block might apply, and
+//! guessing either way would connect differently from `ssh`.
 
 use crate::known_hosts::patterns_match;
 
@@ -20,6 +22,9 @@ pub(crate) struct Against<'a> {
     pub user: &'a str,
     /// The local user.
     pub local_user: &'a str,
+    /// Runs a `Match exec` command (tokens not yet expanded): whether it
+    /// exited 0.
+    pub exec: &'a dyn Fn(&str) -> Result<bool, String>,
 }
 
 /// Splits a `Match` line's value into words, double quotes kept together.
@@ -78,6 +83,13 @@ pub(crate) fn applies(value: &str, at: &Against<'_>) -> Result<bool, String> {
                 let Some(arg) = it.next() else {
                     return Err(format!("Match {criterion} needs an argument"));
                 };
+                if criterion == "exec" {
+                    // Not run once the line cannot hold any more.
+                    if holds && (at.exec)(arg)? == negated {
+                        holds = false;
+                    }
+                    continue;
+                }
                 let name = match criterion.as_str() {
                     "host" => at.host,
                     "originalhost" => at.original,
@@ -111,11 +123,13 @@ mod tests {
 
     #[test]
     fn criteria_hold_together() {
+        let run = |cmd: &str| Ok(cmd == "true");
         let at = Against {
             host: "10.0.0.1",
             original: "web1",
             user: "alice",
             local_user: "bob",
+            exec: &run,
         };
         assert_eq!(applies("host 10.0.0.*", &at), Ok(true));
         assert_eq!(applies("originalhost web1 user alice", &at), Ok(true));
@@ -123,7 +137,10 @@ mod tests {
         assert_eq!(applies("!host 10.*", &at), Ok(false));
         assert_eq!(applies("all", &at), Ok(true));
         assert_eq!(applies("host other exec \"true x\"", &at), Ok(false));
-        assert!(applies("host 10.* exec \"true x\"", &at).is_err());
+        assert_eq!(applies("host 10.* exec true", &at), Ok(true));
+        assert_eq!(applies("host 10.* !exec true", &at), Ok(false));
+        assert_eq!(applies("host 10.* exec false", &at), Ok(false));
+        assert!(applies("host 10.* localnetwork 10.0.0.0/8", &at).is_err());
         assert!(applies("bogus x", &at).is_err());
     }
 }

@@ -284,27 +284,34 @@ pub enum DaemonAction {
 /// Arguments of `tether ssh`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
+    after_help = "Escapes (after a newline): ~. disconnect, ~? help, ~~ send one ~. Exit code: the remote command's or shell's (128+N when signal N ended it); 255 when tether or the connection failed, after ~., or when tether's stdout or stderr closed under a command (the remote command is then stopped, and one line says whether the host confirmed it); 2 bad usage (an unknown option before the command, -p 0); 0 after -G or -Q (nothing connects). -o takes any ssh_config keyword: applied, accepted without effect (a note under -v), or refused saying why (ControlMaster, like -M, -S and -O, is refused: tether's daemon keeps one connection per host for `tether run --host` and `tether shell`). Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct SshCmdArgs {
-    /// The host: `[user@]host[:port]` or a name from ~/.ssh/config.
-    pub destination: String,
+    /// The host: `[user@]host[:port]`, `ssh://[user@]host[:port]` or a
+    /// name from ~/.ssh/config.
+    #[arg(required_unless_present = "query")]
+    pub destination: Option<String>,
     /// A command to run there instead of the login shell (several words
     /// are joined with spaces, as ssh does); without -t it gets no
     /// terminal, and its stdin, stdout and stderr stay apart.
     #[arg(trailing_var_arg = true)]
     pub command: Vec<String>,
-    /// A terminal even for a command.
-    #[arg(short = 't', conflicts_with = "no_tty")]
-    pub tty: bool,
-    /// No terminal, even for the login shell.
+    /// A terminal even for a command (when stdin is one; -tt: even when
+    /// it is not).
+    #[arg(short = 't', action = clap::ArgAction::Count, conflicts_with = "no_tty")]
+    pub tty: u8,
+    /// No terminal, even for the login shell (it then reads its commands
+    /// from stdin, as with ssh).
     #[arg(short = 'T')]
     pub no_tty: bool,
+    /// stdin from /dev/null (as ssh -n).
+    #[arg(short = 'n')]
+    pub stdin_null: bool,
     /// The escape character: one character, `^X` for a control
     /// character, or `none` (no escapes).
-    #[arg(short = 'e', value_name = "CHAR", default_value = "~")]
-    pub escape: String,
-    /// Quiet: no `Connection to HOST closed.` line and no other
+    #[arg(short = 'e', value_name = "CHAR")]
+    pub escape: Option<String>,
+    /// Quiet: no `Connection to HOST closed.` line, no banner and no other
     /// diagnostics, only errors (a lost connection, a failure to connect).
     #[arg(short = 'q')]
     pub quiet: bool,
@@ -314,6 +321,34 @@ pub struct SshCmdArgs {
     /// No agent forwarding, whatever ssh_config says (ForwardAgent no).
     #[arg(short = 'a')]
     pub no_agent: bool,
+    /// Verbose: tether's connection steps, and a note for each option
+    /// accepted without effect, on stderr.
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Print the options resolved for the destination (ssh -G format) and
+    /// exit without connecting.
+    #[arg(short = 'G')]
+    pub print_config: bool,
+    /// Print the algorithms tether supports: cipher, cipher-auth, mac,
+    /// kex, key, key-plain, key-sig, sig, compression, help.
+    #[arg(short = 'Q', value_name = "QUERY")]
+    pub query: Option<String>,
+    /// Ciphers to offer, comma-separated (as -o Ciphers; +, -, ^ work).
+    #[arg(short = 'c', value_name = "CIPHERS")]
+    pub ciphers: Option<String>,
+    /// MACs to offer, comma-separated (as -o MACs).
+    #[arg(short = 'm', value_name = "MACS")]
+    pub macs: Option<String>,
+    /// ssh's control master: refused (tether's daemon keeps one
+    /// connection per host for `tether run --host` and `tether shell`).
+    #[arg(short = 'M', action = clap::ArgAction::Count, hide = true)]
+    pub master: u8,
+    /// ssh's control socket: refused (see -M).
+    #[arg(short = 'S', value_name = "CTL_PATH", hide = true)]
+    pub control_path: Option<String>,
+    /// ssh's control commands: refused (see -M).
+    #[arg(short = 'O', value_name = "CTL_CMD", hide = true)]
+    pub control_command: Option<String>,
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,

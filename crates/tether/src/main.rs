@@ -23,7 +23,9 @@ mod run_cmd;
 mod run_interrupt;
 mod session_cmd;
 mod ssh_cmd;
+mod ssh_front;
 mod ssh_opts;
+mod ssh_show;
 mod term_cmd;
 mod tty_prompt;
 

@@ -6,7 +6,7 @@
 //! as with ssh. Without one (a command, or `-T`), stdin, stdout and stderr
 //! stay apart. The remote exit status is tether's.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -43,8 +43,12 @@ fn escape_char(arg: &str) -> Result<Option<u8>> {
 const FAILED: i32 = 255;
 
 pub fn run(args: SshCmdArgs) -> Result<i32> {
+    crate::ssh_front::refuse_sharing(&args)?;
+    if let Some(q) = &args.query {
+        return crate::ssh_front::query(q);
+    }
     let config = ssh_opts::load_config(None)?;
-    let spec = HostSpec::parse(&args.destination)?;
+    let mut spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
     let base = Overrides {
         secrets: Some(tether_ssh::Secrets::new(
             Arc::new(crate::tty_prompt::TtyPrompter),
@@ -52,9 +56,28 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         )),
         ..Overrides::default()
     };
-    let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
-    ssh_opts::check_ssh_config(&ov, &spec.host)?;
+    let mut ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
+    crate::ssh_front::algorithm_flags(&args, &mut ov)?;
+    // As ssh: the first of -l and -o User typed, else user@.
+    let argv = std::env::args().skip_while(|a| a != "ssh").skip(1);
+    if let Some(user) = crate::ssh_front::first_user(argv) {
+        spec.user = None;
+        ov.user = Some(user);
+    }
+    let cfg = crate::ssh_front::host_config(&spec, &ov)?;
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
+    if args.print_config {
+        print!(
+            "{}",
+            crate::ssh_show::render(&spec.host, &cfg, &target, &opts)
+        );
+        return Ok(0);
+    }
+    let voice = crate::ssh_front::Voice::of(&args, &cfg);
+    if let Some(file) = &ov.config {
+        voice.step(&format!("reading ssh_config {}", file.display()));
+    }
+    cfg.notes.iter().for_each(|n| voice.step(n));
     // A dead link is noticed within the keepalive budget, not only when
     // the person next types.
     opts.keepalive
@@ -63,18 +86,16 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         opts.forward_agent = tether_ssh::agent_socket(if args.no_agent { "no" } else { "yes" })
             .map_err(|e| anyhow!("{e}"))?;
     }
-    let escape = escape_char(&args.escape)?;
+    if voice.verbose {
+        opts.steps = Some(tether_ssh::Steps(Arc::new(move |line: &str| {
+            voice.step(line)
+        })));
+    }
+    let escape = escape_char(crate::ssh_front::escape(&args, &cfg))?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
-    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let tty = !args.no_tty && (args.tty || command.is_none());
-    if tty && !terminal {
-        bail!(
-            "a terminal was asked for, but stdin and stdout are not both terminals; give a command (it then runs without one), or -T"
-        );
-    }
-    if command.is_none() && !tty {
-        bail!("-T without a command: name the command to run");
-    }
+    let stdin_null = args.stdin_null || cfg.stdin_null == Some(true);
+    let mode = crate::ssh_front::tty(&args, &cfg, command.is_none(), stdin_null, voice);
+    let tty = mode != crate::ssh_front::Tty::None;
     // One thread for the whole session: a keystroke and its echo cross no
     // thread but the stdin reader's (a multi-thread runtime added two
     // wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets are
@@ -84,8 +105,12 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     let host = spec.name.clone();
-    let quiet = args.quiet;
+    let quiet = voice.quiet;
     let code = runtime.block_on(async move {
+        voice.step(&format!(
+            "connecting to {} port {} as {}",
+            target.hostname, target.port, target.user
+        ));
         let conn = tether_ssh::connect(&target, &opts).await?;
         if let Some(banner) = conn.banner().filter(|_| !quiet) {
             eprint!(
@@ -93,10 +118,24 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
                 tether_term::printable::escaped(&banner.replace("\r\n", "\n"), true)
             );
         }
-        if tty {
+        voice.step(&format!(
+            "authenticated to {} as {}",
+            target.hostname, target.user
+        ));
+        crate::ssh_front::local_command(&cfg, voice)?;
+        if mode == crate::ssh_front::Tty::Plain {
+            crate::ssh_front::plain_pty(&conn, command, stdin_null).await
+        } else if tty {
             with_terminal(&conn, command, &host, escape, quiet).await
         } else {
-            without_terminal(&conn, command.as_deref().unwrap_or_default(), &host, quiet).await
+            without_terminal(
+                &conn,
+                command.as_deref().unwrap_or_default(),
+                &host,
+                quiet,
+                stdin_null,
+            )
+            .await
         }
     })?;
     // A blocking stdin read may still be waiting: it is not waited for.
@@ -207,9 +246,11 @@ async fn without_terminal(
     command: &str,
     host: &str,
     quiet: bool,
+    stdin_null: bool,
 ) -> Result<i32> {
     let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>(16);
-    let _reader = local_term::spawn_stdin_reader(input_tx);
+    // `-n`: stdin is /dev/null (the channel ends at once).
+    let _reader = (!stdin_null).then(|| local_term::spawn_stdin_reader(input_tx));
     let closed = std::cell::Cell::new(None::<&'static str>);
     let closing = tokio::sync::Notify::new();
     let ended = conn

@@ -18,39 +18,11 @@ use tether_cluster::exec::{self, Overrides};
 use tether_ssh::HostKeyPolicy;
 use tether_ssh::directives::Treatment;
 
-/// The `-o` keys tether honours (OpenSSH's names, any case); every other
-/// key is an error rather than silently ignored.
-pub const OPTION_KEYS: &[&str] = &[
-    "StrictHostKeyChecking",
-    "UserKnownHostsFile",
-    "IdentityFile",
-    "IdentitiesOnly",
-    "IdentityAgent",
-    "ConnectTimeout",
-    "ServerAliveInterval",
-    "ServerAliveCountMax",
-    "User",
-    "Port",
-    "ProxyJump",
-    "ProxyCommand",
-    "HostKeyAlias",
-    "KnownHostsCommand",
-    "HashKnownHosts",
-    "CertificateFile",
-    "ForwardAgent",
-    "PasswordAuthentication",
-    "KbdInteractiveAuthentication",
-    "BatchMode",
-    "Ciphers",
-    "KexAlgorithms",
-];
-
-fn options_help() -> String {
-    format!(
-        "An OpenSSH option, `KEY=VALUE` or \"KEY VALUE\" (repeatable; wins over \
-         the flags above). tether reads: {}",
-        OPTION_KEYS.join(", ")
-    )
+fn options_help() -> &'static str {
+    "An OpenSSH option, `KEY=VALUE` or \"KEY VALUE\" (repeatable; wins over \
+     the flags above). One list with ssh_config: tether applies it, accepts it \
+     as changing nothing it does (a note under `tether ssh -v`), or refuses it \
+     saying why (README, `tether ssh`)"
 }
 
 /// The OpenSSH client flags, as `ssh` spells them.
@@ -131,13 +103,18 @@ pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Resu
     Ok(ov)
 }
 
-/// A mistake in the OpenSSH client config `ov` names is the user's to fix
-/// before anything runs: read it once for `host` (a command line's
-/// front-ends; the daemon and MCP report it per host instead).
+/// A mistake in the OpenSSH client config `ov` names, or in its `-o`
+/// options, is the user's to fix before anything runs: read it once for
+/// `host` (a command line's front-ends; the daemon and MCP report it per
+/// host instead).
 pub fn check_ssh_config(ov: &Overrides, host: &str) -> Result<()> {
-    if let Some(file) = &ov.config {
-        tether_ssh::config::resolve_for(file, host, ov.user.as_deref())?;
-    }
+    tether_ssh::config::resolve_with(
+        ov.config.as_deref(),
+        &ov.options,
+        host,
+        ov.user.as_deref(),
+        ov.port,
+    )?;
     Ok(())
 }
 
@@ -195,7 +172,9 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
     })?;
     let yes = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "yes" | "true");
     let secs = |what: &str| seconds(what, value.parse().unwrap_or(-1.0));
-    let list = |v: &str| v.split(',').map(str::to_owned).collect();
+    let list =
+        |kind| tether_ssh::algorithms::assemble(kind, value).map_err(|e| anyhow::anyhow!("-o {e}"));
+    use tether_ssh::algorithms::Kind;
     match key.to_ascii_lowercase().as_str() {
         "stricthostkeychecking" => ov.policy = Some(policy(value)?),
         "userknownhostsfile" => {
@@ -239,8 +218,8 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
             .certificates
             .push(tether_ssh::config::expand_tilde(value)),
         "forwardagent" => ov.forward_agent = Some(value.to_owned()),
-        "ciphers" => ov.ciphers = Some(list(value)),
-        "kexalgorithms" => ov.kex = Some(list(value)),
+        "ciphers" => ov.ciphers = Some(list(Kind::Cipher)?),
+        "kexalgorithms" => ov.kex = Some(list(Kind::Kex)?),
         "passwordauthentication"
         | "kbdinteractiveauthentication"
         | "challengeresponseauthentication" => ov.passwords = Some(yes(value)),
@@ -253,15 +232,16 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         }
         "batchmode" if yes(value) => ov.secrets = None,
         "batchmode" => {}
+        // The rest through ssh_config's list and reading (`-o` lines come
+        // before the files): applied there, accepted with a note, or
+        // refused with why.
         _ => match tether_ssh::directives::treatment(key, value) {
-            // Ignored: it concerns nothing tether does (README, ssh_config).
-            Some(Treatment::Harmless) => {}
             Some(Treatment::Refused(why)) => {
                 bail!("-o {key}={value}: {why}. Until tether supports it, leave it out")
             }
-            _ => bail!(
-                "-o {key}: not an option tether reads; it reads {} (any case)",
-                OPTION_KEYS.join(", ")
+            Some(_) => ov.options.push(o.to_owned()),
+            None => bail!(
+                "-o {key}: not an OpenSSH option tether knows; the README's `tether ssh` section lists the options tether applies, accepts and refuses"
             ),
         },
     }

@@ -56,10 +56,33 @@ fn a_command_keeps_its_streams_and_status_apart() {
         (Some(0), "PIPED DATA\n"),
         "{out:?}"
     );
-    // No terminal here: the login shell needs one, and says so.
-    let out = ssh(&r, &["web01"], b"");
-    assert_eq!(out.status.code(), Some(255), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not both terminals"));
+    // No terminal here: ssh's warning, and the login shell runs without
+    // one, reading its commands from stdin (`ssh HOST < script`); -T: no
+    // warning.
+    let out = ssh(&r, &["web01"], b"echo from-shell; exit 4\n");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (
+            Some(4),
+            "from-shell\n",
+            "Pseudo-terminal will not be allocated because stdin is not a terminal.\n"
+        ),
+        "{out:?}"
+    );
+    let out = ssh(&r, &["-T", "web01"], b"echo quiet-shell\n");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (Some(0), "quiet-shell\n", ""),
+        "{out:?}"
+    );
 }
 
 /// `tether ssh ARGS` in a PTY of its own, as a person runs it.

@@ -1,6 +1,6 @@
 //! ssh_config directives tether does not apply but which change where, how
 //! or as whom it connects, or what it trusts (`BindAddress`,
-//! `RevokedHostKeys`, `GlobalKnownHostsFile`, …), are refused with the file, the
+//! `RevokedHostKeys`, `VerifyHostKeyDNS`, …), are refused with the file, the
 //! line and the directive by `tether exec`, `tether ssh` and `tether cp`,
 //! and nothing is dialled; the same directives in blocks for other hosts
 //! (`Host`, `Match`) change nothing; `-o` follows the same list. Against a
@@ -69,8 +69,7 @@ fn start(name: &str) -> Option<(World, String)> {
          Host proxied\n  HostName 127.0.0.62\n  Port {trap_port}\n  BindAddress 127.0.0.9\n{common}\
          Host aliased\n  HostName 127.0.0.62\n  Port {trap_port}\n{common}\
          Match originalhost aliased\n  RevokedHostKeys /dev/null\n\
-         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  GlobalKnownHostsFile /dev/null\n{common}\
-         Host typo\n  HostName 127.0.0.62\n  Port {trap_port}\n  ProxyComand nc %h %p\n{common}"
+         Host khc\n  HostName 127.0.0.62\n  Port {trap_port}\n  VerifyHostKeyDNS yes\n{common}"
     );
     let config_file = scratch.0.join("ssh_config");
     std::fs::write(&config_file, &config).unwrap();
@@ -154,15 +153,25 @@ fn a_refused_directive_is_refused_before_anything_connects() {
         line,
         "RevokedHostKeys",
     );
-    let line = line_of(&config, "GlobalKnownHostsFile /dev/null");
-    w.refused(
-        &["ssh", "-F", c, "khc", "true"],
-        line,
-        "GlobalKnownHostsFile",
+    let line = line_of(&config, "VerifyHostKeyDNS yes");
+    w.refused(&["ssh", "-F", c, "khc", "true"], line, "VerifyHostKeyDNS");
+    // A keyword tether does not know (a typo) is not skipped either, in
+    // any block (as ssh): a file of its own, so the others still work.
+    let typo = w.scratch.0.join("typo_config");
+    std::fs::write(
+        &typo,
+        format!("Host typo\n  ProxyComand nc %h %p\n{}", config),
+    )
+    .unwrap();
+    let out = w.tether(&["ssh", "-F", typo.to_str().unwrap(), "good", "true"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(255)
+            && err.contains(&format!("{}:2", typo.display()))
+            && err.contains("ProxyComand"),
+        "{out:?}"
     );
-    // A keyword tether does not know (a typo) is not skipped either.
-    let line = line_of(&config, "ProxyComand");
-    w.refused(&["ssh", "-F", c, "typo", "true"], line, "ProxyComand");
+    w.nothing_dialled();
 }
 
 #[test]
@@ -213,7 +222,7 @@ fn dash_o_follows_the_same_list() {
     for (o, name) in [
         ("BindAddress=127.0.0.9", "BindAddress"),
         ("RevokedHostKeys=/dev/null", "RevokedHostKeys"),
-        ("GlobalKnownHostsFile=/dev/null", "GlobalKnownHostsFile"),
+        ("VerifyHostKeyDNS=yes", "VerifyHostKeyDNS"),
     ] {
         let out = w.tether(&["ssh", "-F", c, "-o", o, "good", "true"]);
         let err = String::from_utf8_lossy(&out.stderr);

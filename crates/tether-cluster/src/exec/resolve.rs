@@ -63,6 +63,8 @@ pub struct Overrides {
     pub forward_agent: Option<String>,
     /// Who hears each connection's steps (`-v`).
     pub steps: Option<tether_ssh::Steps>,
+    /// `-o` options, as typed: read as ssh_config lines before `config`.
+    pub options: Vec<String>,
 }
 
 /// How to reach a host: jump hosts, or a `ProxyCommand` (never both), as
@@ -94,9 +96,9 @@ fn route(
 /// `StrictHostKeyChecking`'s values.
 pub fn policy_of(v: &str) -> Option<HostKeyPolicy> {
     Some(match v.to_ascii_lowercase().as_str() {
-        "yes" | "ask" => HostKeyPolicy::Yes,
+        "yes" | "ask" | "true" => HostKeyPolicy::Yes,
         "accept-new" => HostKeyPolicy::AcceptNew,
-        "no" | "off" => HostKeyPolicy::No,
+        "no" | "off" | "false" => HostKeyPolicy::No,
         _ => return None,
     })
 }
@@ -138,13 +140,14 @@ pub fn resolve(
     ov: &Overrides,
     hop: bool,
 ) -> Result<(Target, ConnectOptions), String> {
-    let cfg = match &ov.config {
-        Some(file) => {
-            let user = spec.user.as_deref().or(ov.user.as_deref());
-            tether_ssh::config::resolve_for(file, &spec.host, user).map_err(|e| e.to_string())?
-        }
-        None => tether_ssh::config::HostConfig::default(),
-    };
+    let cfg = tether_ssh::config::resolve_with(
+        ov.config.as_deref(),
+        &ov.options,
+        &spec.host,
+        spec.user.as_deref().or(ov.user.as_deref()),
+        spec.port.or(ov.port),
+    )
+    .map_err(|e| e.to_string())?;
     let defaults = ConnectOptions::default();
     let target = Target {
         host: spec.host.clone(),
@@ -187,11 +190,23 @@ pub fn resolve(
         })
         .collect::<Result<Vec<_>, String>>()?;
     let connect = ConnectOptions {
-        known_hosts: ov
-            .known_hosts
-            .clone()
-            .or(cfg.user_known_hosts.clone())
-            .unwrap_or(defaults.known_hosts),
+        known_hosts: match &cfg.global_known_hosts {
+            // GlobalKnownHostsFile: after the user's files (new keys go to
+            // the first of those), instead of /etc/ssh/ssh_known_hosts.
+            Some(global) => ov
+                .known_hosts
+                .clone()
+                .or(cfg.user_known_hosts.clone())
+                .unwrap_or_else(|| defaults.known_hosts.iter().take(1).cloned().collect())
+                .into_iter()
+                .chain(global.iter().cloned())
+                .collect(),
+            None => ov
+                .known_hosts
+                .clone()
+                .or(cfg.user_known_hosts.clone())
+                .unwrap_or(defaults.known_hosts),
+        },
         policy,
         identities,
         identities_only: ov.identities_only.or(cfg.identities_only).unwrap_or(false),
@@ -207,6 +222,8 @@ pub fn resolve(
         keepalive: interval.map(|i| (i, max)),
         ciphers: ov.ciphers.clone().or(cfg.ciphers.clone()),
         kex: ov.kex.clone().or(cfg.kex.clone()),
+        macs: cfg.macs.clone(),
+        host_key_algorithms: cfg.host_key_algorithms.clone(),
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),

@@ -15,16 +15,39 @@ pub struct HostSpec {
 }
 
 impl HostSpec {
-    /// Parses `[user@]host[:port]`.
+    /// Parses `[user@]host[:port]`, or `ssh://[user@]host[:port][/]` as
+    /// ssh takes it (RFC 4248; `%XX` in the user decoded, no path).
     pub fn parse(name: &str) -> Result<HostSpec, crate::ClusterError> {
         let bad = |problem: &'static str| crate::ClusterError::BadHost {
             name: name.to_owned(),
             problem,
         };
-        let (user, rest) = match name.rsplit_once('@') {
+        let url = name
+            .get(..6)
+            .filter(|s| s.eq_ignore_ascii_case("ssh://"))
+            .map(|_| &name[6..]);
+        let rest = match url {
+            Some(u) => {
+                let u = u.strip_suffix('/').unwrap_or(u);
+                if u.contains('/') {
+                    return Err(bad("an ssh:// destination takes no path"));
+                }
+                u
+            }
+            None => name,
+        };
+        let (user, rest) = match rest.rsplit_once('@') {
+            Some((u, r)) if url.is_some() && !u.is_empty() => {
+                // `;fingerprint=...` parameters are not used (as in ssh).
+                let u = u.split(';').next().unwrap_or_default();
+                (
+                    Some(percent_decoded(u).ok_or_else(|| bad("the user has a bad %XX"))?),
+                    r,
+                )
+            }
             Some((u, r)) if !u.is_empty() => (Some(u.to_owned()), r),
             Some(_) => return Err(bad("the user before '@' is empty")),
-            None => (None, name),
+            None => (None, rest),
         };
         let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
             let (h, after) = inner
@@ -58,12 +81,35 @@ impl HostSpec {
             return Err(bad("the host name is empty"));
         }
         Ok(HostSpec {
-            name: name.to_owned(),
+            // An ssh:// destination is named by its host, as ssh names it.
+            name: if url.is_some() {
+                host.clone()
+            } else {
+                name.to_owned()
+            },
             user,
             host,
             port,
         })
     }
+}
+
+/// `%XX` escapes decoded (an ssh:// URL's user).
+fn percent_decoded(s: &str) -> Option<String> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -91,5 +137,13 @@ mod tests {
             (Some("me"), "fe80::1")
         );
         assert!(HostSpec::parse("@web1").is_err());
+        let s = HostSpec::parse("ssh://ro%6ft@web1:2222/").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (s.user.as_deref(), s.host.as_str(), s.port),
+            (Some("root"), "web1", Some(2222))
+        );
+        let s = HostSpec::parse("ssh://[::1]").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.user, s.host.as_str(), s.port), (None, "::1", None));
+        assert!(HostSpec::parse("ssh://root@web1:22/etc").is_err());
     }
 }

@@ -59,7 +59,7 @@ pub use modes::{CursorState, Modes};
 pub use project::TextProjector;
 pub use queries::QueryFilter;
 pub use redact::Redactor;
-pub use restore::{Baseline, Captured, plan_restore, plan_setup};
+pub use restore::{Baseline, Captured, ScreenSwitch, plan_restore, plan_setup};
 pub use scan::{MAX_PENDING, Scanner};
 pub use token::{Csi, Event, StringKind, Terminator, Token};
 pub use tracker::{Screen, ScreenState, ScreenTracker};

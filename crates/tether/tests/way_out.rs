@@ -246,3 +246,61 @@ fn attach_writes_no_mode_47_byte_on_a_terminal_without_it() {
     assert_eq!(after.mode_47_written, 0);
     assert_keyboard_back(&after, &m);
 }
+
+/// What the remote program received, line by line, from `got:` lines.
+fn remote_lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .split("got:")
+        .skip(1)
+        .map(|l| l.split(['\r', '\n']).next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// `~C` opens ssh's `ssh> ` prompt read by tether itself (echo, Backspace,
+/// Enter runs the line, Ctrl-C drops it), `~#` answers, `~?` lists them
+/// with `~&`: none of it reaches the remote program, which goes on.
+#[test]
+fn tilde_c_and_tilde_hash_on_tether_ssh_reach_no_remote_program() {
+    let Some(r) = start("way-out-letters") else {
+        return;
+    };
+    let m = Model::new(0, 0, 0, 0);
+    let o = ssh(
+        &r,
+        &[
+            "-t",
+            "web01",
+            r"stty -echo; echo RE''ADY; exec sed -u 's/^/got:/'",
+        ],
+        &m,
+    );
+    o.sees(b"READY");
+    o.write(b"\r~C");
+    o.sees(b"\r\nssh> ");
+    o.write(b"-L 8080:x:801\x7f\r");
+    o.sees(b"-L 8080:x:801\x08 \x08\r\n");
+    o.write(b"one\r~Cxyz\x03two\r~#");
+    o.sees(b"got:two");
+    o.write(b"\r~?");
+    o.sees(b"this help");
+    o.write(b"three\r");
+    o.sees(b"got:three");
+    o.write(b"~.");
+    let (exit, bytes, after) = o.finish();
+    assert_eq!(exit, ExitInfo::Code(255), "{}", show(&bytes));
+    assert_eq!(
+        remote_lines(&bytes),
+        ["", "one", "two", "", "three"],
+        "{}",
+        show(&bytes)
+    );
+    let text = String::from_utf8_lossy(&bytes);
+    for line in [
+        " ~C  open a command line",
+        " ~#  list forwarded",
+        " ~&  background",
+    ] {
+        assert!(text.contains(line), "{line:?} in {text:?}");
+    }
+    assert_keyboard_back(&after, &m);
+}

@@ -21,7 +21,7 @@ use common::keyboard::Keyboard;
 use common::outer::{ACTIVE_QUERY, Model, Outer, assert_keyboard_back, show};
 use common::remote::{Remote, start};
 use common::{Daemon, wait_for};
-use tether_transport::ExitInfo;
+use tether_transport::{ExitInfo, Terminal};
 
 /// The encodings of the issue's checks.
 const KEYBOARDS: [Keyboard; 5] = [
@@ -303,4 +303,27 @@ fn tilde_c_and_tilde_hash_on_tether_ssh_reach_no_remote_program() {
         assert!(text.contains(line), "{line:?} in {text:?}");
     }
     assert_keyboard_back(&after, &m);
+}
+
+/// `!attach` in `tether shell` is the same bridge: `~.` typed as kitty
+/// sends it under flags 15 comes back to the prompt.
+#[test]
+fn tilde_dot_leaves_bang_attach_under_kitty_flags() {
+    let Some(r) = common::remote::start_n("way-out-bang-attach", 1) else {
+        return;
+    };
+    let p = common::multi::shell(&r, &["-H", "node1"]);
+    p.sees("[● node1]");
+    common::multi::line(&p, "!attach node1");
+    p.sees("~. comes back here");
+    p.pty
+        .write(b"printf '\\033[>15uRE''ADY'; cat\r".to_vec())
+        .unwrap();
+    p.sees("\x1b[>15uREADY");
+    p.pty
+        .write(Keyboard::Kitty(15).typed("\r~.").bytes())
+        .unwrap();
+    p.sees("[detached");
+    common::multi::line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
 }

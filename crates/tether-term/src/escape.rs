@@ -11,7 +11,14 @@
 //! between them ignored), or as xterm's `CSI 27;2;126~` under
 //! modifyOtherKeys, is an escape as the plain bytes are. An escape's keys
 //! are consumed; every other byte is sent exactly as it came, whatever the
-//! reads' boundaries.
+//! reads' boundaries. Keys are decoded whatever mode the terminal is in
+//! (not only while a tracked mode is on): a key that is not part of an
+//! escape passes unchanged, so decoding always costs nothing but a lone
+//! ESC held until its next byte or [`EscapeScanner::flush`], and it keeps
+//! working when the tracker could not see a mode turned on. Modifier keys
+//! and releases before the escape character or after the escape's letter
+//! are sent on as they came (a program that asked for them may see a
+//! release without its press).
 
 use crate::keys::{KeyKind, KeyReader, meaning};
 

@@ -174,7 +174,6 @@ impl<F: FarEnd> Bridge<'_, F> {
         escapes: &mut Escapes,
         keyed: Vec<Keyed>,
     ) -> Result<Option<(i32, String)>> {
-        let e = char::from(self.settings.escape.unwrap_or(b'~'));
         for keyed in keyed {
             match keyed {
                 Keyed::Send(bytes) => {
@@ -217,7 +216,7 @@ impl<F: FarEnd> Bridge<'_, F> {
                     if self.far.background() {
                         return Ok(Some((0, "backgrounded".to_owned())));
                     }
-                    self.show(&format!("{e}&: {NOT_HERE}"))?;
+                    self.show(&format!("background: {NOT_HERE}"))?;
                 }
             }
         }

@@ -214,11 +214,13 @@ fn reset_modes(out: &mut Vec<u8>, state: &ScreenState, fallback: bool) {
 }
 
 /// Returns to the `want` screen; returns what DECSC would save after that
-/// (`1049l` restores the main screen's slot). Without mode 47, a 47 the
-/// session sent did nothing, a 1047 is undone by 1047, and the way back
-/// to an outer alternate screen is 1049 (which clears it: the outer
-/// program redraws; staying on the main screen would let it draw over the
-/// person's rows).
+/// (`1049l` restores the main screen's slot). Without mode 47, an
+/// alternate screen the session entered with 47 or 1047 is left with 1047
+/// (kitty 0.26 switches on both, though it answers DECRQM 0 for both, and
+/// keeps the cursor on `1047l` as on `47l`; a terminal that ignored the
+/// switch ignores this too), and the way back to an outer alternate screen
+/// is 1049 (which clears it: the outer program redraws; staying on the
+/// main screen would let it draw over the person's rows).
 fn repair_screen(
     out: &mut Vec<u8>,
     want: Screen,
@@ -234,8 +236,7 @@ fn repair_screen(
                 return after;
             }
             _ if switch == ScreenSwitch::Mode47 => out.extend_from_slice(b"\x1b[?47l"),
-            Some(AltScreenMode::Clear1047) => out.extend_from_slice(b"\x1b[?1047l"),
-            _ => {}
+            _ => out.extend_from_slice(b"\x1b[?1047l"),
         },
         (Screen::Alternate, Screen::Main, ScreenSwitch::Mode47) => {
             out.extend_from_slice(b"\x1b[?47h");

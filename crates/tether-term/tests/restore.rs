@@ -249,6 +249,12 @@ fn a_terminal_without_mode_47_never_gets_it() {
         restore(b, b"\x1b[?1047h"),
         "\x1b[?1047l\x1b[?1049h\x1b[=3;1u\x1b[?1049l"
     );
+    // kitty switches on 47 all the same: left with 1047, which keeps the
+    // cursor there.
+    assert_eq!(
+        restore(b, b"\x1b[?47h\x1b[>1u"),
+        "\x1b[?1047l\x1b[?1049h\x1b[<1u\x1b[=3;1u\x1b[?1049l"
+    );
     // Inside an outer alternate screen: the hidden main screen is left
     // alone, and a way back to the outer screen is 1049.
     let outer = Baseline::Captured(Captured {

@@ -36,10 +36,10 @@ pub struct Model {
     pub kitty_alt: Vec<u32>,
     /// modifyOtherKeys level.
     pub modify_other_keys: u32,
-    /// The terminal lacks modes 47 and 1047 (kitty 0.26): DECRQM answers
-    /// 0, and each `47h`/`47l`/`1047h`/`1047l` written is counted in
-    /// `mode_47_written` (kitty homes the cursor on them, over the
-    /// person's rows) instead of switching.
+    /// The terminal says it lacks modes 47 and 1047 (kitty 0.26): DECRQM
+    /// answers 0, and each `47h`/`47l`/`1047h`/`1047l` written is counted
+    /// in `mode_47_written` (kitty switches all the same, homing the
+    /// cursor on entering, over the person's rows).
     pub lacks_47: bool,
     /// How many mode-47 or 1047 switches were written to a terminal that
     /// lacks them.
@@ -110,7 +110,6 @@ impl Model {
                 for mode in nums {
                     if self.lacks_47 && matches!(mode, 47 | 1047) {
                         self.mode_47_written += 1;
-                        continue;
                     }
                     if matches!(mode, 47 | 1047 | 1049) {
                         self.alt = fin == b'h';

@@ -143,7 +143,10 @@ fn open<'a>(
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(
+            std::fs::File::create(dir.join(format!("{emulator}.log")))
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+        );
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("{emulator} does not start: {e}"))?;
@@ -158,7 +161,12 @@ fn open<'a>(
         if Instant::now() > deadline || child.try_wait().ok().flatten().is_some() {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("{emulator} opened no window under Xvfb"));
+            let log =
+                std::fs::read_to_string(dir.join(format!("{emulator}.log"))).unwrap_or_default();
+            return Err(format!(
+                "{emulator} opened no window under Xvfb: {}",
+                log.trim()
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -402,7 +410,9 @@ fn xterm_with_modify_other_keys_detaches_tether_attach_with_tilde_dot() {
 }
 
 /// The repro through tether: kitty lacks mode 47 and homes the
-/// cursor on it, so a mode-47 step put the remote's output on row 1.
+/// cursor on it, so a mode-47 step put the remote's output (or tether's
+/// farewell) on row 1. After `seq 1 6`: the remote program exits, or the
+/// person leaves with `~.`; rows 1 to 6 stay, what follows is below.
 #[test]
 fn kitty_keeps_the_persons_rows() {
     let d = match display("kitty") {
@@ -412,37 +422,51 @@ fn kitty_keeps_the_persons_rows() {
     let Some(r) = start("real-kitty-rows") else {
         return;
     };
-    let dir = shared_dir("real-rows");
-    let rc = dir.0.join("rc");
-    let script = dir.0.join("person.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "clear; seq 1 6; {TETHER} ssh -t web01 'printf Z'\necho \"rc=$?\" > {}\nexec cat\n",
-            rc.display()
+    for (remote, leave, code, last) in [
+        ("printf Z", false, 0, "Z"),
+        (
+            "printf Z; exec cat",
+            true,
+            255,
+            "Connection to web01 closed.",
         ),
-    )
-    .unwrap();
-    let w = match open(
-        &d,
-        "kitty",
-        &script,
-        &tether_env(&r.daemon, Some(&r)),
-        &dir.0,
-    ) {
-        Ok(w) => w,
-        Err(why) => return eprintln!("SKIPPED: {why}"),
-    };
-    assert_eq!(exit_line(&rc), "rc=0\n");
-    let text = wait_for(30, "kitty's screen", || {
-        let t = w.text();
-        t.contains('Z').then_some(t)
-    });
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(
-        lines.get(..6),
-        Some(&["1", "2", "3", "4", "5", "6"][..]),
-        "the person's rows: {text:?}"
-    );
-    assert_eq!(lines.get(6).copied(), Some("Z"), "{text:?}");
+    ] {
+        let dir = shared_dir("real-rows");
+        let rc = dir.0.join("rc");
+        let script = dir.0.join("person.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "clear; seq 1 6; {TETHER} ssh -t web01 '{remote}'\necho \"rc=$?\" > {}\nexec cat\n",
+                rc.display()
+            ),
+        )
+        .unwrap();
+        let env = tether_env(&r.daemon, Some(&r));
+        let w = match open(&d, "kitty", &script, &env, &dir.0) {
+            Ok(w) => w,
+            Err(why) => return eprintln!("SKIPPED: {why}"),
+        };
+        if leave {
+            wait_for(30, "the remote's Z", || {
+                w.text().contains('Z').then_some(())
+            });
+            w.keys(&["Return", "shift+grave", "period"]);
+        }
+        assert_eq!(exit_line(&rc), format!("rc={code}\n"), "{remote}");
+        let text = wait_for(30, "kitty's screen", || {
+            let t = w.text();
+            t.contains(last).then_some(t)
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.get(..6),
+            Some(&["1", "2", "3", "4", "5", "6"][..]),
+            "{remote}: the person's rows: {text:?}"
+        );
+        assert!(
+            lines[6..].iter().any(|l| l.starts_with('Z')),
+            "{remote}: {text:?}"
+        );
+    }
 }

@@ -5,16 +5,19 @@
 //! - the hidden screen is visited as [`ScreenSwitch`] says: with DEC mode
 //!   47, which switches buffers without clearing, inside DECSC/DECRC
 //!   (`ESC 7` … `ESC 8`) so the cursor stays where it was; on a terminal
-//!   whose DECRQM answer says it lacks mode 47 (kitty answers
-//!   `CSI ? 47 ; 0 $ y`, and homes the cursor on `47h`/`47l`), never with
-//!   47: from the main screen with 1049 (which saves and restores the
+//!   whose DECRQM answer says it lacks mode 47 (kitty 0.26 answers
+//!   `CSI ? 47 ; 0 $ y`, yet switches on `47h`, homing the cursor), never
+//!   with 47: from the main screen with 1049 (which saves and restores the
 //!   cursor, and clears only the alternate screen, not shown), from an
 //!   alternate screen not at all (1049 back to it would clear it);
 //! - `1049l` is used only when we began on the main screen and the remote
 //!   left us in a 1049 alternate screen (it restores the remote-saved
 //!   cursor); when we began inside an outer alternate screen and the remote
-//!   left it, mode 47 returns us there: `1049h` is never sent, because it
-//!   would clear the outer program's screen;
+//!   left it, mode 47 returns us there: `1049h` is never sent there,
+//!   because it would clear the outer program's screen, except on a
+//!   terminal without mode 47, where it is the only way back (the outer
+//!   program redraws; staying on the main screen would let it draw over
+//!   the person's rows);
 //! - the screen is repaired first, then each screen's Kitty stack is popped
 //!   by the entries the remote pushed and its captured flags are set back,
 //!   then modifyOtherKeys;

@@ -9,7 +9,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(scanner filter tracker_restore capture markers projection buffers redactor utf8)
+    targets=(scanner filter tracker_restore capture escape markers projection buffers redactor utf8)
 fi
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build || exit 1

@@ -15,8 +15,8 @@
 use libfuzzer_sys::fuzz_target;
 use tether_term::tracker::KITTY_STACK_MAX;
 use tether_term::{
-    Baseline, Captured, CursorState, Modes, Screen, ScreenState, ScreenTracker, plan_restore,
-    plan_setup,
+    Baseline, Captured, CursorState, Modes, Screen, ScreenState, ScreenSwitch, ScreenTracker,
+    plan_restore, plan_setup,
 };
 use tether_term_fuzz::{Case, u32_from};
 
@@ -42,6 +42,9 @@ fn baseline(extra: &[u8]) -> Baseline {
         kitty_main: v(1..5),
         kitty_alt: v(5..9),
         modify_other_keys: v(9..13),
+        // The stand-in terminal switches with mode 47; a terminal without
+        // it is the restore tests' and restore_model's.
+        switch: ScreenSwitch::Mode47,
     })
 }
 

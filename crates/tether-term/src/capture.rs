@@ -8,7 +8,7 @@
 //! meanwhile, malformed or unrelated sequences, and every byte after the DA
 //! reply) is kept, in order, to be forwarded to the session.
 
-use crate::restore::{Baseline, Captured};
+use crate::restore::{Baseline, Captured, ScreenSwitch};
 use crate::scan::Scanner;
 use crate::token::{Event, Token};
 use crate::tracker::Screen;
@@ -17,24 +17,20 @@ use crate::tracker::Screen;
 /// 1049/1047/47 (DECRQM), modifyOtherKeys (XTQMODKEYS), then DA1.
 pub const ACTIVE_SCREEN_QUERY: &[u8] = b"\x1b[?u\x1b[?1049$p\x1b[?1047$p\x1b[?47$p\x1b[?4m\x1b[c";
 
-/// Queries for the hidden screen: switch with mode 47, read its Kitty flags,
-/// DA1, and switch back.
-pub fn hidden_screen_query(active: Screen) -> Vec<u8> {
-    let go: &[u8] = match active {
-        Screen::Main => b"\x1b[?47h",
-        Screen::Alternate => b"\x1b[?47l",
-    };
-    [go, b"\x1b[?u\x1b[c", hidden_screen_return(active)].concat()
+/// Queries for the hidden screen: switch as `switch` allows (mode 47 inside
+/// DECSC/DECRC, or 1049 from the main screen where the terminal lacks 47),
+/// read its Kitty flags, DA1, and switch back. `None` when the hidden
+/// screen cannot be visited.
+pub fn hidden_screen_query(active: Screen, switch: ScreenSwitch) -> Option<Vec<u8>> {
+    let (go, back) = switch.visit(active)?;
+    Some([go, b"\x1b[?u\x1b[c", back].concat())
 }
 
-/// The mode-47 switch back to the `active` screen that ends
+/// The switch back to the `active` screen that ends
 /// [`hidden_screen_query`]: written again on its own when writing the query
 /// failed part way (harmless when the terminal never left).
-pub fn hidden_screen_return(active: Screen) -> &'static [u8] {
-    match active {
-        Screen::Main => b"\x1b[?47l",
-        Screen::Alternate => b"\x1b[?47h",
-    }
+pub fn hidden_screen_return(active: Screen, switch: ScreenSwitch) -> &'static [u8] {
+    switch.visit(active).map_or(b"", |(_, back)| back)
 }
 
 /// What one transaction's replies said.
@@ -55,6 +51,21 @@ impl CaptureReplies {
     /// The DECRQM value reported for `mode`.
     pub fn mode(&self, mode: u32) -> Option<u32> {
         self.modes.iter().find(|(m, _)| *m == mode).map(|(_, v)| *v)
+    }
+
+    /// How the hidden screen may be visited, from the DECRQM answer for
+    /// mode 47.
+    pub fn switch(&self) -> ScreenSwitch {
+        ScreenSwitch::from_decrqm(self.mode(47))
+    }
+
+    /// A hidden screen left unvisited (it cannot be, without mode 47, from
+    /// an alternate screen): its flags taken as 0, and never touched.
+    pub fn unvisited() -> CaptureReplies {
+        CaptureReplies {
+            complete: true,
+            ..CaptureReplies::default()
+        }
     }
 
     /// The screen that was active, when the terminal reported mode 1049.
@@ -158,5 +169,6 @@ pub fn baseline_from(active: &CaptureReplies, hidden: &CaptureReplies) -> Baseli
         kitty_main,
         kitty_alt,
         modify_other_keys: active.modify_other_keys.unwrap_or(0),
+        switch: active.switch(),
     })
 }

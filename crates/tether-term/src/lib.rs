@@ -17,7 +17,9 @@
 //! - [`TextProjector`]: turn terminal output into the text a program reads;
 //! - [`ByteLog`] and [`HeadTailClip`]: bounded buffers;
 //! - [`Redactor`]: replace secrets in a stream;
-//! - [`printable`]: text from elsewhere escaped for printing on a terminal.
+//! - [`printable`]: text from elsewhere escaped for printing on a terminal;
+//! - [`EscapeScanner`]: the ssh-style escapes (`~.`) of a person's keys, read
+//!   in every keyboard encoding ([`keys`]: legacy, Kitty, modifyOtherKeys).
 //!
 //! Every component is incremental: input may arrive in any chunking, and the
 //! result equals that of the unsplit stream. Memory is bounded by the limits
@@ -32,6 +34,7 @@ pub mod clip;
 mod error;
 pub mod escape;
 pub mod filter;
+pub mod keys;
 mod kitty;
 pub mod markers;
 pub mod modes;
@@ -49,14 +52,14 @@ pub use bytelog::{ByteLog, Since};
 pub use capture::{CaptureParser, CaptureReplies};
 pub use clip::{Clipped, HeadTailClip};
 pub use error::TermError;
-pub use escape::{ESCAPE_HELP, EscapeScanner, Keyed};
+pub use escape::{EscapeScanner, EscapeSet, Keyed, LineKey, escape_help};
 pub use filter::ResponseFilter;
 pub use markers::{Marker, MarkerEvent, MarkerScanner};
 pub use modes::{CursorState, Modes};
 pub use project::TextProjector;
 pub use queries::QueryFilter;
 pub use redact::Redactor;
-pub use restore::{Baseline, Captured, plan_restore, plan_setup};
+pub use restore::{Baseline, Captured, ScreenSwitch, plan_restore, plan_setup};
 pub use scan::{MAX_PENDING, Scanner};
 pub use token::{Csi, Event, StringKind, Terminator, Token};
 pub use tracker::{Screen, ScreenState, ScreenTracker};

@@ -2,13 +2,22 @@
 //! the state it was in before a remote session, whatever the remote left.
 //!
 //! Rules (from the interactive-mode design this grows from):
-//! - the hidden screen is visited with DEC mode 47, which switches buffers
-//!   without clearing or saving the cursor;
+//! - the hidden screen is visited as [`ScreenSwitch`] says: with DEC mode
+//!   47, which switches buffers without clearing, inside DECSC/DECRC
+//!   (`ESC 7` … `ESC 8`) so the cursor stays where it was; on a terminal
+//!   whose DECRQM answer says it lacks mode 47 (kitty 0.26 answers
+//!   `CSI ? 47 ; 0 $ y`, yet switches on `47h`, homing the cursor), never
+//!   with 47: from the main screen with 1049 (which saves and restores the
+//!   cursor, and clears only the alternate screen, not shown), from an
+//!   alternate screen not at all (1049 back to it would clear it);
 //! - `1049l` is used only when we began on the main screen and the remote
 //!   left us in a 1049 alternate screen (it restores the remote-saved
 //!   cursor); when we began inside an outer alternate screen and the remote
-//!   left it, mode 47 returns us there: `1049h` is never sent, because it
-//!   would clear the outer program's screen;
+//!   left it, mode 47 returns us there: `1049h` is never sent there,
+//!   because it would clear the outer program's screen, except on a
+//!   terminal without mode 47, where it is the only way back (the outer
+//!   program redraws; staying on the main screen would let it draw over
+//!   the person's rows);
 //! - the screen is repaired first, then each screen's Kitty stack is popped
 //!   by the entries the remote pushed and its captured flags are set back,
 //!   then modifyOtherKeys;
@@ -54,6 +63,43 @@ pub enum Baseline {
     Fallback,
 }
 
+/// How tether visits the screen that is not shown, to read or set its
+/// Kitty flags (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ScreenSwitch {
+    /// Mode 47 inside DECSC/DECRC: the terminal has mode 47 (or did not
+    /// say it lacks it).
+    #[default]
+    Mode47,
+    /// The terminal lacks mode 47 (DECRQM 0 or 4): 1049 from the main
+    /// screen, nothing from an alternate one.
+    Without47,
+}
+
+impl ScreenSwitch {
+    /// What a terminal's DECRQM answer for mode 47 (`None`: no answer)
+    /// allows.
+    pub fn from_decrqm(mode_47: Option<u32>) -> ScreenSwitch {
+        match mode_47 {
+            Some(0 | 4) => ScreenSwitch::Without47,
+            _ => ScreenSwitch::Mode47,
+        }
+    }
+
+    /// The bytes that go from `here` to the other screen and back; `None`
+    /// when it cannot be visited.
+    pub fn visit(self, here: Screen) -> Option<(&'static [u8], &'static [u8])> {
+        match (self, here) {
+            (ScreenSwitch::Mode47, Screen::Main) => Some((b"\x1b7\x1b[?47h", b"\x1b[?47l\x1b8")),
+            (ScreenSwitch::Mode47, Screen::Alternate) => {
+                Some((b"\x1b7\x1b[?47l", b"\x1b[?47h\x1b8"))
+            }
+            (ScreenSwitch::Without47, Screen::Main) => Some((b"\x1b[?1049h", b"\x1b[?1049l")),
+            (ScreenSwitch::Without47, Screen::Alternate) => None,
+        }
+    }
+}
+
 /// A successfully captured baseline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Captured {
@@ -65,6 +111,8 @@ pub struct Captured {
     pub kitty_alt: u32,
     /// xterm modifyOtherKeys level.
     pub modify_other_keys: u32,
+    /// How the screen not shown may be visited.
+    pub switch: ScreenSwitch,
 }
 
 impl Captured {
@@ -102,7 +150,7 @@ pub fn plan_setup(baseline: &Baseline) -> Vec<u8> {
     let set_zero = |flags: u32| -> &'static [u8] { if flags != 0 { b"\x1b[=0;1u" } else { b"" } };
     out.extend_from_slice(set_zero(c.kitty(c.screen)));
     let hidden = set_zero(c.kitty(c.screen.other()));
-    visit_hidden(&mut out, c.screen, hidden);
+    visit_hidden(&mut out, c.screen, c.switch, hidden);
     if c.modify_other_keys != 0 {
         out.extend_from_slice(b"\x1b[>4;0m");
     }
@@ -126,7 +174,7 @@ pub fn plan_restore(baseline: &Baseline, state: &ScreenState) -> Vec<u8> {
     if fallback || m.insert {
         out.extend_from_slice(b"\x1b[4l");
     }
-    let after = repair_screen(&mut out, want.screen, state);
+    let after = repair_screen(&mut out, want.screen, want.switch, state);
     reset_region(&mut out, state, &after);
     reset_cursor_state(&mut out, &after, fallback);
     if fallback || m.app_keypad {
@@ -145,7 +193,7 @@ pub fn plan_restore(baseline: &Baseline, state: &ScreenState) -> Vec<u8> {
         want.kitty(here.other()),
         fallback,
     );
-    visit_hidden(&mut out, here, &hidden);
+    visit_hidden(&mut out, here, want.switch, &hidden);
     if fallback || state.modify_other_keys != want.modify_other_keys {
         out.extend_from_slice(format!("\x1b[>4;{}m", want.modify_other_keys).as_bytes());
     }
@@ -169,19 +217,36 @@ fn reset_modes(out: &mut Vec<u8>, state: &ScreenState, fallback: bool) {
 }
 
 /// Returns to the `want` screen; returns what DECSC would save after that
-/// (`1049l` restores the main screen's slot).
-fn repair_screen(out: &mut Vec<u8>, want: Screen, state: &ScreenState) -> CursorState {
-    match (want, state.screen) {
-        (Screen::Main, Screen::Alternate) => {
-            if state.alt_mode == Some(AltScreenMode::Save1049) {
+/// (`1049l` restores the main screen's slot). Without mode 47, an
+/// alternate screen the session entered with 47 or 1047 is left with 1047
+/// (kitty 0.26 switches on both, though it answers DECRQM 0 for both, and
+/// keeps the cursor on `1047l` as on `47l`; a terminal that ignored the
+/// switch ignores this too), and the way back to an outer alternate screen
+/// is 1049 (which clears it: the outer program redraws; staying on the
+/// main screen would let it draw over the person's rows).
+fn repair_screen(
+    out: &mut Vec<u8>,
+    want: Screen,
+    switch: ScreenSwitch,
+    state: &ScreenState,
+) -> CursorState {
+    match (want, state.screen, switch) {
+        (Screen::Main, Screen::Alternate, _) => match state.alt_mode {
+            Some(AltScreenMode::Save1049) => {
                 out.extend_from_slice(b"\x1b[?1049l");
                 let mut after = state.saved_main;
                 after.sgr |= state.saved_sgr_last;
                 return after;
             }
-            out.extend_from_slice(b"\x1b[?47l");
+            _ if switch == ScreenSwitch::Mode47 => out.extend_from_slice(b"\x1b[?47l"),
+            _ => out.extend_from_slice(b"\x1b[?1047l"),
+        },
+        (Screen::Alternate, Screen::Main, ScreenSwitch::Mode47) => {
+            out.extend_from_slice(b"\x1b[?47h");
         }
-        (Screen::Alternate, Screen::Main) => out.extend_from_slice(b"\x1b[?47h"),
+        (Screen::Alternate, Screen::Main, ScreenSwitch::Without47) => {
+            out.extend_from_slice(b"\x1b[?1049h");
+        }
         _ => {}
     }
     state.cursor
@@ -230,15 +295,15 @@ fn kitty_ops(stack: &KittyStack, want: u32, fallback: bool) -> Vec<u8> {
     ops
 }
 
-/// Runs `ops` on the screen that is not `here`, using mode 47 to get there
-/// and back. Nothing is written when `ops` is empty.
-fn visit_hidden(out: &mut Vec<u8>, here: Screen, ops: &[u8]) {
+/// Runs `ops` on the screen that is not `here`, getting there and back as
+/// `switch` allows. Nothing is written when `ops` is empty or the screen
+/// cannot be visited.
+fn visit_hidden(out: &mut Vec<u8>, here: Screen, switch: ScreenSwitch, ops: &[u8]) {
     if ops.is_empty() {
         return;
     }
-    let (go, back): (&[u8], &[u8]) = match here {
-        Screen::Main => (b"\x1b[?47h", b"\x1b[?47l"),
-        Screen::Alternate => (b"\x1b[?47l", b"\x1b[?47h"),
+    let Some((go, back)) = switch.visit(here) else {
+        return;
     };
     out.extend_from_slice(go);
     out.extend_from_slice(ops);

@@ -5,10 +5,12 @@
 
 use proptest::prelude::*;
 use proptest::sample::Index;
+use tether_term::keys::MAX_KEY;
 use tether_term::utf8::Utf8Decoder;
 use tether_term::{
-    Baseline, ByteLog, CaptureParser, Captured, HeadTailClip, MAX_PENDING, MarkerScanner, Redactor,
-    ResponseFilter, Scanner, Screen, ScreenTracker, TextProjector, Token, plan_restore,
+    Baseline, ByteLog, CaptureParser, Captured, EscapeScanner, EscapeSet, HeadTailClip, Keyed,
+    MAX_PENDING, MarkerScanner, Redactor, ResponseFilter, Scanner, Screen, ScreenTracker,
+    TextProjector, Token, plan_restore,
 };
 
 mod common;
@@ -141,6 +143,60 @@ fn redact_reference(secrets: &[Vec<u8>], data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Typed keys in every encoding the escape scanner reads, and noise.
+fn key_stream() -> impl Strategy<Value = Vec<u8>> {
+    const KEYS: &[&[u8]] = &[
+        b"\r",
+        b"\n",
+        b"~",
+        b".",
+        b"?",
+        b"C",
+        b"#",
+        b"&",
+        b"\x1a",
+        b"\x03",
+        b"\x7f",
+        b"a",
+        b"\x1b",
+        b"[",
+        b"\x1b[13u",
+        b"\x1b[13;1:3u",
+        b"\x1b[96:126;2u",
+        b"\x1b[96;2;126u",
+        b"\x1b[46u",
+        b"\x1b[57441;2u",
+        b"\x1b[27;2;126~",
+        b"\x1b[126;2u",
+        b"\x1bOM",
+        b"\x1b[A",
+        b"\x1b[M !!",
+        b"\x1b[200~",
+    ];
+    let piece = prop_oneof![
+        4 => prop::sample::select(KEYS).prop_map(<[u8]>::to_vec),
+        1 => prop::collection::vec(any::<u8>(), 1..6),
+    ];
+    prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+}
+
+/// What an escape scanner makes of `chunks` (then flushed), adjacent
+/// `Send`s joined.
+fn escapes(chunks: &[&[u8]]) -> Vec<Keyed> {
+    let mut s = EscapeScanner::with_escapes(Some(b'~'), EscapeSet::ALL);
+    let mut out: Vec<Keyed> = Vec::new();
+    let mut put = |k: Keyed| match (out.last_mut(), k) {
+        (Some(Keyed::Send(a)), Keyed::Send(b)) => a.extend_from_slice(&b),
+        (_, k) => out.push(k),
+    };
+    for c in chunks {
+        s.feed(c).into_iter().for_each(&mut put);
+        assert!(s.pending() < MAX_KEY, "held {}", s.pending());
+    }
+    s.flush().into_iter().for_each(&mut put);
+    out
+}
+
 proptest! {
     #![proptest_config(common::config(400))]
 
@@ -152,6 +208,11 @@ proptest! {
         }).collect();
         prop_assert_eq!(&raw, &data);
         prop_assert_eq!(scan_norm(&split(&data, &cuts), split_controls), whole);
+    }
+
+    #[test]
+    fn escape_scanner_chunking_invariant(data in key_stream(), cuts in cuts()) {
+        prop_assert_eq!(escapes(&split(&data, &cuts)), escapes(&[&data]));
     }
 
     #[test]

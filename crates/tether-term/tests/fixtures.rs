@@ -193,7 +193,7 @@ fn tracker_end_states() {
     );
     assert_eq!(
         plan_restore(&Baseline::Captured(Captured::default()), &kitty),
-        b"\x1b[?1000;1004;1006;2004l\x1b[?1049l\x1b[<1u\x1b[?47h\x1b[<1u\x1b[?47l\x1b[>4;0m"
+        b"\x1b[?1000;1004;1006;2004l\x1b[?1049l\x1b[<1u\x1b7\x1b[?47h\x1b[<1u\x1b[?47l\x1b8\x1b[>4;0m"
     );
 }
 

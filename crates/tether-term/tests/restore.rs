@@ -3,8 +3,8 @@
 
 use tether_term::capture::{ACTIVE_SCREEN_QUERY, baseline_from, hidden_screen_query};
 use tether_term::{
-    Baseline, CaptureParser, CaptureReplies, Captured, Screen, ScreenTracker, plan_restore,
-    plan_setup,
+    Baseline, CaptureParser, CaptureReplies, Captured, Screen, ScreenSwitch, ScreenTracker,
+    plan_restore, plan_setup,
 };
 
 fn restore(baseline: Baseline, remote: &[u8]) -> String {
@@ -31,7 +31,10 @@ fn leaked_kitty_flags_on_exit_are_popped() {
 #[test]
 fn remote_owned_1049_is_left_with_1049l_before_keyboard_repair() {
     let got = restore(main_shell(), b"\x1b[?1049h\x1b[>1u\x1b[?2004h");
-    assert_eq!(got, "\x1b[?2004l\x1b[?1049l\x1b[?47h\x1b[<1u\x1b[?47l");
+    assert_eq!(
+        got,
+        "\x1b[?2004l\x1b[?1049l\x1b7\x1b[?47h\x1b[<1u\x1b[?47l\x1b8"
+    );
 }
 
 #[test]
@@ -47,10 +50,14 @@ fn outer_alternate_screen_is_reselected_with_47_never_1049h() {
         kitty_main: 0,
         kitty_alt: 1,
         modify_other_keys: 0,
+        switch: ScreenSwitch::Mode47,
     });
     // The remote resets 1049 and sets different flags on the main screen.
     let got = restore(outer, b"\x1b[?1049l\x1b[=31u");
-    assert_eq!(got, "\x1b[?47h\x1b[=1;1u\x1b[?47l\x1b[=0;1u\x1b[?47h");
+    assert_eq!(
+        got,
+        "\x1b[?47h\x1b[=1;1u\x1b7\x1b[?47l\x1b[=0;1u\x1b[?47h\x1b8"
+    );
     assert!(!got.contains("1049h"));
 }
 
@@ -61,16 +68,17 @@ fn captured_flags_and_modify_other_keys_are_restored_on_both_screens() {
         kitty_main: 3,
         kitty_alt: 9,
         modify_other_keys: 1,
+        switch: ScreenSwitch::Mode47,
     });
     // tether set both screens to 0 and modifyOtherKeys to 0 at start; the
     // remote changed nothing, so every captured value is written back.
     assert_eq!(
         restore(b, b""),
-        "\x1b[=3;1u\x1b[?47h\x1b[=9;1u\x1b[?47l\x1b[>4;1m"
+        "\x1b[=3;1u\x1b7\x1b[?47h\x1b[=9;1u\x1b[?47l\x1b8\x1b[>4;1m"
     );
     assert_eq!(
         String::from_utf8(plan_setup(&b)).unwrap(),
-        "\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[=0;1u\x1b7\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b8\x1b[>4;0m"
     );
 }
 
@@ -82,7 +90,7 @@ fn seed_scenario_all_enhancements_left_on() {
     );
     assert_eq!(
         got,
-        "\x1b[?1000;1004;1006;2004l\x1b[?1049l\x1b[<1u\x1b[?47h\x1b[<1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[?1000;1004;1006;2004l\x1b[?1049l\x1b[<1u\x1b7\x1b[?47h\x1b[<1u\x1b[?47l\x1b8\x1b[>4;0m"
     );
 }
 
@@ -96,12 +104,12 @@ fn fallback_resets_everything_unconditionally() {
     let got = restore(Baseline::Fallback, b"");
     assert_eq!(
         got,
-        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b7\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b8\x1b[>4;0m"
     );
     let got = restore(Baseline::Fallback, b"\x1b[?1049h\x1b[>1u");
     assert_eq!(
         got,
-        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[?1049l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b[?47h\x1b[<1u\x1b[=0;1u\x1b[?47l\x1b[>4;0m"
+        "\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l\x1b[?1049l\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q\x1b[=0;1u\x1b7\x1b[?47h\x1b[<1u\x1b[=0;1u\x1b[?47l\x1b8\x1b[>4;0m"
     );
     assert!(plan_setup(&Baseline::Fallback).is_empty());
 }
@@ -160,6 +168,7 @@ fn baseline_from_two_transactions() {
             kitty_main: 0,
             kitty_alt: 5,
             modify_other_keys: 2,
+            switch: ScreenSwitch::Mode47,
         })
     );
     // A terminal without Kitty or modifyOtherKeys support: values are 0.
@@ -182,11 +191,86 @@ fn query_bytes() {
         b"\x1b[?u\x1b[?1049$p\x1b[?1047$p\x1b[?47$p\x1b[?4m\x1b[c"
     );
     assert_eq!(
-        hidden_screen_query(Screen::Main),
-        b"\x1b[?47h\x1b[?u\x1b[c\x1b[?47l"
+        hidden_screen_query(Screen::Main, ScreenSwitch::Mode47).unwrap(),
+        b"\x1b7\x1b[?47h\x1b[?u\x1b[c\x1b[?47l\x1b8"
     );
     assert_eq!(
-        hidden_screen_query(Screen::Alternate),
-        b"\x1b[?47l\x1b[?u\x1b[c\x1b[?47h"
+        hidden_screen_query(Screen::Alternate, ScreenSwitch::Mode47).unwrap(),
+        b"\x1b7\x1b[?47l\x1b[?u\x1b[c\x1b[?47h\x1b8"
     );
+    // Without mode 47: 1049 from the main screen, nothing from an
+    // alternate one.
+    assert_eq!(
+        hidden_screen_query(Screen::Main, ScreenSwitch::Without47).unwrap(),
+        b"\x1b[?1049h\x1b[?u\x1b[c\x1b[?1049l"
+    );
+    assert_eq!(
+        hidden_screen_query(Screen::Alternate, ScreenSwitch::Without47),
+        None
+    );
+}
+
+/// kitty answers DECRQM 47 with 0 (and homes the cursor on `47h`/`47l`):
+/// no mode-47 byte in the setup or any restore; the main screen's hidden
+/// alternate screen is visited with 1049 (which keeps the cursor), an
+/// outer alternate screen's hidden main screen not at all.
+#[test]
+fn a_terminal_without_mode_47_never_gets_it() {
+    let (active, _) = parse(&[b"\x1b[?0u\x1b[?1049;2$y\x1b[?1047;0$y\x1b[?47;0$y\x1b[?62c"]);
+    let (hidden, _) = parse(&[b"\x1b[?3u\x1b[?62c"]);
+    let b = baseline_from(&active, &hidden);
+    assert_eq!(
+        b,
+        Baseline::Captured(Captured {
+            kitty_alt: 3,
+            switch: ScreenSwitch::Without47,
+            ..Captured::default()
+        })
+    );
+    assert_eq!(
+        String::from_utf8(plan_setup(&b)).unwrap(),
+        "\x1b[?1049h\x1b[=0;1u\x1b[?1049l"
+    );
+    for remote in [
+        &b""[..],
+        b"\x1b[?1049h\x1b[>15u",
+        b"\x1b[?47h\x1b[>1u",
+        b"\x1b[?1047h",
+        b"\x1b[>1u\x1b[?2004h",
+    ] {
+        let got = restore(b, remote);
+        assert!(!got.contains("[?47"), "{got:?} after {remote:?}");
+    }
+    assert_eq!(
+        restore(b, b"\x1b[?1049h\x1b[>15u"),
+        "\x1b[?1049l\x1b[?1049h\x1b[<1u\x1b[=3;1u\x1b[?1049l"
+    );
+    assert_eq!(
+        restore(b, b"\x1b[?1047h"),
+        "\x1b[?1047l\x1b[?1049h\x1b[=3;1u\x1b[?1049l"
+    );
+    // kitty switches on 47 all the same: left with 1047, which keeps the
+    // cursor there.
+    assert_eq!(
+        restore(b, b"\x1b[?47h\x1b[>1u"),
+        "\x1b[?1047l\x1b[?1049h\x1b[<1u\x1b[=3;1u\x1b[?1049l"
+    );
+    // Inside an outer alternate screen: the hidden main screen is left
+    // alone, and a way back to the outer screen is 1049.
+    let outer = Baseline::Captured(Captured {
+        screen: Screen::Alternate,
+        kitty_alt: 1,
+        switch: ScreenSwitch::Without47,
+        ..Captured::default()
+    });
+    assert_eq!(String::from_utf8(plan_setup(&outer)).unwrap(), "\x1b[=0;1u");
+    assert_eq!(restore(outer, b"\x1b[>5u"), "\x1b[<1u\x1b[=1;1u");
+    assert_eq!(restore(outer, b"\x1b[?1049l"), "\x1b[?1049h\x1b[=1;1u");
+    // A terminal that has mode 47 keeps it (1 or 2), or that did not say.
+    for answer in [&b"\x1b[?47;2$y"[..], b"\x1b[?47;1$y", b""] {
+        let (a, _) = parse(&[b"\x1b[?1049;2$y", answer, b"\x1b[?62c"]);
+        assert_eq!(a.switch(), ScreenSwitch::Mode47);
+    }
+    let (a, _) = parse(&[b"\x1b[?1049;2$y\x1b[?47;4$y\x1b[?62c"]);
+    assert_eq!(a.switch(), ScreenSwitch::Without47);
 }

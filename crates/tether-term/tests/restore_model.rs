@@ -6,7 +6,9 @@
 use std::num::NonZeroU16;
 
 use proptest::prelude::*;
-use tether_term::{Baseline, Captured, CursorState, Modes, Screen, ScreenTracker, plan_restore};
+use tether_term::{
+    Baseline, Captured, CursorState, Modes, Screen, ScreenSwitch, ScreenTracker, plan_restore,
+};
 
 mod common;
 
@@ -128,7 +130,14 @@ proptest! {
         // The tracker as the model terminal: every byte, random ones too.
         let screen = if alt { Screen::Alternate } else { Screen::Main };
         let captured = Baseline::Captured(Captured { screen, ..Captured::default() });
-        for baseline in [captured, Baseline::Fallback] {
+        // A terminal without mode 47 (kitty: it switches on 47 and 1047
+        // all the same, as the tracker does).
+        let without_47 = Baseline::Captured(Captured {
+            screen,
+            switch: ScreenSwitch::Without47,
+            ..Captured::default()
+        });
+        for baseline in [captured, without_47, Baseline::Fallback] {
             let mut term = ScreenTracker::starting_on(baseline.screen());
             term.written(&remote);
             let restore = plan_restore(&baseline, term.state());

@@ -145,7 +145,7 @@ fn hard_reset_returns_every_mode_to_its_default() {
     // Only the Kitty stacks' base entries, lost to the reset, are set back.
     check(&[(
         b"\x1b[?7l\x1b[4h\x1b[?1h\x1b=\x1b(0\x0e\x1b[1m\x1b[3;9r\x1b[?25l\x1bc",
-        "\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l",
+        "\x1b[=0;1u\x1b7\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b8",
     )]);
 }
 

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use tether_daemon::frame::{Frame, FrameReader};
 use tether_daemon::protocol::Request;
 use tether_daemon::quiet::{self, QuietReader, QuietWriter};
-use tether_term::ESCAPE_HELP;
+use tether_term::{EscapeSet, escape_help};
 use tokio::io::AsyncWriteExt;
 
 use crate::cli::AttachArgs;
@@ -59,7 +59,8 @@ async fn attached(
         settings: Settings {
             queries_answered_elsewhere: true,
             escape: Some(b'~'),
-            escape_help: ESCAPE_HELP.to_owned(),
+            escapes: EscapeSet::BASIC,
+            escape_help: escape_help(b'~', EscapeSet::BASIC, "detach (the session keeps running)"),
             leaving: "detached",
             left_code: 0,
         },

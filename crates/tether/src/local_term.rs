@@ -69,16 +69,20 @@ impl LocalTerminal {
         };
         let (active, mut typed) = transaction(ACTIVE_SCREEN_QUERY)?;
         if let Some(screen) = active.active_screen() {
-            match transaction(&hidden_screen_query(screen)) {
-                Ok((hidden, more)) => {
+            let switch = active.switch();
+            match hidden_screen_query(screen, switch).map(|q| transaction(&q)) {
+                Some(Ok((hidden, more))) => {
                     typed.extend(more);
                     term.baseline = baseline_from(&active, &hidden);
                 }
+                // Without mode 47, an alternate screen's hidden main
+                // screen is not visited.
+                None => term.baseline = baseline_from(&active, &CaptureReplies::unvisited()),
                 // The switch may have reached the terminal without the
                 // switch back: send that alone, and keep the fallback.
-                Err(_) => {
+                Some(Err(_)) => {
                     let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(hidden_screen_return(screen));
+                    let _ = out.write_all(hidden_screen_return(screen, switch));
                     let _ = out.flush();
                 }
             }

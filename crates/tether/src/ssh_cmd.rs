@@ -20,13 +20,6 @@ use crate::interactive::{Bridge, FarEnd, FarEvent, Gone, LOST, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
 use crate::ssh_opts;
 
-/// What `~?` prints, for the escape character `e`.
-fn escape_help(e: char) -> String {
-    format!(
-        "\r\nSupported escape sequences:\r\n {e}.  disconnect\r\n {e}^Z suspend tether (fg resumes)\r\n {e}?  this help\r\n {e}{e}  send one {e}\r\n"
-    )
-}
-
 /// ssh's `-e`: one character, `^X` for a control character, or `none`.
 fn escape_char(arg: &str) -> Result<Option<u8>> {
     match arg.as_bytes() {
@@ -176,7 +169,12 @@ async fn with_terminal(
         settings: Settings {
             queries_answered_elsewhere: false,
             escape,
-            escape_help: escape_help(char::from(escape.unwrap_or(b'~'))),
+            escapes: tether_term::EscapeSet::ALL,
+            escape_help: tether_term::escape_help(
+                escape.unwrap_or(b'~'),
+                tether_term::EscapeSet::ALL,
+                "disconnect",
+            ),
             leaving: "disconnected",
             left_code: FAILED,
         },

@@ -102,7 +102,7 @@ fn an_outer_tui_gets_its_keyboard_back() {
             &[
                 ACTIVE_QUERY,
                 HIDDEN_QUERY_FROM_ALT,
-                b"\x1b[=0;1u\x1b[?47l\x1b[=0;1u\x1b[?47h\x1b[>4;0m"
+                b"\x1b[=0;1u\x1b7\x1b[?47l\x1b[=0;1u\x1b[?47h\x1b8\x1b[>4;0m"
             ]
             .concat()
         )
@@ -114,7 +114,7 @@ fn an_outer_tui_gets_its_keyboard_back() {
         &[ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT],
         b"\x1b[=31uexit\r\n",
         &[
-            b"\x1b[=5;1u\x1b[?47l\x1b[=1;1u\x1b[?47h\x1b[>4;2m",
+            b"\x1b[=5;1u\x1b7\x1b[?47l\x1b[=1;1u\x1b[?47h\x1b8\x1b[>4;2m",
             b"\r\n[the session's shell exited with status 3: s]\r\n",
         ],
         &m,
@@ -165,7 +165,7 @@ fn transport_loss_in_an_alternate_screen() {
         CAPTURED_MAIN,
         b"\x1b[>15uREADY",
         &[
-            b"\x1b[?1049l\x1b[?47h\x1b[<1u\x1b[?47l",
+            b"\x1b[?1049l\x1b7\x1b[?47h\x1b[<1u\x1b[?47l\x1b8",
             b"\r\n[the daemon went away: s]\r\n",
         ],
         &m,
@@ -187,7 +187,7 @@ fn capture_timeout_restores_the_ordinary_shell_baseline() {
         &[
             b"\x1b[?1;5;9;1000;1002;1003;1004;1005;1006;1015;2004l\x1b[?7h\x1b[4l",
             b"\x1b[0m\x1b(B\x1b)B\x0f\x1b>\x1b[?25h\x1b[0 q",
-            b"\x1b[<1u\x1b[=0;1u\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b[>4;0m",
+            b"\x1b[<1u\x1b[=0;1u\x1b7\x1b[?47h\x1b[=0;1u\x1b[?47l\x1b8\x1b[>4;0m",
             b"\r\n[the session's shell exited with status 0: s]\r\n",
         ],
         &m,

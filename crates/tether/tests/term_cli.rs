@@ -55,7 +55,7 @@ fn modes_shows_state_and_restore_bytes() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("screen: Alternate"), "{text}");
     assert!(text.ends_with(
-        "restore: \\u{1b}[?1000;1004;1006;2004l\\u{1b}[?1049l\\u{1b}[<1u\\u{1b}[?47h\\u{1b}[<1u\\u{1b}[?47l\\u{1b}[>4;0m\n"
+        "restore: \\u{1b}[?1000;1004;1006;2004l\\u{1b}[?1049l\\u{1b}[<1u\\u{1b}7\\u{1b}[?47h\\u{1b}[<1u\\u{1b}[?47l\\u{1b}8\\u{1b}[>4;0m\n"
     ), "{text}");
 }
 

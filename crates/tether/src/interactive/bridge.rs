@@ -5,12 +5,18 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use tether_term::{EscapeScanner, Keyed, QueryFilter, ResponseFilter};
+use tether_term::{EscapeScanner, EscapeSet, Keyed, LineKey, QueryFilter, ResponseFilter};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::far::{FarEnd, FarEvent, LOST, ToFar};
+use super::far::{FarEnd, FarEvent, LOST, NOT_HERE, ToFar};
 use super::keys::Keys;
 use crate::local_term::{self, LocalTerminal};
+
+/// The `~C` prompt, as ssh's.
+const COMMAND_PROMPT: &str = "ssh> ";
+
+/// The longest `~C` line kept; keys past it are not taken.
+const COMMAND_MAX: usize = 1024;
 
 /// How long a lone ESC (or another partial sequence) is held to see
 /// whether it is part of a longer sequence.
@@ -35,7 +41,9 @@ pub struct Settings {
     pub queries_answered_elsewhere: bool,
     /// The escape character (`~`; `None`: escapes off).
     pub escape: Option<u8>,
-    /// The `~?` help text.
+    /// The escapes beyond `~.`, `~^Z`, `~?`, `~~` this door offers.
+    pub escapes: EscapeSet,
+    /// The `~?` help text (`tether_term::escape_help`).
     pub escape_help: String,
     /// What `~.` is called in the farewell (`detached`, `disconnected`).
     pub leaving: &'static str,
@@ -69,7 +77,10 @@ impl<F: FarEnd> Bridge<'_, F> {
         // `CSI 1;2R`, shaped like a cursor position report).
         let mut replies = elsewhere.then(ResponseFilter::for_typed_input);
         let mut queries = elsewhere.then(QueryFilter::new);
-        let mut escapes = EscapeScanner::with_escape(self.settings.escape);
+        let mut escapes = Escapes {
+            scanner: EscapeScanner::with_escapes(self.settings.escape, self.settings.escapes),
+            line: None,
+        };
         let (mut shown, mut typed_now) = (Vec::new(), Vec::new());
         if !typed.is_empty() {
             match replies.as_mut() {
@@ -81,7 +92,8 @@ impl<F: FarEnd> Bridge<'_, F> {
             }
         }
         loop {
-            let holding_keys = replies.as_ref().is_some_and(|f| f.pending() > 0);
+            let holding_keys =
+                replies.as_ref().is_some_and(|f| f.pending() > 0) || escapes.scanner.pending() > 0;
             let holding_output = queries.as_ref().is_some_and(|f| f.pending() > 0);
             tokio::select! {
                 ev = self.far.recv() => match ev {
@@ -121,7 +133,10 @@ impl<F: FarEnd> Bridge<'_, F> {
                     if let Some(f) = replies.as_mut() {
                         f.flush(&mut typed_now);
                     }
-                    if let Some(end) = self.forward(&mut escapes, &typed_now).await? {
+                    let mut keyed = escapes.scanner.feed(&typed_now);
+                    // A lone ESC still held is the Escape key.
+                    keyed.extend(escapes.scanner.flush());
+                    if let Some(end) = self.act(&mut escapes, keyed).await? {
                         return Ok(end);
                     }
                 }
@@ -145,10 +160,21 @@ impl<F: FarEnd> Bridge<'_, F> {
     /// leave.
     async fn forward(
         &mut self,
-        escapes: &mut EscapeScanner,
+        escapes: &mut Escapes,
         input: &[u8],
     ) -> Result<Option<(i32, String)>> {
-        for keyed in escapes.feed(input) {
+        let keyed = escapes.scanner.feed(input);
+        self.act(escapes, keyed).await
+    }
+
+    /// Acts on what the keys meant, in order; `Some` when the person
+    /// leaves.
+    async fn act(
+        &mut self,
+        escapes: &mut Escapes,
+        keyed: Vec<Keyed>,
+    ) -> Result<Option<(i32, String)>> {
+        for keyed in keyed {
             match keyed {
                 Keyed::Send(bytes) => {
                     if self.far.send(ToFar::Input(bytes)).await.is_err() {
@@ -176,8 +202,83 @@ impl<F: FarEnd> Bridge<'_, F> {
                         self.settings.leaving.to_owned(),
                     )));
                 }
+                Keyed::CommandLine => {
+                    escapes.line = Some(String::new());
+                    self.term
+                        .write(format!("\r\n{COMMAND_PROMPT}").as_bytes())?;
+                }
+                Keyed::Line(key) => self.line_key(escapes, key).await?,
+                Keyed::Forwards => {
+                    let list = self.far.forwards();
+                    self.show(&list)?;
+                }
+                Keyed::Background => {
+                    if self.far.background() {
+                        return Ok(Some((0, "backgrounded".to_owned())));
+                    }
+                    self.show(&format!("background: {NOT_HERE}"))?;
+                }
             }
         }
         Ok(None)
     }
+
+    /// One key typed on the `~C` line: echoed, erased, run on Enter,
+    /// dropped on a cancel. None of it reaches the far end's program.
+    async fn line_key(&mut self, escapes: &mut Escapes, key: LineKey) -> Result<()> {
+        let Some(line) = escapes.line.as_mut() else {
+            return Ok(());
+        };
+        match key {
+            LineKey::Char(c)
+                if line.len() < COMMAND_MAX && !tether_term::printable::is_unsafe(c) =>
+            {
+                line.push(c);
+                self.term.write(c.to_string().as_bytes())?;
+            }
+            LineKey::Char(_) => {}
+            LineKey::Backspace => {
+                if line.pop().is_some() {
+                    self.term.write(b"\x08 \x08")?;
+                }
+            }
+            LineKey::Cancel => {
+                escapes.line = None;
+                self.term.write(b"\r\n")?;
+            }
+            LineKey::Enter => {
+                let line = escapes.line.take().unwrap_or_default();
+                self.term.write(b"\r\n")?;
+                let line = line.trim();
+                if !line.is_empty() {
+                    let answer = self.far.command_line(line).await;
+                    self.show_lines(&answer)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `text` on a line of its own.
+    fn show(&mut self, text: &str) -> std::io::Result<()> {
+        self.term.write(b"\r\n")?;
+        self.show_lines(text)
+    }
+
+    /// `text`'s lines, each ended with CRLF (the terminal is raw), and
+    /// with what could act on the terminal escaped.
+    fn show_lines(&mut self, text: &str) -> std::io::Result<()> {
+        let mut out = String::new();
+        for line in text.lines() {
+            out.push_str(&tether_term::printable::escaped(line, true));
+            out.push_str("\r\n");
+        }
+        self.term.write(out.as_bytes())
+    }
+}
+
+/// The escape scanner and the `~C` line being typed.
+struct Escapes {
+    scanner: EscapeScanner,
+    line: Option<String>,
 }

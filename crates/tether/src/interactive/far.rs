@@ -9,6 +9,9 @@ use std::future::Future;
 /// Why the bridge ended when the far end went away without a word.
 pub const LOST: &str = "the connection was lost";
 
+/// A far end's answer to an escape it does not serve (`~C`, `~#`, `~&`).
+pub const NOT_HERE: &str = "not available here";
+
 /// What the far end says.
 #[derive(Debug)]
 pub enum FarEvent {
@@ -51,4 +54,25 @@ pub trait FarEnd {
     /// Sends `msg` on, waiting while the far end cannot take more (a paste
     /// is held back, never dropped).
     fn send(&mut self, msg: ToFar) -> impl Future<Output = Result<(), Gone>>;
+
+    /// `~C`: runs the command line the person typed (without the prompt:
+    /// `-L 8080:web:80`, `-KR 9000`, `-h`, …); returns what to show them
+    /// (lines end in `\n`; empty for nothing). Default: [`NOT_HERE`].
+    fn command_line(&mut self, line: &str) -> impl Future<Output = String> {
+        let _ = line;
+        async { NOT_HERE.to_owned() }
+    }
+
+    /// `~#`: the forwarded connections, as lines to show. Default:
+    /// [`NOT_HERE`].
+    fn forwards(&self) -> String {
+        NOT_HERE.to_owned()
+    }
+
+    /// `~&`: goes on in the background (the bridge then ends, exit 0, and
+    /// gives the person's terminal back); false when it cannot, and the
+    /// bridge says [`NOT_HERE`]. Default: false.
+    fn background(&mut self) -> bool {
+        false
+    }
 }

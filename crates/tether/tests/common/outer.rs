@@ -19,9 +19,9 @@ use super::{Daemon, TETHER, spawn_spec, wait_for};
 /// The capture's first transaction, as tether writes it.
 pub const ACTIVE_QUERY: &[u8] = b"\x1b[?u\x1b[?1049$p\x1b[?1047$p\x1b[?47$p\x1b[?4m\x1b[c";
 /// The hidden-screen transaction from the main screen.
-pub const HIDDEN_QUERY_FROM_MAIN: &[u8] = b"\x1b[?47h\x1b[?u\x1b[c\x1b[?47l";
+pub const HIDDEN_QUERY_FROM_MAIN: &[u8] = b"\x1b7\x1b[?47h\x1b[?u\x1b[c\x1b[?47l\x1b8";
 /// The hidden-screen transaction from the alternate screen.
-pub const HIDDEN_QUERY_FROM_ALT: &[u8] = b"\x1b[?47l\x1b[?u\x1b[c\x1b[?47h";
+pub const HIDDEN_QUERY_FROM_ALT: &[u8] = b"\x1b7\x1b[?47l\x1b[?u\x1b[c\x1b[?47h\x1b8";
 
 /// The keyboard and screen state of the modelled terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +36,14 @@ pub struct Model {
     pub kitty_alt: Vec<u32>,
     /// modifyOtherKeys level.
     pub modify_other_keys: u32,
+    /// The terminal says it lacks modes 47 and 1047 (kitty 0.26): DECRQM
+    /// answers 0, and each `47h`/`47l`/`1047h`/`1047l` written is counted
+    /// in `mode_47_written` (kitty switches all the same, homing the
+    /// cursor on entering, over the person's rows).
+    pub lacks_47: bool,
+    /// How many mode-47 or 1047 switches were written to a terminal that
+    /// lacks them.
+    pub mode_47_written: u32,
 }
 
 impl Model {
@@ -48,6 +56,16 @@ impl Model {
             kitty_main: vec![kitty_main],
             kitty_alt: vec![kitty_alt],
             modify_other_keys,
+            lacks_47: false,
+            mode_47_written: 0,
+        }
+    }
+
+    /// The same terminal, lacking modes 47 and 1047 as kitty 0.26 does.
+    pub fn lacking_47(self) -> Model {
+        Model {
+            lacks_47: true,
+            ..self
         }
     }
 
@@ -77,7 +95,12 @@ impl Model {
             (Some(b'?'), b"", b'u') => format!("\x1b[?{}u", self.flags()).into_bytes(),
             (Some(b'?'), b"$", b'p') => {
                 let on = self.alt && self.alt_by == first;
-                format!("\x1b[?{first};{}$y", if on { 1 } else { 2 }).into_bytes()
+                let value = match first {
+                    47 | 1047 if self.lacks_47 => 0,
+                    _ if on => 1,
+                    _ => 2,
+                };
+                format!("\x1b[?{first};{value}$y").into_bytes()
             }
             (Some(b'?'), b"", b'm') if first == 4 => {
                 format!("\x1b[>4;{}m", self.modify_other_keys).into_bytes()
@@ -85,6 +108,9 @@ impl Model {
             (None, b"", b'c') if first == 0 => b"\x1b[?62;22c".to_vec(),
             (Some(b'?'), b"", b'h' | b'l') => {
                 for mode in nums {
+                    if self.lacks_47 && matches!(mode, 47 | 1047) {
+                        self.mode_47_written += 1;
+                    }
                     if matches!(mode, 47 | 1047 | 1049) {
                         self.alt = fin == b'h';
                         self.alt_by = if self.alt { mode } else { 0 };

@@ -63,6 +63,19 @@ pub struct HostConfig {
     pub passwords: Option<bool>,
     /// `BatchMode`: never ask for a passphrase or a password.
     pub batch_mode: Option<bool>,
+    /// `LocalForward`s, each as one `-L` spec (its two words joined by
+    /// `:`), from every block that applies.
+    pub local_forward: Vec<String>,
+    /// `RemoteForward`s, as `-R` specs.
+    pub remote_forward: Vec<String>,
+    /// `DynamicForward`s, as `-D` specs.
+    pub dynamic_forward: Vec<String>,
+    /// `GatewayPorts`.
+    pub gateway_ports: Option<bool>,
+    /// `ExitOnForwardFailure`.
+    pub exit_on_forward_failure: Option<bool>,
+    /// `ClearAllForwardings`.
+    pub clear_all_forwardings: Option<bool>,
 }
 
 /// One `key value` line with where it is.
@@ -303,6 +316,15 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                     .extend(l.value.split_whitespace().map(str::to_owned));
                 continue;
             }
+            "localforward" | "remoteforward" | "dynamicforward" => {
+                let spec = l.value.split_whitespace().collect::<Vec<_>>().join(":");
+                match l.key.as_str() {
+                    "localforward" => cfg.local_forward.push(spec),
+                    "remoteforward" => cfg.remote_forward.push(spec),
+                    _ => cfg.dynamic_forward.push(spec),
+                }
+                continue;
+            }
             _ => {}
         }
         if seen.insert(slot.to_owned(), ()).is_some() {
@@ -359,6 +381,13 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
                 kbd = Some(yes_no("KbdInteractiveAuthentication")?)
             }
             "batchmode" => cfg.batch_mode = Some(yes_no("BatchMode")?),
+            "gatewayports" => cfg.gateway_ports = Some(yes_no("GatewayPorts")?),
+            "exitonforwardfailure" => {
+                cfg.exit_on_forward_failure = Some(yes_no("ExitOnForwardFailure")?)
+            }
+            "clearallforwardings" => {
+                cfg.clear_all_forwardings = Some(yes_no("ClearAllForwardings")?)
+            }
             "preferredauthentications" => {
                 preferred =
                     Some(crate::directives::preferred_authentications(&l.value).map_err(bad)?)

@@ -123,6 +123,8 @@ pub(crate) struct Checker {
     /// A changed key accepted because the policy is `no`: the refusal it
     /// would have been, for the warning.
     accepted_changed: Arc<Mutex<Option<SshError>>>,
+    /// Where the server's forwarded channels go (`forward`).
+    inbound: Arc<crate::forward::Registry>,
 }
 
 fn fingerprint(key: &PublicKey) -> String {
@@ -198,6 +200,38 @@ impl client::Handler for Checker {
             }
         }
     }
+
+    async fn server_channel_open_forwarded_tcpip(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        connected_address: &str,
+        connected_port: u32,
+        originator_address: &str,
+        originator_port: u32,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        let at = crate::forward::Place::Tcp {
+            host: Some(connected_address.to_owned()),
+            port: u16::try_from(connected_port).unwrap_or(0),
+        };
+        let from = format!("{originator_address} port {originator_port}");
+        self.inbound.forwarded(channel, at, from, reply);
+        Ok(())
+    }
+
+    async fn server_channel_open_forwarded_streamlocal(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        socket_path: &str,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        let at = crate::forward::Place::Unix(socket_path.to_owned());
+        self.inbound
+            .forwarded(channel, at, socket_path.to_owned(), reply);
+        Ok(())
+    }
 }
 
 /// An authenticated connection; commands run on channels of it.
@@ -205,6 +239,8 @@ pub struct Connection {
     pub(crate) handle: client::Handle<Checker>,
     pub(crate) host: String,
     pub(crate) env: Vec<(String, String)>,
+    /// Shared with the handler: the forwards' channels (`forward`).
+    pub(crate) inbound: Arc<crate::forward::Registry>,
     /// The jump hosts' connections, kept open while this one lives.
     _through: Vec<Connection>,
 }
@@ -436,7 +472,9 @@ where
     }
     let refusal = Arc::new(Mutex::new(None));
     let accepted_changed = Arc::new(Mutex::new(None));
+    let inbound = Arc::new(crate::forward::Registry::default());
     let checker = Checker {
+        inbound: Arc::clone(&inbound),
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
         policy: opts.policy,
@@ -466,6 +504,7 @@ where
         handle,
         host,
         env: opts.env.clone(),
+        inbound,
         _through: Vec::new(),
     })
 }

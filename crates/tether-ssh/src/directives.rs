@@ -55,6 +55,12 @@ const APPLIED: &[&str] = &[
     "batchmode",
     "ignoreunknown",
     "preferredauthentications",
+    "localforward",
+    "remoteforward",
+    "dynamicforward",
+    "clearallforwardings",
+    "exitonforwardfailure",
+    "gatewayports",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -65,18 +71,13 @@ const APPLIED: &[&str] = &[
 /// `GSSAPI*` without `GSSAPIAuthentication`, `ProxyUseFdpass` without
 /// `ProxyCommand`); and the deprecated ones OpenSSH itself ignores.
 const HARMLESS: &[&str] = &[
-    // Forwardings and tunnels: tether opens none.
+    // Forwardings and tunnels tether does not open (`tether ssh` applies
+    // LocalForward, RemoteForward, DynamicForward and their options).
     "forwardagent",
     "forwardx11",
     "forwardx11trusted",
     "forwardx11timeout",
     "xauthlocation",
-    "localforward",
-    "remoteforward",
-    "dynamicforward",
-    "clearallforwardings",
-    "exitonforwardfailure",
-    "gatewayports",
     "permitremoteopen",
     "streamlocalbindmask",
     "streamlocalbindunlink",
@@ -280,10 +281,7 @@ mod tests {
             treatment("hostkeyalias", "x"),
             Some(Treatment::Refused(_))
         ));
-        assert_eq!(
-            treatment("LocalForward", "1 a:2"),
-            Some(Treatment::Harmless)
-        );
+        assert_eq!(treatment("LocalForward", "1 a:2"), Some(Treatment::Applied));
         assert_eq!(treatment("Port", "22"), Some(Treatment::Applied));
         assert_eq!(treatment("Prot", "22"), None);
         assert_eq!(

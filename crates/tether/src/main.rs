@@ -23,6 +23,7 @@ mod run_cmd;
 mod run_interrupt;
 mod session_cmd;
 mod ssh_cmd;
+mod ssh_forward;
 mod ssh_opts;
 mod term_cmd;
 mod tty_prompt;

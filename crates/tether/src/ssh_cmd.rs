@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 use crate::cli::SshCmdArgs;
 use crate::interactive::{Bridge, FarEnd, FarEvent, Gone, LOST, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
+use crate::ssh_forward;
 use crate::ssh_opts;
+use tether_ssh::forward::Forwards;
 
 /// What `~?` prints, for the escape character `e`.
 fn escape_help(e: char) -> String {
@@ -42,7 +44,19 @@ fn escape_char(arg: &str) -> Result<Option<u8>> {
 /// Exit code when tether or the connection failed, or after `~.`.
 const FAILED: i32 = 255;
 
-pub fn run(args: SshCmdArgs) -> Result<i32> {
+pub fn run(mut args: SshCmdArgs) -> Result<i32> {
+    let from_options = ssh_forward::take_options(&mut args.ssh.options)?;
+    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
+    if args.no_command && command.is_some() {
+        bail!("-N runs no command: leave out the command, or -N");
+    }
+    if args.stdio_forward.is_some() && command.is_some() {
+        bail!("-W forwards stdin and stdout and runs no command: leave out the command, or -W");
+    }
+    let no_session = args.no_command || args.stdio_forward.is_some();
+    if args.background && command.is_none() && !no_session {
+        bail!("-f needs a command to run in the background, or -N (only forward)");
+    }
     let config = ssh_opts::load_config(None)?;
     let spec = HostSpec::parse(&args.destination)?;
     let base = Overrides {
@@ -54,40 +68,86 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
     };
     let ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
     ssh_opts::check_ssh_config(&ov, &spec.host)?;
+    let host_config = match &ov.config {
+        Some(file) => tether_ssh::config::resolve_for(file, &spec.host, ov.user.as_deref())?,
+        None => Default::default(),
+    };
+    let plan = ssh_forward::plan(&args, from_options, &host_config)?;
+    if args.background && !ssh_forward::is_background_copy() {
+        return ssh_forward::background();
+    }
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
     // A dead link is noticed within the keepalive budget, not only when
     // the person next types.
     opts.keepalive
         .get_or_insert(tether_cluster::pool::DEFAULT_KEEPALIVE);
     let escape = escape_char(&args.escape)?;
-    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let tty = !args.no_tty && (args.tty || command.is_none());
+    let tty = !no_session && !args.no_tty && (args.tty || command.is_none());
     if tty && !terminal {
         bail!(
             "a terminal was asked for, but stdin and stdout are not both terminals; give a command (it then runs without one), or -T"
         );
     }
-    if command.is_none() && !tty {
+    if command.is_none() && !tty && !no_session {
         bail!("-T without a command: name the command to run");
     }
-    // One thread for the whole session: a keystroke and its echo cross no
-    // thread but the stdin reader's (a multi-thread runtime added two
-    // wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets are
-    // asked on `spawn_blocking`, which this runtime has too.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    // One thread for an interactive session: a keystroke and its echo
+    // cross no thread but the stdin reader's (a multi-thread runtime added
+    // two wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets
+    // are asked on `spawn_blocking`, which this runtime has too. Forwards
+    // move bulk data: two workers.
+    let runtime = if plan.specs.is_empty() && plan.stdio.is_none() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    }
+    .context("cannot start the async runtime")?;
     let host = spec.name.clone();
     let quiet = args.quiet;
     let code = runtime.block_on(async move {
-        let conn = tether_ssh::connect(&target, &opts).await?;
-        if tty {
-            with_terminal(&conn, command, &host, escape, quiet).await
-        } else {
-            without_terminal(&conn, command.as_deref().unwrap_or_default(), &host, quiet).await
+        let conn = Arc::new(tether_ssh::connect(&target, &opts).await?);
+        if let Some(place) = &plan.stdio {
+            return Ok(match tether_ssh::forward::stdio(&conn, place).await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("tether: {e}");
+                    FAILED
+                }
+            });
         }
+        let forwards = Forwards::new(
+            Arc::clone(&conn),
+            tether_ssh::forward::Settings {
+                gateway_ports: plan.gateway_ports,
+                say: Arc::new(ssh_forward::say),
+            },
+        );
+        if let Err(e) = ssh_forward::setup(&forwards, &plan).await {
+            eprintln!("tether: {e}");
+            return Ok(FAILED);
+        }
+        if ssh_forward::is_background_copy() {
+            ssh_forward::ready();
+        }
+        let code = if args.no_command {
+            forwards.until_closed().await;
+            if !quiet {
+                eprintln!("tether: the connection to {host} closed");
+            }
+            FAILED
+        } else if tty {
+            with_terminal(&conn, command, &host, escape, quiet).await?
+        } else {
+            without_terminal(&conn, command.as_deref().unwrap_or_default(), &host, quiet).await?
+        };
+        forwards.close();
+        Ok::<i32, anyhow::Error>(code)
     })?;
     // A blocking stdin read may still be waiting: it is not waited for.
     runtime.shutdown_background();

@@ -400,6 +400,100 @@ fn exit_on_forward_failure_with_a_taken_port_exits_255_before_the_session() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     drop(taken);
+    // A remote forward the server refuses (a privileged port, for a user
+    // who is not root): 255 before the session, or a warning without.
+    if tether_testkit::user() != "root" {
+        let out = run(
+            &r,
+            &[
+                "-o",
+                "ExitOnForwardFailure=yes",
+                "-R",
+                "1:127.0.0.1:80",
+                "web01",
+                "echo SESSION",
+            ],
+            b"",
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(255), "{err}");
+        assert!(err.contains("refused the remote forward"), "{err}");
+        assert!(out.stdout.is_empty());
+        let out = run(&r, &["-R", "1:127.0.0.1:80", "web01", "echo SESSION"], b"");
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).as_ref()
+            ),
+            (Some(0), "SESSION\n"),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
+fn gateway_ports_listens_beyond_loopback_only_when_asked() {
+    let Some(r) = start("fwd-gateway") else {
+        return;
+    };
+    let http = http_server();
+    let (p, q) = (port(), port());
+    let c = spawn(&r, &["-N", "-L", &format!("{p}:127.0.0.1:{http}"), "web01"]);
+    listening(p);
+    // 127.0.0.1 only: another loopback address is not served.
+    assert!(TcpStream::connect(("127.0.0.5", p)).is_err());
+    stop(c);
+    let c = spawn(
+        &r,
+        &["-N", "-g", "-L", &format!("{q}:127.0.0.1:{http}"), "web01"],
+    );
+    listening(q);
+    let mut s = TcpStream::connect(("127.0.0.5", q)).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    assert!(all.ends_with(BODY), "{all}");
+    stop(c);
+}
+
+#[test]
+fn forwarded_connections_close_when_the_session_ends() {
+    let Some(r) = start("fwd-end") else {
+        return;
+    };
+    let echo = echo_server();
+    let p = port();
+    let flag = r.home.0.join("session-may-end");
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.05; done; echo ENDED",
+        flag.display()
+    );
+    let c = spawn(
+        &r,
+        &["-L", &format!("{p}:127.0.0.1:{echo}"), "web01", &script],
+    );
+    listening(p);
+    let mut s = TcpStream::connect(("127.0.0.1", p)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    s.write_all(b"ping\n").unwrap();
+    let mut buf = [0u8; 5];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"ping\n");
+    // The session's command ends: tether exits, and the open forwarded
+    // connection is closed rather than kept.
+    std::fs::write(&flag, "").unwrap();
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "ENDED\n")
+    );
+    let mut rest = Vec::new();
+    assert_eq!(s.read_to_end(&mut rest).unwrap_or(0), 0);
+    assert!(TcpStream::connect(("127.0.0.1", p)).is_err());
 }
 
 #[test]
@@ -454,11 +548,14 @@ fn unix_socket_forwards_both_ways() {
         }
     });
     let local_sock = dir.join("local.sock");
+    let served_sock = dir.join("served.sock");
     let p = port();
     let c = spawn(
         &r,
         &[
             "-N",
+            "-R",
+            &format!("{}:127.0.0.1:{http}", served_sock.display()),
             "-L",
             &format!("{}:127.0.0.1:{http}", local_sock.display()),
             "-L",
@@ -475,6 +572,14 @@ fn unix_socket_forwards_both_ways() {
     assert_eq!(back, "to a unix socket\n");
     let mut u = wait_for(30, "the local socket", || {
         std::os::unix::net::UnixStream::connect(&local_sock).ok()
+    });
+    u.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut all = String::new();
+    u.read_to_string(&mut all).unwrap();
+    assert!(all.ends_with(BODY), "{all}");
+    // -R with a socket path: the server listens there.
+    let mut u = wait_for(30, "the served socket", || {
+        std::os::unix::net::UnixStream::connect(&served_sock).ok()
     });
     u.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut all = String::new();

@@ -104,7 +104,7 @@ pub(super) async fn listen(
             Ok((
                 Listening {
                     spec: spec.clone(),
-                    loops: vec![task.abort_handle()],
+                    loops: vec![task],
                     socket: Some(path.into()),
                 },
                 None,
@@ -126,7 +126,7 @@ pub(super) async fn listen(
                             bound_port = local.port();
                         }
                         let serve = serve.clone();
-                        loops.push(tokio::spawn(serve.accept_tcp(l)).abort_handle());
+                        loops.push(tokio::spawn(serve.accept_tcp(l)));
                     }
                     // The first address (IPv4, where most clients come)
                     // must bind; its IPv6 twin may be missing or already

@@ -24,8 +24,6 @@ mod stdio;
 
 use std::sync::{Arc, Mutex};
 
-use tokio::task::AbortHandle;
-
 pub use escape::{ESCAPE_COMMAND_HELP, command_line, list};
 pub(crate) use registry::Registry;
 pub use spec::{ForwardKind, ForwardSpec, Place, parse_listen};
@@ -87,7 +85,7 @@ pub struct Added {
 /// A local listener (`-L`, `-D`) and its accept loops.
 struct Listening {
     spec: ForwardSpec,
-    loops: Vec<AbortHandle>,
+    loops: Vec<tokio::task::JoinHandle<()>>,
     /// A Unix socket this created (removed when it stops).
     socket: Option<std::path::PathBuf>,
 }
@@ -175,7 +173,14 @@ impl Forwards {
             Some(l.remove(i))
         });
         match found {
-            Some(_) => Ok(()),
+            Some(mut l) => {
+                // Stopped here and now: the port is free when this returns.
+                for task in std::mem::take(&mut l.loops) {
+                    task.abort();
+                    let _ = task.await;
+                }
+                Ok(())
+            }
             None => Err(problem(
                 format!("no -{} forward listens on {listen}", kind.letter()),
                 ForwardProblem::NotFound,
@@ -197,6 +202,26 @@ impl Forwards {
     /// a session that waits for its forwards).
     pub async fn idle(&self) {
         self.reg.idle().await;
+    }
+
+    /// Takes no new forwarded connection (local listeners closed, the
+    /// server's new channels refused) while the open ones go on: the first
+    /// step of `~&`, which then waits for [`Forwards::idle`].
+    pub async fn stop_listening(&self) {
+        let listening = self
+            .listening
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default();
+        for mut l in listening {
+            for task in std::mem::take(&mut l.loops) {
+                task.abort();
+                let _ = task.await;
+            }
+        }
+        if let Ok(mut r) = self.reg.remotes.lock() {
+            r.clear();
+        }
     }
 
     /// Returns when the connection has ended (`-N`: nothing else to wait

@@ -13,8 +13,10 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 
+use common::Person;
 use common::remote::{Remote, start};
 use common::wait_for;
+use tether_transport::{ExitInfo, Terminal};
 
 /// What the HTTP server answers.
 const BODY: &str = "hello through the forward\n";
@@ -497,6 +499,26 @@ fn forwarded_connections_close_when_the_session_ends() {
 }
 
 #[test]
+fn a_forward_beside_an_interactive_session() {
+    let Some(r) = start("fwd-tty") else {
+        return;
+    };
+    let http = http_server();
+    let p = port();
+    let spec = format!("{p}:127.0.0.1:{http}");
+    let person = Person::spawn(
+        &["ssh", "-L", &spec, "web01"],
+        &r.daemon,
+        &[("HOME", r.home.0.display().to_string())],
+    );
+    person.pty.write(b"echo typed-$((6*7))\r".to_vec()).unwrap();
+    person.sees("typed-42");
+    assert_eq!(get(p), BODY);
+    person.pty.write(b"exit 3\r".to_vec()).unwrap();
+    assert_eq!(person.exit(), ExitInfo::Code(3));
+}
+
+#[test]
 fn stdio_forward_carries_stdin_and_stdout() {
     let Some(r) = start("fwd-stdio") else {
         return;
@@ -661,4 +683,33 @@ fn background_after_forwarding_then_ended_by_its_pid() {
         (!common::alive(pids[0])).then_some(())
     });
     assert!(TcpStream::connect(("127.0.0.1", p)).is_err());
+
+    // A background copy that fails (ExitOnForwardFailure, a taken port):
+    // the foreground one exits with its 255, and its line is on stderr.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let t = taken.local_addr().unwrap().port();
+    let out = r
+        .daemon
+        .cmd(&[
+            "ssh",
+            "-f",
+            "-N",
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-L",
+            &format!("{t}:127.0.0.1:{http}"),
+            "web01",
+        ])
+        .env("HOME", &r.home.0)
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+    // -f with nothing to run in the background is refused at once.
+    let out = run(&r, &["-f", "web01"], b"");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
 }

@@ -86,12 +86,12 @@ pub(super) async fn listen(
             let serve = serve.clone();
             let task = tokio::spawn(async move {
                 loop {
-                    let Ok(permit) = Arc::clone(&serve.permits).acquire_owned().await else {
-                        return;
-                    };
                     let Ok((sock, _)) = l.accept().await else {
                         pause().await;
                         continue;
+                    };
+                    let Ok(permit) = Arc::clone(&serve.permits).acquire_owned().await else {
+                        return;
                     };
                     serve.connection(
                         sock,
@@ -170,13 +170,16 @@ struct Serve {
 
 impl Serve {
     async fn accept_tcp(self, l: TcpListener) {
+        // Accepted, then held until a permit frees: the loops of one
+        // forward (IPv4 and IPv6) share its permits, and none holds one
+        // while it waits for a connection.
         loop {
-            let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-                return;
-            };
             let Ok((sock, peer)) = l.accept().await else {
                 pause().await;
                 continue;
+            };
+            let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                return;
             };
             let _ = sock.set_nodelay(true);
             self.connection(

@@ -8,9 +8,9 @@
 //! (`escape`).
 //!
 //! Listeners exist only for the forwards asked for. Each forward serves at
-//! most [`MAX_CONNECTIONS`] connections at once (a local listener holds the
-//! next connection, unserved, until one ends; a remote forward refuses the server's extra
-//! channels with "resource shortage"). A target that refuses closes the
+//! most [`MAX_CONNECTIONS`] connections at once (a local listener holds
+//! the next connection, unserved, until one ends; a remote forward
+//! refuses the server's extra channels with "resource shortage"). A target that refuses closes the
 //! one connection; the session goes on. Everything is closed with the
 //! [`Forwards`] (or [`Forwards::close`]).
 

@@ -76,6 +76,10 @@ pub struct HostConfig {
     pub exit_on_forward_failure: Option<bool>,
     /// `ClearAllForwardings`.
     pub clear_all_forwardings: Option<bool>,
+    /// `SessionType none` (`-N`): `Some(true)`; `default`: `Some(false)`.
+    pub session_none: Option<bool>,
+    /// `ForkAfterAuthentication` (`-f`).
+    pub fork_after_authentication: Option<bool>,
 }
 
 /// One `key value` line with where it is.
@@ -387,6 +391,10 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             }
             "clearallforwardings" => {
                 cfg.clear_all_forwardings = Some(yes_no("ClearAllForwardings")?)
+            }
+            "sessiontype" => cfg.session_none = Some(l.value.eq_ignore_ascii_case("none")),
+            "forkafterauthentication" => {
+                cfg.fork_after_authentication = Some(yes_no("ForkAfterAuthentication")?)
             }
             "preferredauthentications" => {
                 preferred =

@@ -61,6 +61,7 @@ const APPLIED: &[&str] = &[
     "clearallforwardings",
     "exitonforwardfailure",
     "gatewayports",
+    "forkafterauthentication",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -78,16 +79,13 @@ const HARMLESS: &[&str] = &[
     "forwardx11trusted",
     "forwardx11timeout",
     "xauthlocation",
-    "permitremoteopen",
     "streamlocalbindmask",
     "streamlocalbindunlink",
     "tunnel",
     "tunneldevice",
     // The session and the local side: tether decides these itself.
     "requesttty",
-    "sessiontype",
     "stdinnull",
-    "forkafterauthentication",
     "escapechar",
     "enableescapecommandline",
     "permitlocalcommand",
@@ -147,6 +145,16 @@ const HARMLESS: &[&str] = &[
     "usersh",
 ];
 
+impl Treatment {
+    /// A value accepted by `unless` is applied, not left out.
+    fn applied(self) -> Treatment {
+        match self {
+            Treatment::Harmless => Treatment::Applied,
+            other => other,
+        }
+    }
+}
+
 /// `PreferredAuthentications` as tether can follow it: whether it allows
 /// passwords (`password` or `keyboard-interactive` listed); an error when
 /// its order is not tether's (public keys, then a password, then
@@ -197,6 +205,16 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
         }
     };
     let refused = match key.as_str() {
+        // The session and the forwards (`tether ssh`).
+        "sessiontype" => unless(
+            &["none", "default"],
+            "tether does not start subsystems (SessionType subsystem)",
+        )
+        .applied(),
+        "permitremoteopen" => unless(
+            &["any"],
+            "tether does not restrict where a dynamic remote forward (-R port) connects",
+        ),
         // Where.
         "proxycommand" => unless(
             &["none"],
@@ -283,6 +301,19 @@ mod tests {
         ));
         assert_eq!(treatment("LocalForward", "1 a:2"), Some(Treatment::Applied));
         assert_eq!(treatment("Port", "22"), Some(Treatment::Applied));
+        assert_eq!(treatment("SessionType", "none"), Some(Treatment::Applied));
+        assert!(matches!(
+            treatment("SessionType", "subsystem"),
+            Some(Treatment::Refused(_))
+        ));
+        assert!(matches!(
+            treatment("PermitRemoteOpen", "localhost:80"),
+            Some(Treatment::Refused(_))
+        ));
+        assert_eq!(
+            treatment("PermitRemoteOpen", "any"),
+            Some(Treatment::Harmless)
+        );
         assert_eq!(treatment("Prot", "22"), None);
         assert_eq!(
             preferred_authentications("gssapi-with-mic,publickey"),

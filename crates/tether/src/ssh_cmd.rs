@@ -47,16 +47,6 @@ const FAILED: i32 = 255;
 pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     let from_options = ssh_forward::take_options(&mut args.ssh.options)?;
     let command = (!args.command.is_empty()).then(|| args.command.join(" "));
-    if args.no_command && command.is_some() {
-        bail!("-N runs no command: leave out the command, or -N");
-    }
-    if args.stdio_forward.is_some() && command.is_some() {
-        bail!("-W forwards stdin and stdout and runs no command: leave out the command, or -W");
-    }
-    let no_session = args.no_command || args.stdio_forward.is_some();
-    if args.background && command.is_none() && !no_session {
-        bail!("-f needs a command to run in the background, or -N (only forward)");
-    }
     let config = ssh_opts::load_config(None)?;
     let spec = HostSpec::parse(&args.destination)?;
     let base = Overrides {
@@ -73,7 +63,17 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         None => Default::default(),
     };
     let plan = ssh_forward::plan(&args, from_options, &host_config)?;
-    if args.background && !ssh_forward::is_background_copy() {
+    if plan.no_command && command.is_some() {
+        bail!("-N (SessionType none) runs no command: leave out the command, or -N");
+    }
+    if plan.stdio.is_some() && command.is_some() {
+        bail!("-W forwards stdin and stdout and runs no command: leave out the command, or -W");
+    }
+    let no_session = plan.no_command || plan.stdio.is_some();
+    if plan.background && command.is_none() && !no_session {
+        bail!("-f needs a command to run in the background, or -N (only forward)");
+    }
+    if plan.background && !ssh_forward::is_background_copy() {
         return ssh_forward::background();
     }
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
@@ -135,7 +135,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         if ssh_forward::is_background_copy() {
             ssh_forward::ready();
         }
-        let code = if args.no_command {
+        let code = if plan.no_command {
             forwards.until_closed().await;
             if !quiet {
                 eprintln!("tether: the connection to {host} closed");

@@ -27,6 +27,8 @@ const KEYS: &[&str] = &[
     "gatewayports",
     "exitonforwardfailure",
     "clearallforwardings",
+    "sessiontype",
+    "forkafterauthentication",
 ];
 
 /// What to forward and how.
@@ -40,6 +42,10 @@ pub struct Plan {
     pub exit_on_failure: bool,
     /// `-W`: stdin and stdout to this place, no session.
     pub stdio: Option<Place>,
+    /// `-N`, `SessionType none`: no command, no shell.
+    pub no_command: bool,
+    /// `-f`, `ForkAfterAuthentication`.
+    pub background: bool,
 }
 
 /// The `-o` forwarding keys of the command line, taken out of `options`
@@ -50,6 +56,8 @@ pub struct FromOptions {
     gateway_ports: Option<bool>,
     exit_on_failure: Option<bool>,
     clear_all: Option<bool>,
+    session_none: Option<bool>,
+    fork: Option<bool>,
 }
 
 fn yes_no(key: &str, v: &str) -> Result<bool> {
@@ -90,6 +98,20 @@ pub fn take_options(options: &mut Vec<String>) -> Result<FromOptions> {
             "exitonforwardfailure" => {
                 let v = yes_no(key, value)?;
                 out.exit_on_failure.get_or_insert(v);
+            }
+            "sessiontype" => {
+                let v = match value.to_ascii_lowercase().as_str() {
+                    "none" => true,
+                    "default" => false,
+                    _ => bail!(
+                        "-o {key}={value}: tether does not start subsystems; use none or default"
+                    ),
+                };
+                out.session_none.get_or_insert(v);
+            }
+            "forkafterauthentication" => {
+                let v = yes_no(key, value)?;
+                out.fork.get_or_insert(v);
             }
             _ => {
                 let v = yes_no(key, value)?;
@@ -146,6 +168,8 @@ pub fn plan(args: &SshCmdArgs, o: FromOptions, cfg: &HostConfig) -> Result<Plan>
                 .or(cfg.exit_on_forward_failure)
                 .unwrap_or(false),
         stdio,
+        no_command: args.no_command || o.session_none.or(cfg.session_none).unwrap_or(false),
+        background: args.background || o.fork.or(cfg.fork_after_authentication).unwrap_or(false),
     })
 }
 

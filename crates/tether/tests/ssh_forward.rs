@@ -612,7 +612,7 @@ fn unix_socket_forwards_both_ways() {
 }
 
 #[test]
-fn local_forward_from_ssh_config() {
+fn local_forward_and_session_type_from_ssh_config() {
     let Some(r) = start("fwd-config") else {
         return;
     };
@@ -624,11 +624,12 @@ fn local_forward_from_ssh_config() {
         &config,
         text.replace(
             "Host web01\n",
-            &format!("Host web01\n  LocalForward {p} 127.0.0.1:{http}\n"),
+            &format!("Host web01\n  LocalForward {p} 127.0.0.1:{http}\n  SessionType none\n"),
         ),
     )
     .unwrap();
-    let c = spawn(&r, &["-N", "web01"]);
+    // SessionType none: as -N, no command and no shell.
+    let c = spawn(&r, &["web01"]);
     listening(p);
     assert_eq!(get(p), BODY);
     stop(c);
@@ -661,7 +662,15 @@ fn background_after_forwarding_then_ended_by_its_pid() {
     let spec = format!("{p}:127.0.0.1:{http}");
     let status = r
         .daemon
-        .cmd(&["ssh", "-f", "-N", "-L", &spec, "web01"])
+        .cmd(&[
+            "ssh",
+            "-o",
+            "ForkAfterAuthentication=yes",
+            "-N",
+            "-L",
+            &spec,
+            "web01",
+        ])
         .env("HOME", &r.home.0)
         .env_remove("SSH_AUTH_SOCK")
         .stdin(Stdio::null())
@@ -672,7 +681,7 @@ fn background_after_forwarding_then_ended_by_its_pid() {
     assert_eq!(status.code(), Some(0));
     // Returned once forwarding: the port answers now, without waiting.
     assert_eq!(get(p), BODY);
-    let pids = pids_with(&["ssh", "-f", &spec]);
+    let pids = pids_with(&["ssh", "ForkAfterAuthentication=yes", &spec]);
     assert_eq!(pids.len(), 1, "{pids:?}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pids[0]),

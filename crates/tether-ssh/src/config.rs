@@ -80,6 +80,8 @@ pub struct HostConfig {
     pub session_none: Option<bool>,
     /// `ForkAfterAuthentication` (`-f`).
     pub fork_after_authentication: Option<bool>,
+    /// `PermitRemoteOpen`, its words (`any`, `none`, `host:port`, `*`).
+    pub permit_remote_open: Option<Vec<String>>,
 }
 
 /// One `key value` line with where it is.
@@ -391,6 +393,10 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             }
             "clearallforwardings" => {
                 cfg.clear_all_forwardings = Some(yes_no("ClearAllForwardings")?)
+            }
+            "permitremoteopen" => {
+                cfg.permit_remote_open =
+                    Some(l.value.split_whitespace().map(str::to_owned).collect())
             }
             "sessiontype" => cfg.session_none = Some(l.value.eq_ignore_ascii_case("none")),
             "forkafterauthentication" => {

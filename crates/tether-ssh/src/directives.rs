@@ -62,6 +62,7 @@ const APPLIED: &[&str] = &[
     "exitonforwardfailure",
     "gatewayports",
     "forkafterauthentication",
+    "permitremoteopen",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -211,10 +212,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
             "tether does not start subsystems (SessionType subsystem)",
         )
         .applied(),
-        "permitremoteopen" => unless(
-            &["any"],
-            "tether does not restrict where a dynamic remote forward (-R port) connects",
-        ),
         // Where.
         "proxycommand" => unless(
             &["none"],
@@ -306,13 +303,9 @@ mod tests {
             treatment("SessionType", "subsystem"),
             Some(Treatment::Refused(_))
         ));
-        assert!(matches!(
-            treatment("PermitRemoteOpen", "localhost:80"),
-            Some(Treatment::Refused(_))
-        ));
         assert_eq!(
-            treatment("PermitRemoteOpen", "any"),
-            Some(Treatment::Harmless)
+            treatment("PermitRemoteOpen", "localhost:80"),
+            Some(Treatment::Applied)
         );
         assert_eq!(treatment("Prot", "22"), None);
         assert_eq!(

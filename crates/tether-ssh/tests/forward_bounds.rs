@@ -66,6 +66,7 @@ async fn a_forward_serves_at_most_its_cap_and_the_next_when_one_ends() {
         Settings {
             gateway_ports: false,
             say: Arc::new(|_| {}),
+            permit_remote_open: None,
         },
     );
     let echo = echo_server();

@@ -72,6 +72,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
         Settings {
             gateway_ports: false,
             say: Arc::new(|_| {}),
+            permit_remote_open: None,
         },
     );
     let echo = echo_server();

@@ -126,6 +126,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
             tether_ssh::forward::Settings {
                 gateway_ports: plan.gateway_ports,
                 say: Arc::new(ssh_forward::say),
+                permit_remote_open: plan.permit_remote_open.clone(),
             },
         );
         if let Err(e) = ssh_forward::setup(&forwards, &plan).await {

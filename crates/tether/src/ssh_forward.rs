@@ -29,6 +29,7 @@ const KEYS: &[&str] = &[
     "clearallforwardings",
     "sessiontype",
     "forkafterauthentication",
+    "permitremoteopen",
 ];
 
 /// What to forward and how.
@@ -46,6 +47,8 @@ pub struct Plan {
     pub no_command: bool,
     /// `-f`, `ForkAfterAuthentication`.
     pub background: bool,
+    /// `PermitRemoteOpen` (`None`: any).
+    pub permit_remote_open: Option<Vec<tether_ssh::forward::Permit>>,
 }
 
 /// The `-o` forwarding keys of the command line, taken out of `options`
@@ -58,6 +61,7 @@ pub struct FromOptions {
     clear_all: Option<bool>,
     session_none: Option<bool>,
     fork: Option<bool>,
+    permit_remote_open: Option<Vec<String>>,
 }
 
 fn yes_no(key: &str, v: &str) -> Result<bool> {
@@ -113,6 +117,10 @@ pub fn take_options(options: &mut Vec<String>) -> Result<FromOptions> {
                 let v = yes_no(key, value)?;
                 out.fork.get_or_insert(v);
             }
+            "permitremoteopen" => {
+                out.permit_remote_open
+                    .get_or_insert_with(|| value.split_whitespace().map(str::to_owned).collect());
+            }
             _ => {
                 let v = yes_no(key, value)?;
                 out.clear_all.get_or_insert(v);
@@ -167,6 +175,11 @@ pub fn plan(args: &SshCmdArgs, o: FromOptions, cfg: &HostConfig) -> Result<Plan>
             || o.exit_on_failure
                 .or(cfg.exit_on_forward_failure)
                 .unwrap_or(false),
+        permit_remote_open: match o.permit_remote_open.or(cfg.permit_remote_open.clone()) {
+            Some(words) => tether_ssh::forward::Permit::parse_list(&words)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+            None => None,
+        },
         stdio,
         no_command: args.no_command || o.session_none.or(cfg.session_none).unwrap_or(false),
         background: args.background || o.fork.or(cfg.fork_after_authentication).unwrap_or(false),

@@ -331,6 +331,53 @@ fn remote_forwards_fixed_allocated_and_dynamic() {
 }
 
 #[test]
+fn permit_remote_open_limits_a_dynamic_remote_forward() {
+    let Some(r) = start("fwd-permit") else {
+        return;
+    };
+    if curl(&["--version"]).is_none() {
+        eprintln!("SKIPPED: curl is not installed");
+        return;
+    }
+    let http = http_server();
+    let socks = port();
+    let c = spawn(
+        &r,
+        &[
+            "-N",
+            "-o",
+            &format!("PermitRemoteOpen=localhost:{http}"),
+            "-R",
+            &socks.to_string(),
+            "web01",
+        ],
+    );
+    listening(socks);
+    let proxy = format!("127.0.0.1:{socks}");
+    assert_eq!(
+        curl(&[
+            "--socks5-hostname",
+            &proxy,
+            &format!("http://localhost:{http}/")
+        ])
+        .as_deref(),
+        Some(BODY)
+    );
+    // The same server by another name is not in the list.
+    assert_eq!(
+        curl(&[
+            "--socks5-hostname",
+            &proxy,
+            &format!("http://127.0.0.1:{http}/")
+        ])
+        .as_deref(),
+        Some("")
+    );
+    let err = stop(c);
+    assert!(err.contains("not allowed by PermitRemoteOpen"), "{err}");
+}
+
+#[test]
 fn remote_allocated_port_is_usable() {
     let Some(r) = start("fwd-remote0") else {
         return;

@@ -16,6 +16,7 @@
 
 mod escape;
 mod local;
+mod permit;
 mod registry;
 mod remote;
 mod socks;
@@ -25,6 +26,7 @@ mod stdio;
 use std::sync::{Arc, Mutex};
 
 pub use escape::{ESCAPE_COMMAND_HELP, command_line, list};
+pub use permit::Permit;
 pub(crate) use registry::Registry;
 pub use spec::{ForwardKind, ForwardSpec, Place, parse_listen};
 pub use stdio::stdio;
@@ -63,6 +65,9 @@ pub struct Settings {
     pub gateway_ports: bool,
     /// Lines for the person.
     pub say: Say,
+    /// `PermitRemoteOpen`: where a dynamic remote forward (`-R port`) may
+    /// connect; `None`: anywhere (`any`).
+    pub permit_remote_open: Option<Vec<Permit>>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -127,6 +132,7 @@ impl Forwards {
     pub fn new(conn: Arc<Connection>, settings: Settings) -> Forwards {
         let reg = Arc::clone(&conn.inbound);
         reg.set_say(Arc::clone(&settings.say));
+        reg.set_permits(settings.permit_remote_open.clone());
         Forwards {
             conn,
             reg,

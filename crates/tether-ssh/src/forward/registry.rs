@@ -41,6 +41,8 @@ pub(crate) struct Registry {
     next: AtomicU64,
     idle: Notify,
     say: Mutex<Option<Say>>,
+    /// `PermitRemoteOpen` (`None`: any).
+    permits: Mutex<Option<Vec<super::Permit>>>,
 }
 
 /// Removes its connection from the registry when the connection's task
@@ -66,6 +68,20 @@ impl Registry {
     /// A number for a remote forward.
     pub(super) fn next_remote(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(super) fn set_permits(&self, permits: Option<Vec<super::Permit>>) {
+        if let Ok(mut p) = self.permits.lock() {
+            *p = permits;
+        }
+    }
+
+    /// Whether a dynamic remote forward may connect to `host:port`.
+    pub(super) fn may_open(&self, host: &str, port: u16) -> bool {
+        self.permits.lock().is_ok_and(|p| {
+            p.as_ref()
+                .is_none_or(|list| list.iter().any(|e| e.allows(host, port)))
+        })
     }
 
     pub(super) fn set_say(&self, say: Say) {

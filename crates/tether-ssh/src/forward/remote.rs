@@ -205,7 +205,7 @@ impl Registry {
                     },
                     None => {
                         reply.accept().await;
-                        socks(channel.into_stream()).await;
+                        socks(channel.into_stream(), &reg, &name).await;
                     }
                 }
             },
@@ -230,10 +230,19 @@ async fn connect(t: &Place) -> std::io::Result<Local> {
 }
 
 /// Dynamic `-R`: the channel speaks SOCKS; tether connects from here.
-async fn socks(mut channel: russh::ChannelStream<Msg>) {
+/// Only where `PermitRemoteOpen` allows.
+async fn socks(mut channel: russh::ChannelStream<Msg>, reg: &Registry, name: &str) {
     let Ok(req) = super::socks::request(&mut channel).await else {
         return;
     };
+    if !reg.may_open(&req.host, req.port) {
+        reg.say(&format!(
+            "{name}: {}:{} is not allowed by PermitRemoteOpen; refused",
+            req.host, req.port
+        ));
+        let _ = super::socks::reply(&mut channel, req.version, false).await;
+        return;
+    }
     match TcpStream::connect((req.host.as_str(), req.port)).await {
         Ok(sock) => {
             let _ = sock.set_nodelay(true);

@@ -82,6 +82,10 @@ pub struct HostConfig {
     pub fork_after_authentication: Option<bool>,
     /// `PermitRemoteOpen`, its words (`any`, `none`, `host:port`, `*`).
     pub permit_remote_open: Option<Vec<String>>,
+    /// `StreamLocalBindMask` (octal).
+    pub stream_local_bind_mask: Option<u32>,
+    /// `StreamLocalBindUnlink`.
+    pub stream_local_bind_unlink: Option<bool>,
 }
 
 /// One `key value` line with where it is.
@@ -393,6 +397,22 @@ pub fn resolve_for(file: &Path, host: &str, user: Option<&str>) -> Result<HostCo
             }
             "clearallforwardings" => {
                 cfg.clear_all_forwardings = Some(yes_no("ClearAllForwardings")?)
+            }
+            "streamlocalbindmask" => {
+                cfg.stream_local_bind_mask = Some(
+                    u32::from_str_radix(&l.value, 8)
+                        .ok()
+                        .filter(|m| *m <= 0o777)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "StreamLocalBindMask must be an octal mask such as 0177, got {:?}",
+                                l.value
+                            ))
+                        })?,
+                )
+            }
+            "streamlocalbindunlink" => {
+                cfg.stream_local_bind_unlink = Some(yes_no("StreamLocalBindUnlink")?)
             }
             "permitremoteopen" => {
                 cfg.permit_remote_open =

@@ -63,6 +63,8 @@ const APPLIED: &[&str] = &[
     "gatewayports",
     "forkafterauthentication",
     "permitremoteopen",
+    "streamlocalbindmask",
+    "streamlocalbindunlink",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -80,8 +82,6 @@ const HARMLESS: &[&str] = &[
     "forwardx11trusted",
     "forwardx11timeout",
     "xauthlocation",
-    "streamlocalbindmask",
-    "streamlocalbindunlink",
     "tunnel",
     "tunneldevice",
     // The session and the local side: tether decides these itself.

@@ -67,6 +67,8 @@ async fn a_forward_serves_at_most_its_cap_and_the_next_when_one_ends() {
             gateway_ports: false,
             say: Arc::new(|_| {}),
             permit_remote_open: None,
+            bind_mask: tether_ssh::forward::DEFAULT_BIND_MASK,
+            bind_unlink: false,
         },
     );
     let echo = echo_server();

@@ -73,6 +73,8 @@ async fn command_line_adds_lists_and_cancels_forwards() {
             gateway_ports: false,
             say: Arc::new(|_| {}),
             permit_remote_open: None,
+            bind_mask: tether_ssh::forward::DEFAULT_BIND_MASK,
+            bind_unlink: false,
         },
     );
     let echo = echo_server();

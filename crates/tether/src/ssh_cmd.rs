@@ -127,6 +127,8 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
                 gateway_ports: plan.gateway_ports,
                 say: Arc::new(ssh_forward::say),
                 permit_remote_open: plan.permit_remote_open.clone(),
+                bind_mask: plan.bind_mask,
+                bind_unlink: plan.bind_unlink,
             },
         );
         if let Err(e) = ssh_forward::setup(&forwards, &plan).await {

@@ -30,6 +30,8 @@ const KEYS: &[&str] = &[
     "sessiontype",
     "forkafterauthentication",
     "permitremoteopen",
+    "streamlocalbindmask",
+    "streamlocalbindunlink",
 ];
 
 /// What to forward and how.
@@ -49,6 +51,10 @@ pub struct Plan {
     pub background: bool,
     /// `PermitRemoteOpen` (`None`: any).
     pub permit_remote_open: Option<Vec<tether_ssh::forward::Permit>>,
+    /// `StreamLocalBindMask`.
+    pub bind_mask: u32,
+    /// `StreamLocalBindUnlink`.
+    pub bind_unlink: bool,
 }
 
 /// The `-o` forwarding keys of the command line, taken out of `options`
@@ -62,6 +68,8 @@ pub struct FromOptions {
     session_none: Option<bool>,
     fork: Option<bool>,
     permit_remote_open: Option<Vec<String>>,
+    bind_mask: Option<u32>,
+    bind_unlink: Option<bool>,
 }
 
 fn yes_no(key: &str, v: &str) -> Result<bool> {
@@ -116,6 +124,19 @@ pub fn take_options(options: &mut Vec<String>) -> Result<FromOptions> {
             "forkafterauthentication" => {
                 let v = yes_no(key, value)?;
                 out.fork.get_or_insert(v);
+            }
+            "streamlocalbindmask" => {
+                let m = u32::from_str_radix(value, 8)
+                    .ok()
+                    .filter(|m| *m <= 0o777)
+                    .with_context(|| {
+                        format!("-o {key}={value}: give an octal mask such as 0177")
+                    })?;
+                out.bind_mask.get_or_insert(m);
+            }
+            "streamlocalbindunlink" => {
+                let v = yes_no(key, value)?;
+                out.bind_unlink.get_or_insert(v);
             }
             "permitremoteopen" => {
                 out.permit_remote_open
@@ -180,6 +201,14 @@ pub fn plan(args: &SshCmdArgs, o: FromOptions, cfg: &HostConfig) -> Result<Plan>
                 .map_err(|e| anyhow::anyhow!("{e}"))?,
             None => None,
         },
+        bind_mask: o
+            .bind_mask
+            .or(cfg.stream_local_bind_mask)
+            .unwrap_or(tether_ssh::forward::DEFAULT_BIND_MASK),
+        bind_unlink: o
+            .bind_unlink
+            .or(cfg.stream_local_bind_unlink)
+            .unwrap_or(false),
         stdio,
         no_command: args.no_command || o.session_none.or(cfg.session_none).unwrap_or(false),
         background: args.background || o.fork.or(cfg.fork_after_authentication).unwrap_or(false),

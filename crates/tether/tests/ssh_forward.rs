@@ -618,11 +618,28 @@ fn unix_socket_forwards_both_ways() {
     });
     let local_sock = dir.join("local.sock");
     let served_sock = dir.join("served.sock");
+    // A stale socket in the way: refused, unless StreamLocalBindUnlink.
+    drop(std::os::unix::net::UnixListener::bind(&local_sock).unwrap());
+    let out = run(
+        &r,
+        &[
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-L",
+            &format!("{}:127.0.0.1:{http}", local_sock.display()),
+            "web01",
+            "true",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
     let p = port();
     let c = spawn(
         &r,
         &[
             "-N",
+            "-o",
+            "StreamLocalBindUnlink=yes",
             "-R",
             &format!("{}:127.0.0.1:{http}", served_sock.display()),
             "-L",
@@ -642,6 +659,12 @@ fn unix_socket_forwards_both_ways() {
     let mut u = wait_for(30, "the local socket", || {
         std::os::unix::net::UnixStream::connect(&local_sock).ok()
     });
+    // StreamLocalBindMask's default, 0177: the owner only.
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(&local_sock).unwrap().mode() & 0o777,
+        0o600
+    );
     u.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut all = String::new();
     u.read_to_string(&mut all).unwrap();

@@ -65,8 +65,9 @@ pub(super) async fn listen(
     spec: &ForwardSpec,
     conn: &Arc<Connection>,
     reg: &Arc<Registry>,
-    gateway: bool,
+    settings: &super::Settings,
 ) -> Result<(Listening, Option<u16>), SshError> {
+    let gateway = settings.gateway_ports;
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let serve = Serve {
         spec: spec.clone(),
@@ -82,7 +83,24 @@ pub(super) async fn listen(
     };
     match &spec.listen {
         Place::Unix(path) => {
+            if settings.bind_unlink {
+                // Only a socket is removed, never another kind of file.
+                use std::os::unix::fs::FileTypeExt;
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
             let l = UnixListener::bind(path).map_err(|e| bind_failed(path, &e))?;
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = 0o777 & !settings.bind_mask;
+                if let Err(e) =
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                {
+                    let _ = std::fs::remove_file(path);
+                    return Err(bind_failed(path, &e));
+                }
+            }
             let serve = serve.clone();
             let task = tokio::spawn(async move {
                 loop {

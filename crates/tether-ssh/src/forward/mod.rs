@@ -68,7 +68,15 @@ pub struct Settings {
     /// `PermitRemoteOpen`: where a dynamic remote forward (`-R port`) may
     /// connect; `None`: anywhere (`any`).
     pub permit_remote_open: Option<Vec<Permit>>,
+    /// `StreamLocalBindMask`: the permission bits a local Unix socket
+    /// listener does not get (OpenSSH's default 0177: the owner only).
+    pub bind_mask: u32,
+    /// `StreamLocalBindUnlink`: remove a socket file in the way first.
+    pub bind_unlink: bool,
 }
+
+/// OpenSSH's `StreamLocalBindMask` default.
+pub const DEFAULT_BIND_MASK: u32 = 0o177;
 
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -147,7 +155,7 @@ impl Forwards {
         match spec.kind {
             ForwardKind::Local | ForwardKind::Dynamic => {
                 let (listening, allocated) =
-                    local::listen(spec, &self.conn, &self.reg, self.settings.gateway_ports).await?;
+                    local::listen(spec, &self.conn, &self.reg, &self.settings).await?;
                 if let Ok(mut l) = self.listening.lock() {
                     l.push(listening);
                 }

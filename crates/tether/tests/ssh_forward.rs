@@ -25,7 +25,8 @@ fn local_forward_reaches_a_server_and_a_refusing_target_only_closes_its_connecti
     let (p, refused) = (port(), port());
     let spec = format!("{p}:127.0.0.1:{http}");
     let bad = format!("{refused}:127.0.0.1:{}", closed_port());
-    let c = spawn(&r, &["-N", "-L", &spec, "-L", &bad, "web01"]);
+    let c = spawn(&r, &["-N", "-L", &bad, "-L", &spec, "web01"]);
+    // Set up in order: the last one listening means both are.
     listening(p);
     assert_eq!(get(p), BODY);
     // The refusing target: accepted here, then closed with nothing read.
@@ -369,4 +370,46 @@ fn unix_socket_forwards_both_ways() {
     assert!(all.ends_with(BODY), "{all}");
     stop(c);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_chain_of_local_and_remote_forwards_as_openssh_regress_builds_it() {
+    let Some(r) = start("fwd-chain") else {
+        return;
+    };
+    // OpenSSH's regress/forwarding.sh: -La:127.0.0.1:b -Rb:127.0.0.1:c,
+    // each link's c the link before's a, the first c the server.
+    let mut last = http_server();
+    let mut args: Vec<String> = vec!["-f".into(), "-N".into()];
+    for _ in 0..3 {
+        let (a, b) = (port(), port());
+        args.push(format!("-L{a}:127.0.0.1:{b}"));
+        args.push(format!("-R{b}:127.0.0.1:{last}"));
+        last = a;
+    }
+    args.push("web01".into());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    // -f returns once every link is set up (the -R ones too).
+    let mut all = vec!["ssh"];
+    all.extend_from_slice(&refs);
+    // stdout and stderr not piped: the background copy keeps them.
+    let status = r
+        .daemon
+        .cmd(&all)
+        .env("HOME", &r.home.0)
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let got = get(last);
+    for pid in pids_with(&["ssh", &args[2]]) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    assert_eq!(got, BODY);
 }

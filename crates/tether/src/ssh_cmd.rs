@@ -136,7 +136,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
             return Ok(FAILED);
         }
         if ssh_forward::is_background_copy() {
-            ssh_forward::ready();
+            ssh_forward::ready(plan.no_command);
         }
         let code = if plan.no_command {
             forwards.until_closed().await;

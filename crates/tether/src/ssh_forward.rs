@@ -259,13 +259,21 @@ pub fn is_background_copy() -> bool {
 
 /// The background copy reports that it is connected and forwarding, then
 /// leaves the terminal's session (the foreground copy exits 0 on this).
-pub fn ready() {
+/// With no session (`-N`), it lets go of stdout and stderr too (both
+/// /dev/null from here, as OpenSSH's `-f` does), so that `$(tether ssh -f
+/// -N …)` and a pipe's reader are not kept waiting; a command's output
+/// keeps going where tether's went.
+pub fn ready(no_session: bool) {
     if let Some(path) = std::env::var_os(READY_ENV)
         && let Ok(mut s) = std::os::unix::net::UnixStream::connect(PathBuf::from(path))
     {
         let _ = writeln!(s, "ready {}", std::process::id());
     }
     let _ = nix::unistd::setsid();
+    if no_session && let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
 }
 
 /// `-f`: runs tether again with the same arguments, stdin from /dev/null,

@@ -275,6 +275,39 @@ fn background_after_forwarding_then_ended_by_its_pid() {
         .unwrap();
     assert_eq!(out.status.code(), Some(255), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+    // The background copy of -f -N keeps no pipe of ours open: the
+    // reader of its stdout and stderr sees them end.
+    let piped = format!("{}:127.0.0.1:{http}", port());
+    let mut child = r
+        .daemon
+        .cmd(&["ssh", "-f", "-N", "-L", &piped, "web01"])
+        .env("HOME", &r.home.0)
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let _ = out.read_to_end(&mut all);
+        let _ = err.read_to_end(&mut all);
+        let _ = tx.send(all);
+    });
+    let ended = rx.recv_timeout(std::time::Duration::from_secs(30));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(
+        ended.is_ok(),
+        "stdout or stderr kept open by the background copy"
+    );
+    for pid in pids_with(&["ssh", &piped]) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
     // -f with nothing to run in the background is refused at once.
     let out = run(&r, &["-f", "web01"], b"");
     assert_eq!(out.status.code(), Some(255), "{out:?}");

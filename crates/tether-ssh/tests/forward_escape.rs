@@ -154,5 +154,31 @@ async fn command_line_adds_lists_and_cancels_forwards() {
         }
     });
     gone.await.unwrap();
+
+    // ~&'s first step: no new connection is taken, the open ones go on.
+    let q = tether_testkit::free_port("127.0.0.1").unwrap();
+    forward::command_line(&f, &format!("-L {q}:127.0.0.1:{echo}"))
+        .await
+        .unwrap();
+    let held = tokio::task::spawn_blocking(move || echo_through(q))
+        .await
+        .unwrap();
+    f.stop_listening().await;
+    assert!(TcpStream::connect(("127.0.0.1", q)).is_err());
+    let mut held = tokio::task::spawn_blocking(move || {
+        let mut s = held;
+        s.write_all(b"hi\n").unwrap();
+        let mut b = [0u8; 3];
+        s.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"hi\n");
+        s
+    })
+    .await
+    .unwrap();
+    assert_eq!(f.open(), 1);
+    held.shutdown(std::net::Shutdown::Both).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(30), f.idle())
+        .await
+        .unwrap();
     f.close();
 }

@@ -165,7 +165,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
         .unwrap();
     f.stop_listening().await;
     assert!(TcpStream::connect(("127.0.0.1", q)).is_err());
-    let mut held = tokio::task::spawn_blocking(move || {
+    let held = tokio::task::spawn_blocking(move || {
         let mut s = held;
         s.write_all(b"hi\n").unwrap();
         let mut b = [0u8; 3];

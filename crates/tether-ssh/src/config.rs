@@ -106,6 +106,29 @@ pub struct HostConfig {
     pub notes: Vec<String>,
     /// What the `%` tokens stand for, resolved.
     pub tokens: Tokens,
+    /// `LocalForward`s, each as one `-L` spec (its two words joined by
+    /// `:`), from every block that applies.
+    pub local_forward: Vec<String>,
+    /// `RemoteForward`s, as `-R` specs.
+    pub remote_forward: Vec<String>,
+    /// `DynamicForward`s, as `-D` specs.
+    pub dynamic_forward: Vec<String>,
+    /// `GatewayPorts`.
+    pub gateway_ports: Option<bool>,
+    /// `ExitOnForwardFailure`.
+    pub exit_on_forward_failure: Option<bool>,
+    /// `ClearAllForwardings`.
+    pub clear_all_forwardings: Option<bool>,
+    /// `SessionType none` (`-N`): `Some(true)`; `default`: `Some(false)`.
+    pub session_none: Option<bool>,
+    /// `ForkAfterAuthentication` (`-f`).
+    pub fork_after_authentication: Option<bool>,
+    /// `PermitRemoteOpen`, its words (`any`, `none`, `host:port`, `*`).
+    pub permit_remote_open: Option<Vec<String>>,
+    /// `StreamLocalBindMask` (octal).
+    pub stream_local_bind_mask: Option<u32>,
+    /// `StreamLocalBindUnlink`.
+    pub stream_local_bind_unlink: Option<bool>,
 }
 
 pub use crate::config_lines::expand_tilde;
@@ -312,6 +335,15 @@ pub fn resolve_with(
                 }
                 continue;
             }
+            "localforward" | "remoteforward" | "dynamicforward" => {
+                let spec = l.value.split_whitespace().collect::<Vec<_>>().join(":");
+                match l.key.as_str() {
+                    "localforward" => cfg.local_forward.push(spec),
+                    "remoteforward" => cfg.remote_forward.push(spec),
+                    _ => cfg.dynamic_forward.push(spec),
+                }
+                continue;
+            }
             _ => {}
         }
         if seen.insert(slot.to_owned(), ()).is_some() {
@@ -369,6 +401,37 @@ pub fn resolve_with(
                 kbd = Some(yes_no("KbdInteractiveAuthentication")?)
             }
             "batchmode" => cfg.batch_mode = Some(yes_no("BatchMode")?),
+            "gatewayports" => cfg.gateway_ports = Some(yes_no("GatewayPorts")?),
+            "exitonforwardfailure" => {
+                cfg.exit_on_forward_failure = Some(yes_no("ExitOnForwardFailure")?)
+            }
+            "clearallforwardings" => {
+                cfg.clear_all_forwardings = Some(yes_no("ClearAllForwardings")?)
+            }
+            "streamlocalbindmask" => {
+                cfg.stream_local_bind_mask = Some(
+                    u32::from_str_radix(&l.value, 8)
+                        .ok()
+                        .filter(|m| *m <= 0o777)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "StreamLocalBindMask must be an octal mask such as 0177, got {:?}",
+                                l.value
+                            ))
+                        })?,
+                )
+            }
+            "streamlocalbindunlink" => {
+                cfg.stream_local_bind_unlink = Some(yes_no("StreamLocalBindUnlink")?)
+            }
+            "permitremoteopen" => {
+                cfg.permit_remote_open =
+                    Some(l.value.split_whitespace().map(str::to_owned).collect())
+            }
+            "sessiontype" => cfg.session_none = Some(l.value.eq_ignore_ascii_case("none")),
+            "forkafterauthentication" => {
+                cfg.fork_after_authentication = Some(yes_no("ForkAfterAuthentication")?)
+            }
             "preferredauthentications" => {
                 preferred =
                     Some(crate::directives::preferred_authentications(&l.value).map_err(bad)?)

@@ -172,6 +172,8 @@ pub(crate) struct Checker {
     /// The agent to serve the host's agent channels from (`ForwardAgent`).
     pub(crate) forward_agent: Option<PathBuf>,
     pub(crate) steps: Option<crate::Steps>,
+    /// Where the server's forwarded channels go (`forward`).
+    pub(crate) inbound: Arc<crate::forward::Registry>,
 }
 
 impl client::Handler for Checker {
@@ -218,6 +220,38 @@ impl client::Handler for Checker {
         crate::agent_forward::serve(self.forward_agent.clone(), channel, reply).await;
         Ok(())
     }
+
+    async fn server_channel_open_forwarded_tcpip(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        connected_address: &str,
+        connected_port: u32,
+        originator_address: &str,
+        originator_port: u32,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        let at = crate::forward::Place::Tcp {
+            host: Some(connected_address.to_owned()),
+            port: u16::try_from(connected_port).unwrap_or(0),
+        };
+        let from = format!("{originator_address} port {originator_port}");
+        self.inbound.forwarded(channel, at, from, reply);
+        Ok(())
+    }
+
+    async fn server_channel_open_forwarded_streamlocal(
+        &mut self,
+        channel: russh::Channel<client::Msg>,
+        socket_path: &str,
+        reply: client::ChannelOpenHandle,
+        _session: &mut client::Session,
+    ) -> Result<(), Self::Error> {
+        let at = crate::forward::Place::Unix(socket_path.to_owned());
+        self.inbound
+            .forwarded(channel, at, socket_path.to_owned(), reply);
+        Ok(())
+    }
 }
 
 /// An authenticated connection; commands run on channels of it.
@@ -228,6 +262,8 @@ pub struct Connection {
     /// Agent forwarding is asked for on each session channel.
     pub(crate) forward_agent: bool,
     banner: Arc<Mutex<Option<String>>>,
+    /// Shared with the handler: the forwards' channels (`forward`).
+    pub(crate) inbound: Arc<crate::forward::Registry>,
     /// The jump hosts' connections, kept open while this one lives.
     _through: Vec<Connection>,
     /// The `ProxyCommand` carrying it, ended with it.
@@ -513,7 +549,9 @@ where
     let refusal = Arc::new(Mutex::new(None));
     let accepted_changed = Arc::new(Mutex::new(None));
     let banner = Arc::new(Mutex::new(None));
+    let inbound = Arc::new(crate::forward::Registry::default());
     let checker = Checker {
+        inbound: Arc::clone(&inbound),
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
         policy: opts.policy,
@@ -574,6 +612,7 @@ where
         env: opts.env.clone(),
         forward_agent: opts.forward_agent.is_some(),
         banner,
+        inbound,
         _through: Vec::new(),
         _proxy: None,
     })

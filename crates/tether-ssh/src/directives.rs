@@ -77,6 +77,16 @@ const APPLIED: &[&str] = &[
     "escapechar",
     "identityfile2",
     "globalknownhostsfile",
+    "localforward",
+    "remoteforward",
+    "dynamicforward",
+    "clearallforwardings",
+    "exitonforwardfailure",
+    "gatewayports",
+    "forkafterauthentication",
+    "permitremoteopen",
+    "streamlocalbindmask",
+    "streamlocalbindunlink",
 ];
 
 /// Directives tether does not apply and may leave out: they concern what
@@ -86,23 +96,13 @@ const APPLIED: &[&str] = &[
 /// directive tether refuses (`Canonical*` without `CanonicalizeHostname`,
 /// `GSSAPI*` without `GSSAPIAuthentication`); and the deprecated ones OpenSSH itself ignores.
 const HARMLESS: &[&str] = &[
-    // Forwardings and tunnels: tether opens none.
+    // Forwardings and tunnels tether does not open (`tether ssh` applies
+    // LocalForward, RemoteForward, DynamicForward and their options).
     "forwardx11trusted",
     "forwardx11timeout",
     "xauthlocation",
-    "localforward",
-    "remoteforward",
-    "dynamicforward",
-    "clearallforwardings",
-    "exitonforwardfailure",
-    "gatewayports",
-    "permitremoteopen",
-    "streamlocalbindmask",
-    "streamlocalbindunlink",
     "tunneldevice",
     // The session and the local side: tether decides these itself.
-    "sessiontype",
-    "forkafterauthentication",
     "enableescapecommandline",
     "logverbose",
     "syslogfacility",
@@ -178,16 +178,6 @@ const HARMLESS: &[&str] = &[
 /// does (the note `-v` prints).
 pub fn note(key: &str) -> &'static str {
     match key {
-        "forwardagent"
-        | "localforward"
-        | "remoteforward"
-        | "dynamicforward"
-        | "clearallforwardings"
-        | "exitonforwardfailure"
-        | "gatewayports"
-        | "permitremoteopen"
-        | "streamlocalbindmask"
-        | "streamlocalbindunlink" => "tether opens no forwarding this option would shape",
         "forwardx11trusted" | "forwardx11timeout" | "xauthlocation" | "tunneldevice" => {
             "it only matters with ForwardX11 or Tunnel, which tether refuses"
         }
@@ -296,6 +286,16 @@ pub fn request_tty(value: &str) -> Result<RequestTty, String> {
     })
 }
 
+impl Treatment {
+    /// A value accepted by `unless` is applied, not left out.
+    fn applied(self) -> Treatment {
+        match self {
+            Treatment::Harmless => Treatment::Applied,
+            other => other,
+        }
+    }
+}
+
 /// `PreferredAuthentications` as tether can follow it: whether it allows
 /// passwords (`password` or `keyboard-interactive` listed); an error when
 /// its order is not tether's (public keys, then a password, then
@@ -346,6 +346,12 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
         }
     };
     let refused = match key.as_str() {
+        // The session and the forwards (`tether ssh`).
+        "sessiontype" => unless(
+            &["none", "default"],
+            "tether does not start subsystems (SessionType subsystem)",
+        )
+        .applied(),
         // Where.
         "proxyusefdpass" => unless(
             &["no", "false"],
@@ -422,11 +428,17 @@ mod tests {
         );
         assert_eq!(treatment("hostkeyalias", "x"), Some(Treatment::Applied));
         assert_eq!(treatment("CheckHostIP", "yes"), Some(Treatment::Harmless));
-        assert_eq!(
-            treatment("LocalForward", "1 a:2"),
-            Some(Treatment::Harmless)
-        );
+        assert_eq!(treatment("LocalForward", "1 a:2"), Some(Treatment::Applied));
         assert_eq!(treatment("Port", "22"), Some(Treatment::Applied));
+        assert_eq!(treatment("SessionType", "none"), Some(Treatment::Applied));
+        assert!(matches!(
+            treatment("SessionType", "subsystem"),
+            Some(Treatment::Refused(_))
+        ));
+        assert_eq!(
+            treatment("PermitRemoteOpen", "localhost:80"),
+            Some(Treatment::Applied)
+        );
         assert_eq!(treatment("Prot", "22"), None);
         assert_eq!(
             preferred_authentications("gssapi-with-mic,publickey"),

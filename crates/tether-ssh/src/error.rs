@@ -143,6 +143,15 @@ pub enum SshError {
         /// The kind of failure.
         problem: SftpProblem,
     },
+    /// Port forwarding: a specification, a listener, a refusal (the
+    /// message says which forward and what to do).
+    #[error("{what}")]
+    Forward {
+        /// What happened.
+        what: String,
+        /// Which kind of problem.
+        problem: crate::forward::ForwardProblem,
+    },
 }
 
 /// How a `ProxyCommand` failed.
@@ -275,6 +284,10 @@ impl SshError {
             Self::ProxyCommand { .. } => SshErrorKind::ProxyCommand,
             Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => SshErrorKind::Lost,
             Self::Sftp { .. } => SshErrorKind::File,
+            Self::Forward { problem, .. } if *problem == crate::forward::ForwardProblem::Spec => {
+                SshErrorKind::Config
+            }
+            Self::Forward { .. } => SshErrorKind::Protocol,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! against OpenSSH `known_hosts` files under a policy, authenticates with
 //! the agent and key files, and runs commands on the connection, or a
 //! program on a remote PTY as a `tether_transport::Terminal`, and speaks SFTP
-//! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies. It knows
+//! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies, and
+//! forwards ports over it (`forward`: -L, -R, -D, -W). It knows
 //! nothing of shells, node sets or output formats.
 
 mod agent_forward;
@@ -17,6 +18,7 @@ mod error;
 mod exec;
 mod exec_stop;
 mod host_key;
+pub mod forward;
 pub mod known_hosts;
 mod known_hosts_command;
 mod match_block;

@@ -349,6 +349,36 @@ pub struct SshCmdArgs {
     /// ssh's control commands: refused (see -M).
     #[arg(short = 'O', value_name = "CTL_CMD", hide = true)]
     pub control_command: Option<String>,
+    /// Forward a local port or socket through the host (repeatable):
+    /// `[bind:]port:host:hostport`, `[bind:]port:/remote.sock`,
+    /// `/local.sock:host:hostport`, `/local.sock:/remote.sock`.
+    #[arg(short = 'L', value_name = "SPEC")]
+    pub local_forward: Vec<String>,
+    /// Forward a port or socket on the host to one reached from here
+    /// (repeatable; `-L`'s forms, `[bind:]port` alone: a SOCKS proxy on
+    /// the host; port 0: the host picks one, printed).
+    #[arg(short = 'R', value_name = "SPEC")]
+    pub remote_forward: Vec<String>,
+    /// A SOCKS 4/4a/5 proxy here, connecting from the host (repeatable):
+    /// `[bind:]port`.
+    #[arg(short = 'D', value_name = "[BIND:]PORT")]
+    pub dynamic_forward: Vec<String>,
+    /// stdin and stdout forwarded to HOST:PORT (or a socket) on the
+    /// host's side, with no session (implies -N, -T,
+    /// ExitOnForwardFailure, ClearAllForwardings).
+    #[arg(short = 'W', value_name = "HOST:PORT")]
+    pub stdio_forward: Option<String>,
+    /// No command and no shell: only forward.
+    #[arg(short = 'N')]
+    pub no_command: bool,
+    /// Go to the background once connected and forwarding (stdin from
+    /// /dev/null); needs a command or -N.
+    #[arg(short = 'f')]
+    pub background: bool,
+    /// GatewayPorts: local forwards without an address listen on every
+    /// interface, not only loopback.
+    #[arg(short = 'g')]
+    pub gateway_ports: bool,
     /// The SSH options, as ssh takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,

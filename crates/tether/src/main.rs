@@ -24,6 +24,7 @@ mod run_interrupt;
 mod session_cmd;
 mod ssh_cmd;
 mod ssh_front;
+mod ssh_forward;
 mod ssh_opts;
 mod ssh_show;
 mod term_cmd;

@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 use crate::cli::SshCmdArgs;
 use crate::interactive::{Bridge, FarEnd, FarEvent, Gone, LOST, Settings, ToFar};
 use crate::local_term::{self, LocalTerminal};
+use crate::ssh_forward;
 use crate::ssh_opts;
+use tether_ssh::forward::Forwards;
 
 /// ssh's `-e`: one character, `^X` for a control character, or `none`.
 fn escape_char(arg: &str) -> Result<Option<u8>> {
@@ -35,11 +37,12 @@ fn escape_char(arg: &str) -> Result<Option<u8>> {
 /// Exit code when tether or the connection failed, or after `~.`.
 const FAILED: i32 = 255;
 
-pub fn run(args: SshCmdArgs) -> Result<i32> {
+pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     crate::ssh_front::refuse_sharing(&args)?;
     if let Some(q) = &args.query {
         return crate::ssh_front::query(q);
     }
+    let from_options = ssh_forward::take_options(&mut args.ssh.options)?;
     let config = ssh_opts::load_config(None)?;
     let mut spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
     let base = Overrides {
@@ -58,13 +61,34 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         ov.user = Some(user);
     }
     let cfg = crate::ssh_front::host_config(&spec, &ov)?;
+    let plan = ssh_forward::plan(&args, from_options, &cfg)?;
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
     if args.print_config {
         print!(
             "{}",
-            crate::ssh_show::render(&spec.host, &cfg, &target, &opts)
+            crate::ssh_show::render(
+                &spec.host,
+                &cfg,
+                &target,
+                &opts,
+                &ssh_forward::shown(&plan)
+            )
         );
         return Ok(0);
+    }
+    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
+    if plan.no_command && command.is_some() {
+        bail!("-N (SessionType none) runs no command: leave out the command, or -N");
+    }
+    if plan.stdio.is_some() && command.is_some() {
+        bail!("-W forwards stdin and stdout and runs no command: leave out the command, or -W");
+    }
+    let no_session = plan.no_command || plan.stdio.is_some();
+    if plan.background && command.is_none() && !no_session {
+        bail!("-f needs a command to run in the background, or -N (only forward)");
+    }
+    if plan.background && !ssh_forward::is_background_copy() {
+        return ssh_forward::background();
     }
     let voice = crate::ssh_front::Voice::of(&args, &cfg);
     if let Some(file) = &ov.config {
@@ -85,18 +109,29 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         })));
     }
     let escape = escape_char(crate::ssh_front::escape(&args, &cfg))?;
-    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
     let stdin_null = args.stdin_null || cfg.stdin_null == Some(true);
-    let mode = crate::ssh_front::tty(&args, &cfg, command.is_none(), stdin_null, voice);
+    let mode = if no_session {
+        crate::ssh_front::Tty::None
+    } else {
+        crate::ssh_front::tty(&args, &cfg, command.is_none(), stdin_null, voice)
+    };
     let tty = mode != crate::ssh_front::Tty::None;
-    // One thread for the whole session: a keystroke and its echo cross no
-    // thread but the stdin reader's (a multi-thread runtime added two
-    // wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets are
-    // asked on `spawn_blocking`, which this runtime has too.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    // One thread for an interactive session: a keystroke and its echo
+    // cross no thread but the stdin reader's (a multi-thread runtime added
+    // two wake-ups per key: docs/BENCHMARKS.md, interactive use). Secrets
+    // are asked on `spawn_blocking`, which this runtime has too. Forwards
+    // move bulk data: two workers.
+    let runtime = if plan.specs.is_empty() && plan.stdio.is_none() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    }
+    .context("cannot start the async runtime")?;
     let host = spec.name.clone();
     let quiet = voice.quiet;
     let code = runtime.block_on(async move {
@@ -104,7 +139,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
             "connecting to {} port {} as {}",
             target.hostname, target.port, target.user
         ));
-        let conn = tether_ssh::connect(&target, &opts).await?;
+        let conn = Arc::new(tether_ssh::connect(&target, &opts).await?);
         if let Some(banner) = conn.banner().filter(|_| !quiet) {
             eprint!(
                 "{}",
@@ -115,11 +150,43 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
             "authenticated to {} as {}",
             target.hostname, target.user
         ));
+        if let Some(place) = &plan.stdio {
+            return Ok(match tether_ssh::forward::stdio(&conn, place).await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("tether: {e}");
+                    FAILED
+                }
+            });
+        }
+        let forwards = Forwards::new(
+            Arc::clone(&conn),
+            tether_ssh::forward::Settings {
+                gateway_ports: plan.gateway_ports,
+                say: Arc::new(ssh_forward::say),
+                permit_remote_open: plan.permit_remote_open.clone(),
+                bind_mask: plan.bind_mask,
+                bind_unlink: plan.bind_unlink,
+            },
+        );
+        if let Err(e) = ssh_forward::setup(&forwards, &plan).await {
+            eprintln!("tether: {e}");
+            return Ok(FAILED);
+        }
         crate::ssh_front::local_command(&cfg, voice)?;
-        if mode == crate::ssh_front::Tty::Plain {
-            crate::ssh_front::plain_pty(&conn, command, stdin_null).await
+        if ssh_forward::is_background_copy() {
+            ssh_forward::ready(plan.no_command);
+        }
+        let code = if plan.no_command {
+            forwards.until_closed().await;
+            if !quiet {
+                eprintln!("tether: the connection to {host} closed");
+            }
+            FAILED
+        } else if mode == crate::ssh_front::Tty::Plain {
+            crate::ssh_front::plain_pty(&conn, command, stdin_null).await?
         } else if tty {
-            with_terminal(&conn, command, &host, escape, quiet).await
+            with_terminal(&conn, &forwards, command, &host, escape, quiet).await?
         } else {
             without_terminal(
                 &conn,
@@ -128,8 +195,10 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
                 quiet,
                 stdin_null,
             )
-            .await
-        }
+            .await?
+        };
+        forwards.close();
+        Ok::<i32, anyhow::Error>(code)
     })?;
     // A blocking stdin read may still be waiting: it is not waited for.
     runtime.shutdown_background();
@@ -140,6 +209,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
 /// (`-q`): the closing line only for an error.
 async fn with_terminal(
     conn: &Connection,
+    forwards: &Forwards,
     command: Option<String>,
     host: &str,
     escape: Option<u8>,
@@ -178,7 +248,7 @@ async fn with_terminal(
             leaving: "disconnected",
             left_code: FAILED,
         },
-        far: SshFar { remote },
+        far: SshFar { remote, forwards },
     };
     // A channel that ends without an exit status is `ExitInfo::LinkLost`
     // from the PTY itself (255 and "the connection was lost"); a SIGHUP
@@ -199,11 +269,13 @@ async fn with_terminal(
 
 /// The remote PTY's channel as the bridge's far end: its output read in
 /// the bridge's own loop, keys queued for the channel's writer.
-struct SshFar {
+struct SshFar<'a> {
     remote: PtyChannel,
+    /// The session's forwards, for `~C` and `~#`.
+    forwards: &'a Forwards,
 }
 
-impl FarEnd for SshFar {
+impl FarEnd for SshFar<'_> {
     async fn recv(&mut self) -> FarEvent {
         match self.remote.next().await {
             PtyEvent::Output(bytes) => FarEvent::Output(bytes),
@@ -231,6 +303,17 @@ impl FarEnd for SshFar {
             ToFar::Detach => writer.hang_up(),
         }
         .map_err(|_| Gone)
+    }
+
+    async fn command_line(&mut self, line: &str) -> String {
+        match tether_ssh::forward::command_line(self.forwards, line).await {
+            Ok(text) => text,
+            Err(e) => format!("{e}\n"),
+        }
+    }
+
+    fn forwards(&self) -> String {
+        tether_ssh::forward::list(self.forwards)
     }
 }
 

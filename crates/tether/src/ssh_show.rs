@@ -128,7 +128,15 @@ fn yes(b: bool) -> &'static str {
 
 /// The `-G` text for `host_arg` (the destination as typed), from what
 /// tether resolved.
-pub fn render(host_arg: &str, cfg: &HostConfig, target: &Target, opts: &ConnectOptions) -> String {
+/// `decided`: keys whose value the front-end decided from flags and `-o`
+/// as well as ssh_config (the forwarding keys), printed as given.
+pub fn render(
+    host_arg: &str,
+    cfg: &HostConfig,
+    target: &Target,
+    opts: &ConnectOptions,
+    decided: &[(&str, String)],
+) -> String {
     let mut out = String::new();
     let mut line = |k: &str, v: &str| {
         let _ = writeln!(out, "{k} {v}");
@@ -154,7 +162,12 @@ pub fn render(host_arg: &str, cfg: &HostConfig, target: &Target, opts: &ConnectO
     };
     for (key, default) in KEYS {
         let key = *key;
+        let decided = decided
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| vec![v.clone()]);
         let applied: Option<Vec<String>> = match key {
+            _ if decided.is_some() => decided,
             "batchmode" => Some(vec![yes(opts.secrets.is_none()).into()]),
             "identitiesonly" => Some(vec![yes(opts.identities_only).into()]),
             "kbdinteractiveauthentication" | "passwordauthentication" => {

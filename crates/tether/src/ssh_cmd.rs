@@ -64,15 +64,12 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     let plan = ssh_forward::plan(&args, from_options, &cfg)?;
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
     if args.print_config {
+        let agent = (args.forward_agent || args.no_agent).then_some(args.forward_agent);
+        let mut decided = ssh_forward::shown(&plan);
+        decided.extend(crate::ssh_show::command_line_keys(&ov, &cfg, agent));
         print!(
             "{}",
-            crate::ssh_show::render(
-                &spec.host,
-                &cfg,
-                &target,
-                &opts,
-                &ssh_forward::shown(&plan)
-            )
+            crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &decided)
         );
         return Ok(0);
     }

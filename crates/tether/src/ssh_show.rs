@@ -12,6 +12,7 @@
 
 use std::fmt::Write as _;
 
+use tether_cluster::exec::{self, HostSpec, Overrides};
 use tether_ssh::config::HostConfig;
 use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
@@ -122,6 +123,41 @@ const EXPANDED: &[&str] = &[
     "remotecommand",
 ];
 
+/// The keys the command line decides as well as ssh_config, as `-G`
+/// prints them: `proxyjump` (the hops as written, the last one as ssh
+/// normalises it: no `ssh://`, the user and port only when given) or
+/// `proxycommand`, whichever wins (see [`exec::route`]), and
+/// `forwardagent` (`-o`, then `-A`/`-a` as `agent`, then ssh_config).
+pub fn command_line_keys(
+    ov: &Overrides,
+    cfg: &HostConfig,
+    agent: Option<bool>,
+) -> Vec<(&'static str, String)> {
+    let (hops, command) = exec::route(ov, cfg, false);
+    let jump = match hops.split_last() {
+        None => String::new(),
+        Some((last, rest)) => {
+            let last = HostSpec::parse(last).map_or_else(|_| last.clone(), |s| s.jump_text());
+            rest.iter()
+                .cloned()
+                .chain(std::iter::once(last))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    };
+    let agent = ov
+        .forward_agent
+        .clone()
+        .or_else(|| agent.map(|a| yes(a).to_owned()))
+        .or_else(|| cfg.forward_agent.clone())
+        .unwrap_or_else(|| "no".to_owned());
+    vec![
+        ("proxyjump", jump),
+        ("proxycommand", command.unwrap_or_default()),
+        ("forwardagent", agent),
+    ]
+}
+
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -223,9 +259,18 @@ pub fn render(
                     .map(|p| p.display().to_string())
                     .collect(),
             ),
+            // The user's files: the global ones tether reads after them
+            // are `globalknownhostsfile`'s (printed again, they would be
+            // read twice).
             "userknownhostsfile" => Some(vec![
                 opts.known_hosts
                     .iter()
+                    .take(
+                        opts.known_hosts.len()
+                            - cfg.global_known_hosts.as_ref().map_or(0, |g| {
+                                g.len().min(opts.known_hosts.len().saturating_sub(1))
+                            }),
+                    )
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(" "),
@@ -238,15 +283,6 @@ pub fn render(
                 ]
             }),
             "connecttimeout" => Some(vec![opts.connect_timeout.as_secs().to_string()]),
-            "proxyjump" => (!opts.jumps.is_empty()).then(|| {
-                vec![
-                    opts.jumps
-                        .iter()
-                        .map(|j| format!("{}@{}:{}", j.target.user, j.target.host, j.target.port))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                ]
-            }),
             "setenv" => (!cfg.set_env.is_empty()).then(|| {
                 vec![
                     cfg.set_env

@@ -71,8 +71,9 @@ pub struct Overrides {
 /// OpenSSH picks: the command line first (`-o ProxyCommand`, else `-J` and
 /// tether's `jump`), then ssh_config's, where the first of `ProxyJump` and
 /// `ProxyCommand` obtained wins; `none` is a direct connection. A jump
-/// host has no jumps of its own, only its own ProxyCommand.
-fn route(
+/// host has no jumps of its own, only its own ProxyCommand. The hops as
+/// written (`ssh -G` prints them so).
+pub fn route(
     ov: &Overrides,
     cfg: &tether_ssh::config::HostConfig,
     hop: bool,

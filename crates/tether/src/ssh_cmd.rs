@@ -381,7 +381,17 @@ async fn without_terminal(
             ),
         };
         let _ = std::io::stderr().write_all(line.as_bytes());
-        return Ok(FAILED);
+        // As ssh: the command's own exit code when it ended by itself
+        // (before the stop, or despite it); 255 when it ended by a signal
+        // (the stop) or the host confirmed nothing.
+        return Ok(match (ended.exit_code, ended.signal.as_ref()) {
+            (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),
+            (None, None) => ended
+                .code_after_stop
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(FAILED),
+            (None, Some(_)) => FAILED,
+        });
     }
     Ok(match (ended.exit_code, ended.signal) {
         (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),

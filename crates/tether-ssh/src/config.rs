@@ -86,6 +86,9 @@ pub struct HostConfig {
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`, the list assembled.
     pub host_key_algorithms: Option<Vec<String>>,
+    /// `PubkeyAcceptedAlgorithms` (`PubkeyAcceptedKeyTypes`), the list
+    /// assembled.
+    pub pubkey_algorithms: Option<Vec<String>>,
     /// `PermitLocalCommand`.
     pub permit_local_command: Option<bool>,
     /// `LocalCommand`, as written (its tokens are expanded when it runs).
@@ -395,6 +398,10 @@ pub fn resolve_with(
             "kexalgorithms" => cfg.kex = Some(list(Kind_::Kex)?),
             "macs" => cfg.macs = Some(list(Kind_::Mac)?),
             "hostkeyalgorithms" => cfg.host_key_algorithms = Some(list(Kind_::HostKey)?),
+            "pubkeyacceptedalgorithms" | "pubkeyacceptedkeytypes" => {
+                cfg.pubkey_algorithms =
+                    Some(crate::pubkey_algorithms::assemble(&l.value).map_err(bad)?)
+            }
             "ignoreunknown" => ignore_unknown = Some(l.value.to_ascii_lowercase()),
             "passwordauthentication" => passwords = Some(yes_no("PasswordAuthentication")?),
             "kbdinteractiveauthentication" | "challengeresponseauthentication" => {

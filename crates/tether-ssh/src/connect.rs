@@ -67,6 +67,9 @@ pub struct ConnectOptions {
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
     pub host_key_algorithms: Option<Vec<String>>,
+    /// `PubkeyAcceptedAlgorithms`: the algorithms to log in with (`None`:
+    /// the default list, see `pubkey_algorithms`).
+    pub pubkey_algorithms: Option<Vec<String>>,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -136,6 +139,7 @@ impl Default for ConnectOptions {
             kex: None,
             macs: None,
             host_key_algorithms: None,
+            pubkey_algorithms: None,
             env: Vec::new(),
             secrets: None,
             passwords: true,

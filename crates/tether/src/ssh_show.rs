@@ -5,8 +5,8 @@
 //! algorithms it will offer); the keys it accepts without applying show
 //! the value given, else OpenSSH's default, so that the output read back
 //! with `-F` gives the same. Keys whose every value tether refuses
-//! (`PubkeyAcceptedAlgorithms`, `CASignatureAlgorithms`) are left out
-//! unless the configuration sets them, and so is `GlobalKnownHostsFile`
+//! (`CASignatureAlgorithms`) are left out unless the configuration sets
+//! them, and so is `GlobalKnownHostsFile`
 //! (tether's default is /etc/ssh/ssh_known_hosts, in
 //! `userknownhostsfile`).
 
@@ -251,6 +251,12 @@ pub fn render(
                     .unwrap_or_else(|| {
                         tether_ssh::algorithms::defaults(tether_ssh::algorithms::Kind::HostKey)
                     })
+                    .join(","),
+            ]),
+            "pubkeyacceptedalgorithms" => Some(vec![
+                opts.pubkey_algorithms
+                    .clone()
+                    .unwrap_or_else(tether_ssh::pubkey_algorithms::defaults)
                     .join(","),
             ]),
             "identityfile" => Some(

@@ -42,6 +42,8 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     if let Some(q) = &args.query {
         return crate::ssh_front::query(q);
     }
+    // `-G` prints some of them as typed.
+    let typed = args.ssh.options.clone();
     let from_options = ssh_forward::take_options(&mut args.ssh.options)?;
     let config = ssh_opts::load_config(None)?;
     let mut spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
@@ -67,6 +69,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         let agent = (args.forward_agent || args.no_agent).then_some(args.forward_agent);
         let mut decided = ssh_forward::shown(&plan);
         decided.extend(crate::ssh_show::command_line_keys(&ov, &cfg, agent));
+        decided.extend(crate::ssh_show::typed_options(&typed, &cfg));
         print!(
             "{}",
             crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &decided)

@@ -158,6 +158,32 @@ pub fn command_line_keys(
     ]
 }
 
+/// The `-o` values `-G` prints as typed (tokens expanded) that the
+/// front-end takes out of ssh_config's way: `IdentityAgent` (the first)
+/// and every `LocalForward` and `RemoteForward`, followed by ssh_config's
+/// own (`cfg`), as ssh lists them. Read before the options are taken.
+pub fn typed_options(options: &[String], cfg: &HostConfig) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for o in options {
+        let Some((k, v)) = crate::ssh_opts::split_option(o) else {
+            continue;
+        };
+        let key = match k.to_ascii_lowercase().as_str() {
+            "identityagent" if !out.iter().any(|(k, _)| *k == "identityagent") => "identityagent",
+            "localforward" => "localforward",
+            "remoteforward" => "remoteforward",
+            _ => continue,
+        };
+        out.push((key, v.to_owned()));
+    }
+    for key in ["localforward", "remoteforward"] {
+        if out.iter().any(|(k, _)| *k == key) {
+            out.extend(cfg.all_values(key).map(|v| (key, v.to_owned())));
+        }
+    }
+    out
+}
+
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -198,10 +224,12 @@ pub fn render(
     };
     for (key, default) in KEYS {
         let key = *key;
-        let decided = decided
+        let decided: Vec<String> = decided
             .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| vec![v.clone()]);
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| expand(key, v))
+            .collect();
+        let decided = (!decided.is_empty()).then_some(decided);
         let applied: Option<Vec<String>> = match key {
             _ if decided.is_some() => decided,
             "batchmode" => Some(vec![yes(opts.secrets.is_none()).into()]),

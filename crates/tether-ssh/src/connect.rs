@@ -63,13 +63,13 @@ pub struct ConnectOptions {
     pub ciphers: Option<Vec<String>>,
     /// `KexAlgorithms`: the key exchanges to offer, in order.
     pub kex: Option<Vec<String>>,
+    /// `PubkeyAcceptedAlgorithms`: the algorithms to log in with (`None`:
+    /// the default list, see `pubkey_algorithms`).
+    pub pubkey_algorithms: Option<Vec<String>>,
     /// `MACs`: the MACs to offer, in order (`None`: russh's list).
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
     pub host_key_algorithms: Option<Vec<String>>,
-    /// `PubkeyAcceptedAlgorithms`: the algorithms to log in with (`None`:
-    /// the default list, see `pubkey_algorithms`).
-    pub pubkey_algorithms: Option<Vec<String>>,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -137,9 +137,9 @@ impl Default for ConnectOptions {
             keepalive: None,
             ciphers: None,
             kex: None,
+            pubkey_algorithms: None,
             macs: None,
             host_key_algorithms: None,
-            pubkey_algorithms: None,
             env: Vec::new(),
             secrets: None,
             passwords: true,

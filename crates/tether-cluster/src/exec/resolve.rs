@@ -258,10 +258,10 @@ pub fn resolve(
         kex: ov.kex.clone().or(cfg.kex.clone()),
         macs: cfg.macs.clone(),
         host_key_algorithms: cfg.host_key_algorithms.clone(),
-        pubkey_algorithms: cfg.pubkey_algorithms.clone(),
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
+        pubkey_algorithms: cfg.pubkey_algorithms.clone(),
         jumps,
         proxy_command,
         // `-o HostKeyAlias` names the target's key, not a jump host's.

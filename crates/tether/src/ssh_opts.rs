@@ -200,12 +200,15 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
         "identitiesonly" => ov.identities_only = Some(yes(value)),
         "identityagent" => {
-            ov.agent = Some(match value.strip_prefix('$') {
-                // `$VAR` and `SSH_AUTH_SOCK`: the socket the variable names.
-                Some(var) => std::env::var_os(var).map(PathBuf::from),
-                None if value == "SSH_AUTH_SOCK" => std::env::var_os(value).map(PathBuf::from),
-                None => (value != "none").then(|| tether_ssh::config::expand_tilde(value)),
-            })
+            // `${VAR}` and `%` tokens are expanded at resolution.
+            ov.agent = Some(
+                match value.strip_prefix('$').filter(|v| !v.starts_with('{')) {
+                    // `$VAR` and `SSH_AUTH_SOCK`: the socket the variable names.
+                    Some(var) => std::env::var_os(var).map(PathBuf::from),
+                    None if value == "SSH_AUTH_SOCK" => std::env::var_os(value).map(PathBuf::from),
+                    None => (value != "none").then(|| tether_ssh::config::expand_tilde(value)),
+                },
+            )
         }
         "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
         "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),

@@ -128,6 +128,20 @@ fn environment(cfg: &tether_ssh::config::HostConfig) -> Vec<(String, String)> {
     env
 }
 
+/// A path typed on the command line (`-o`, `~` already expanded) with
+/// `${VAR}` and `%` tokens expanded, as ssh_config's.
+fn typed_path(
+    p: &std::path::Path,
+    cfg: &tether_ssh::config::HostConfig,
+    what: &str,
+) -> Result<PathBuf, String> {
+    let p = p.to_string_lossy();
+    tether_ssh::percent::env_vars(&p)
+        .and_then(|p| cfg.tokens.expand(&p, &[]))
+        .map(PathBuf::from)
+        .map_err(|e| format!("{what} {p}: {e}"))
+}
+
 /// `ForwardAgent`'s socket path as ssh expands it (`~`, `${VAR}`, `%`
 /// tokens); `yes`, `no` and a bare `$VAR` stay as written.
 fn agent_path(v: &str, cfg: &tether_ssh::config::HostConfig) -> Result<String, String> {
@@ -206,13 +220,7 @@ pub fn resolve(
         .map(|files| {
             files
                 .iter()
-                .map(|p| {
-                    let p = p.to_string_lossy();
-                    tether_ssh::percent::env_vars(&p)
-                        .and_then(|p| cfg.tokens.expand(&p, &[]))
-                        .map(PathBuf::from)
-                        .map_err(|e| format!("UserKnownHostsFile {p}: {e}"))
-                })
+                .map(|p| typed_path(p, &cfg, "UserKnownHostsFile"))
                 .collect::<Result<Vec<_>, String>>()
         })
         .transpose()?;
@@ -247,6 +255,8 @@ pub fn resolve(
         agent: ov
             .agent
             .clone()
+            .map(|a| a.map(|p| typed_path(&p, &cfg, "IdentityAgent")).transpose())
+            .transpose()?
             .or(cfg.identity_agent.clone())
             .unwrap_or(defaults.agent),
         connect_timeout: ov
@@ -394,12 +404,15 @@ mod tests {
         // `${VAR}` expanded, as ssh expands them (OpenSSH's percent test).
         let typed = Overrides {
             known_hosts: Some(vec![PathBuf::from("/k/%h-%p")]),
+            agent: Some(Some(PathBuf::from("/s/%r"))),
+            user: Some("u1".into()),
             forward_agent: Some("/a/%n".into()),
             ..Overrides::default()
         };
         let (_, o) = resolve(&spec("web01"), &typed, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(o.known_hosts[0], PathBuf::from("/k/web01-22"));
         assert_eq!(o.forward_agent, Some(PathBuf::from("/a/web01")));
+        assert_eq!(o.agent, Some(PathBuf::from("/s/u1")));
         let no = Overrides {
             forward_agent: Some("no".into()),
             ..ov.clone()

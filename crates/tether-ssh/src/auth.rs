@@ -104,6 +104,7 @@ async fn authenticate_by(
     // `PubkeyAcceptedAlgorithms`: a key (or certificate) whose signature
     // the list leaves out is not offered.
     let accepted = opts.pubkey_algorithms.as_deref();
+    let rsa_hash = crate::pubkey_algorithms::rsa_hash(accepted, rsa_hash);
     let allows = |alg: &russh::keys::Algorithm, cert: bool| {
         crate::pubkey_algorithms::allows(accepted, alg, rsa_hash, cert)
     };

@@ -95,6 +95,22 @@ fn dedup(list: Vec<String>) -> Vec<String> {
     out
 }
 
+/// The hash an RSA key signs with: the server's best (`server_best`,
+/// russh's pick from `server-sig-algs`), unless `accepted` leaves out
+/// `rsa-sha2-512` (plain and certificate) but keeps `rsa-sha2-256`.
+pub fn rsa_hash(accepted: Option<&[String]>, server_best: Option<HashAlg>) -> Option<HashAlg> {
+    let Some(list) = accepted else {
+        return server_best;
+    };
+    let has = |n: &str| list.iter().any(|a| a == n || *a == format!("{n}{CERT}"));
+    match server_best {
+        Some(HashAlg::Sha512) if !has("rsa-sha2-512") && has("rsa-sha2-256") => {
+            Some(HashAlg::Sha256)
+        }
+        other => other,
+    }
+}
+
 /// The name of the signature a key of `algorithm` makes (RSA with
 /// `rsa_hash`, russh's pick), as a certificate when `cert`.
 pub fn signature_name(algorithm: &Algorithm, rsa_hash: Option<HashAlg>, cert: bool) -> String {
@@ -155,6 +171,12 @@ mod tests {
         let rsa = Algorithm::Rsa { hash: None };
         assert!(!allows(Some(&only), &rsa, Some(HashAlg::Sha512), false));
         assert!(allows(None, &rsa, Some(HashAlg::Sha512), false));
+        let only_256 = vec!["rsa-sha2-256".to_owned()];
+        assert_eq!(
+            rsa_hash(Some(&only_256), Some(HashAlg::Sha512)),
+            Some(HashAlg::Sha256)
+        );
+        assert_eq!(rsa_hash(None, Some(HashAlg::Sha512)), Some(HashAlg::Sha512));
         assert_eq!(
             signature_name(&rsa, Some(HashAlg::Sha256), true),
             format!("rsa-sha2-256{CERT}")

@@ -101,7 +101,17 @@ async fn authenticate_by(
         .ok()
         .flatten()
         .flatten();
-    let certs = certificates(opts);
+    // `PubkeyAcceptedAlgorithms`: a key (or certificate) whose signature
+    // the list leaves out is not offered.
+    let accepted = opts.pubkey_algorithms.as_deref();
+    let rsa_hash = crate::pubkey_algorithms::rsa_hash(accepted, rsa_hash);
+    let allows = |alg: &russh::keys::Algorithm, cert: bool| {
+        crate::pubkey_algorithms::allows(accepted, alg, rsa_hash, cert)
+    };
+    let certs: Vec<Certificate> = certificates(opts)
+        .into_iter()
+        .filter(|c| allows(&c.algorithm(), true))
+        .collect();
     let mut wanted: Vec<PublicKey> = opts
         .identities
         .iter()
@@ -130,6 +140,9 @@ async fn authenticate_by(
                 russh::keys::agent::AgentIdentity::Certificate { certificate, .. } => {
                     let key = PublicKey::from(certificate.public_key().clone());
                     let certificate_id = certificate.key_id().to_owned();
+                    if !allows(&certificate.algorithm(), true) {
+                        continue;
+                    }
                     if opts.identities_only
                         && !wanted.iter().any(|w| w.key_data() == key.key_data())
                     {
@@ -160,6 +173,9 @@ async fn authenticate_by(
                 if r.is_ok_and(|r| r.success()) {
                     return Ok("a certificate with the agent's key".into());
                 }
+            }
+            if !allows(&key.algorithm(), false) {
+                continue;
             }
             let fp = key.fingerprint(russh::keys::HashAlg::Sha256);
             let r = handle
@@ -193,6 +209,9 @@ async fn authenticate_by(
             if r.is_ok_and(|r| r.success()) {
                 return Ok(format!("a certificate with the key {}", path.display()));
             }
+        }
+        if !allows(&key.algorithm(), false) {
+            continue;
         }
         tried.push("key file");
         let key = PrivateKeyWithHashAlg::new(key, rsa_hash);

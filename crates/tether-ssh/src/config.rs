@@ -82,6 +82,9 @@ pub struct HostConfig {
     pub forward_agent: Option<String>,
     /// `GlobalKnownHostsFile`: read after the user's files.
     pub global_known_hosts: Option<Vec<PathBuf>>,
+    /// `PubkeyAcceptedAlgorithms` (`PubkeyAcceptedKeyTypes`), the list
+    /// assembled.
+    pub pubkey_algorithms: Option<Vec<String>>,
     /// `MACs`, the list assembled (`+`, `-`, `^` applied).
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`, the list assembled.
@@ -392,6 +395,10 @@ pub fn resolve_with(
             "forwardagent" => cfg.forward_agent = Some(l.value.clone()),
             "globalknownhostsfile" => raw_global = Some(l.value.clone()),
             "ciphers" => cfg.ciphers = Some(list(Kind_::Cipher)?),
+            "pubkeyacceptedalgorithms" | "pubkeyacceptedkeytypes" => {
+                cfg.pubkey_algorithms =
+                    Some(crate::pubkey_algorithms::assemble(&l.value).map_err(bad)?)
+            }
             "kexalgorithms" => cfg.kex = Some(list(Kind_::Kex)?),
             "macs" => cfg.macs = Some(list(Kind_::Mac)?),
             "hostkeyalgorithms" => cfg.host_key_algorithms = Some(list(Kind_::HostKey)?),

@@ -63,6 +63,9 @@ pub struct ConnectOptions {
     pub ciphers: Option<Vec<String>>,
     /// `KexAlgorithms`: the key exchanges to offer, in order.
     pub kex: Option<Vec<String>>,
+    /// `PubkeyAcceptedAlgorithms`: the algorithms to log in with (`None`:
+    /// the default list, see `pubkey_algorithms`).
+    pub pubkey_algorithms: Option<Vec<String>>,
     /// `MACs`: the MACs to offer, in order (`None`: russh's list).
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
@@ -134,6 +137,7 @@ impl Default for ConnectOptions {
             keepalive: None,
             ciphers: None,
             kex: None,
+            pubkey_algorithms: None,
             macs: None,
             host_key_algorithms: None,
             env: Vec::new(),

@@ -68,6 +68,8 @@ const APPLIED: &[&str] = &[
     "forwardagent",
     "macs",
     "hostkeyalgorithms",
+    "pubkeyacceptedalgorithms",
+    "pubkeyacceptedkeytypes",
     // Read by `tether ssh` (the other front-ends decide these themselves).
     "permitlocalcommand",
     "localcommand",
@@ -397,9 +399,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
             "tether does not forward X11 (ForwardX11); use ForwardX11 no, or OpenSSH's ssh -X",
         ),
         // How and as whom.
-        "pubkeyacceptedalgorithms" | "pubkeyacceptedkeytypes" => {
-            Treatment::Refused("tether does not restrict the public key algorithms it signs with")
-        }
         "pubkeyauthentication" => unless(&["yes", "true"], "tether always tries keys"),
         "hostbasedauthentication" => unless(
             &["no", "false"],

@@ -44,6 +44,11 @@ pub struct Ended {
     /// After a timeout or a stop: whether the host confirmed the
     /// command's end (see [`Halted`]).
     pub halted: Option<Halted>,
+    /// After a timeout or a stop: the exit code the channel reported while
+    /// the command was being stopped (it ended by itself, before the stop
+    /// reached it or despite it); `None` when it reported a signal (the
+    /// stop) or nothing. `exit_code` stays what came before the stop.
+    pub code_after_stop: Option<u32>,
 }
 
 impl Connection {
@@ -154,7 +159,9 @@ impl Connection {
                 }
             };
             if ended.timed_out || ended.cancelled {
-                ended.halted = Some(self.halt(&mut read, &write, &mut on_event).await);
+                let (halted, code) = self.halt(&mut read, &write, &mut on_event).await;
+                ended.halted = Some(halted);
+                ended.code_after_stop = code;
                 return Ok(ended);
             }
             let Some(msg) = msg else { break };

@@ -77,35 +77,38 @@ echo "left $t"; exit 1
 impl Connection {
     /// Stops the command on `read`/`write` (see the module's doc), passing
     /// on what it still prints, and says whether the host confirmed its
-    /// end. The channel is closed after.
+    /// end, with the exit code the channel reported meanwhile (the command
+    /// ended by itself, before the stop reached it or despite it; `None`
+    /// when it reported a signal or nothing). The channel is closed after.
     pub(crate) async fn halt<F: Future<Output = ()>>(
         &self,
         read: &mut ChannelReadHalf,
         write: &ChannelWriteHalf<Msg>,
         on_event: &mut impl FnMut(Event) -> F,
-    ) -> Halted {
+    ) -> (Halted, Option<u32>) {
         let _ = write.signal(russh::Sig::TERM).await;
         // Set once the command's channel has said how it ended (or went).
         let watched = AtomicBool::new(false);
         let watch = async {
+            let mut code = None;
             let ended = loop {
                 match read.wait().await {
                     Some(ChannelMsg::Data { data }) => on_event(Event::Stdout(data.to_vec())).await,
                     Some(ChannelMsg::ExtendedData { data, ext: 1 }) => {
                         on_event(Event::Stderr(data.to_vec())).await
                     }
-                    Some(
-                        ChannelMsg::ExitStatus { .. }
-                        | ChannelMsg::ExitSignal { .. }
-                        | ChannelMsg::Close,
-                    ) => break true,
+                    Some(ChannelMsg::ExitStatus { exit_status }) => {
+                        code = Some(exit_status);
+                        break true;
+                    }
+                    Some(ChannelMsg::ExitSignal { .. } | ChannelMsg::Close) => break true,
                     Some(_) => {}
                     // The channel or the connection went without a word.
                     None => break false,
                 }
             };
             watched.store(true, Ordering::Release);
-            ended
+            (ended, code)
         };
         // The kill again while the channel has not said the command ended:
         // under load the server may start the command's process after a
@@ -123,18 +126,19 @@ impl Connection {
             }
         };
         let both = async { tokio::join!(watch, kills) };
-        let (ended, kill) = tokio::time::timeout(GRACE, both)
+        let ((ended, code), kill) = tokio::time::timeout(GRACE, both)
             .await
-            .unwrap_or((false, Kill::NoAnswer));
+            .unwrap_or(((false, None), Kill::NoAnswer));
         let _ = write.close().await;
         // Ended only when the channel said so (its exit status, or its
         // close): a kill that found nothing is not enough alone. Processes
         // the kill saw survive outweigh a closed channel (a child that
         // closed its output may live on).
-        match (kill, ended) {
+        let halted = match (kill, ended) {
             (Kill::Gone | Kill::NoAnswer, true) => Halted::Confirmed,
             (Kill::Left, _) | (_, false) => Halted::Unconfirmed,
-        }
+        };
+        (halted, code)
     }
 
     /// Runs [`END_TREE`] on a channel of its own: the login shell, whatever

@@ -25,6 +25,7 @@ mod match_block;
 pub mod percent;
 mod proxy;
 mod pty;
+pub mod pubkey_algorithms;
 mod secrets;
 mod sftp;
 mod steps;

@@ -42,6 +42,8 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     if let Some(q) = &args.query {
         return crate::ssh_front::query(q);
     }
+    // `-G` prints some of them as typed.
+    let typed = args.ssh.options.clone();
     let from_options = ssh_forward::take_options(&mut args.ssh.options)?;
     let config = ssh_opts::load_config(None)?;
     let mut spec = HostSpec::parse(args.destination.as_deref().unwrap_or_default())?;
@@ -64,9 +66,13 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     let plan = ssh_forward::plan(&args, from_options, &cfg)?;
     let (target, mut opts) = exec::resolve(&spec, &ov, false).map_err(|e| anyhow!("{e}"))?;
     if args.print_config {
+        let agent = (args.forward_agent || args.no_agent).then_some(args.forward_agent);
+        let mut decided = ssh_forward::shown(&plan);
+        decided.extend(crate::ssh_show::command_line_keys(&ov, &cfg, agent));
+        decided.extend(crate::ssh_show::typed_options(&typed, &cfg));
         print!(
             "{}",
-            crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &ssh_forward::shown(&plan))
+            crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &decided)
         );
         return Ok(0);
     }
@@ -378,7 +384,17 @@ async fn without_terminal(
             ),
         };
         let _ = std::io::stderr().write_all(line.as_bytes());
-        return Ok(FAILED);
+        // As ssh: the command's own exit code when it ended by itself
+        // (before the stop, or despite it); 255 when it ended by a signal
+        // (the stop) or the host confirmed nothing.
+        return Ok(match (ended.exit_code, ended.signal.as_ref()) {
+            (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),
+            (None, None) => ended
+                .code_after_stop
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(FAILED),
+            (None, Some(_)) => FAILED,
+        });
     }
     Ok(match (ended.exit_code, ended.signal) {
         (Some(c), _) => i32::try_from(c).unwrap_or(FAILED),

@@ -208,7 +208,11 @@ pub fn plan(args: &SshCmdArgs, o: FromOptions, cfg: &HostConfig) -> Result<Plan>
             }
         })
         .transpose()?;
-    let clear = o.clear_all.or(cfg.clear_all_forwardings).unwrap_or(false) || stdio.is_some();
+    // -W: both default to yes, as in ssh; `-o` and ssh_config still say.
+    let clear = o
+        .clear_all
+        .or(cfg.clear_all_forwardings)
+        .unwrap_or(stdio.is_some());
     if clear {
         specs.clear();
     }
@@ -216,10 +220,10 @@ pub fn plan(args: &SshCmdArgs, o: FromOptions, cfg: &HostConfig) -> Result<Plan>
         clear_all: clear,
         specs,
         gateway_ports: args.gateway_ports || o.gateway_ports.or(cfg.gateway_ports).unwrap_or(false),
-        exit_on_failure: stdio.is_some()
-            || o.exit_on_failure
-                .or(cfg.exit_on_forward_failure)
-                .unwrap_or(false),
+        exit_on_failure: o
+            .exit_on_failure
+            .or(cfg.exit_on_forward_failure)
+            .unwrap_or(stdio.is_some()),
         permit_remote_open: match o.permit_remote_open.or(cfg.permit_remote_open.clone()) {
             Some(words) => tether_ssh::forward::Permit::parse_list(&words)
                 .map_err(|e| anyhow::anyhow!("{e}"))?,

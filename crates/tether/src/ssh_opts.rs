@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tether_cluster::config::{Config, Settings};
-use tether_cluster::exec::{self, Overrides};
+use tether_cluster::exec::{self, HostSpec, Overrides};
 use tether_ssh::HostKeyPolicy;
 use tether_ssh::directives::Treatment;
 
@@ -94,7 +94,7 @@ pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Resu
     ov.identities
         .extend(args.identities.iter().map(|p| tilde_path(p)));
     if let Some(j) = &args.jump {
-        ov.jumps = Some(jump_list(j));
+        ov.jumps = Some(command_line_jumps("-J", j)?);
     }
     for o in &args.options {
         apply_option(o, &mut ov)?;
@@ -131,6 +131,18 @@ fn jump_list(value: &str) -> Vec<String> {
         return Vec::new();
     }
     value.split(',').map(|h| h.trim().to_owned()).collect()
+}
+
+/// [`jump_list`] from the command line (`-J`, `-o ProxyJump`): each hop
+/// must be a host ssh's command line takes (no shell characters), as
+/// ssh checks them; `flag` names where it came from.
+fn command_line_jumps(flag: &str, value: &str) -> Result<Vec<String>> {
+    let hops = jump_list(value);
+    for hop in &hops {
+        HostSpec::parse_command_line_jump(hop)
+            .map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))?;
+    }
+    Ok(hops)
 }
 
 fn seconds(what: &str, v: f64) -> Result<Duration> {
@@ -188,12 +200,15 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "identityfile" => ov.identities.push(tether_ssh::config::expand_tilde(value)),
         "identitiesonly" => ov.identities_only = Some(yes(value)),
         "identityagent" => {
-            ov.agent = Some(match value.strip_prefix('$') {
-                // `$VAR` and `SSH_AUTH_SOCK`: the socket the variable names.
-                Some(var) => std::env::var_os(var).map(PathBuf::from),
-                None if value == "SSH_AUTH_SOCK" => std::env::var_os(value).map(PathBuf::from),
-                None => (value != "none").then(|| tether_ssh::config::expand_tilde(value)),
-            })
+            // `${VAR}` and `%` tokens are expanded at resolution.
+            ov.agent = Some(
+                match value.strip_prefix('$').filter(|v| !v.starts_with('{')) {
+                    // `$VAR` and `SSH_AUTH_SOCK`: the socket the variable names.
+                    Some(var) => std::env::var_os(var).map(PathBuf::from),
+                    None if value == "SSH_AUTH_SOCK" => std::env::var_os(value).map(PathBuf::from),
+                    None => (value != "none").then(|| tether_ssh::config::expand_tilde(value)),
+                },
+            )
         }
         "connecttimeout" => ov.connect_timeout = Some(secs("ConnectTimeout")?),
         "serveraliveinterval" => ov.alive_interval = Some(secs("ServerAliveInterval")?),
@@ -206,10 +221,16 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         }
         "user" => ov.user = Some(value.to_owned()),
         "port" => ov.port = Some(port_number(value).map_err(|e| anyhow::anyhow!("-o Port: {e}"))?),
-        "proxyjump" if ov.proxy_command.is_none() => ov.jumps = Some(jump_list(value)),
-        "proxyjump" => {}
+        "proxyjump" if ov.proxy_command.is_none() && ov.jumps.is_none() => {
+            ov.jumps = Some(command_line_jumps("-o ProxyJump", value)?)
+        }
+        "proxyjump" => {
+            command_line_jumps("-o ProxyJump", value)?;
+        }
         // The first of -J, ProxyJump and ProxyCommand wins (OpenSSH).
-        "proxycommand" if ov.jumps.is_none() => ov.proxy_command = Some(value.to_owned()),
+        "proxycommand" if ov.jumps.is_none() && ov.proxy_command.is_none() => {
+            ov.proxy_command = Some(value.to_owned())
+        }
         "proxycommand" => {}
         "hostkeyalias" => ov.host_key_alias = Some(value.to_owned()),
         "knownhostscommand" => ov.known_hosts_command = Some(value.to_owned()),

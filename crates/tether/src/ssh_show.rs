@@ -5,13 +5,14 @@
 //! algorithms it will offer); the keys it accepts without applying show
 //! the value given, else OpenSSH's default, so that the output read back
 //! with `-F` gives the same. Keys whose every value tether refuses
-//! (`PubkeyAcceptedAlgorithms`, `CASignatureAlgorithms`) are left out
-//! unless the configuration sets them, and so is `GlobalKnownHostsFile`
+//! (`CASignatureAlgorithms`) are left out unless the configuration sets
+//! them, and so is `GlobalKnownHostsFile`
 //! (tether's default is /etc/ssh/ssh_known_hosts, in
 //! `userknownhostsfile`).
 
 use std::fmt::Write as _;
 
+use tether_cluster::exec::{self, HostSpec, Overrides};
 use tether_ssh::config::HostConfig;
 use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
@@ -122,6 +123,67 @@ const EXPANDED: &[&str] = &[
     "remotecommand",
 ];
 
+/// The keys the command line decides as well as ssh_config, as `-G`
+/// prints them: `proxyjump` (the hops as written, the last one as ssh
+/// normalises it: no `ssh://`, the user and port only when given) or
+/// `proxycommand`, whichever wins (see [`exec::route`]), and
+/// `forwardagent` (`-o`, then `-A`/`-a` as `agent`, then ssh_config).
+pub fn command_line_keys(
+    ov: &Overrides,
+    cfg: &HostConfig,
+    agent: Option<bool>,
+) -> Vec<(&'static str, String)> {
+    let (hops, command) = exec::route(ov, cfg, false);
+    let jump = match hops.split_last() {
+        None => String::new(),
+        Some((last, rest)) => {
+            let last = HostSpec::parse(last).map_or_else(|_| last.clone(), |s| s.jump_text());
+            rest.iter()
+                .cloned()
+                .chain(std::iter::once(last))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    };
+    let agent = ov
+        .forward_agent
+        .clone()
+        .or_else(|| agent.map(|a| yes(a).to_owned()))
+        .or_else(|| cfg.forward_agent.clone())
+        .unwrap_or_else(|| "no".to_owned());
+    vec![
+        ("proxyjump", jump),
+        ("proxycommand", command.unwrap_or_default()),
+        ("forwardagent", agent),
+    ]
+}
+
+/// The `-o` values `-G` prints as typed (tokens expanded) that the
+/// front-end takes out of ssh_config's way: `IdentityAgent` (the first)
+/// and every `LocalForward` and `RemoteForward`, followed by ssh_config's
+/// own (`cfg`), as ssh lists them. Read before the options are taken.
+pub fn typed_options(options: &[String], cfg: &HostConfig) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for o in options {
+        let Some((k, v)) = crate::ssh_opts::split_option(o) else {
+            continue;
+        };
+        let key = match k.to_ascii_lowercase().as_str() {
+            "identityagent" if !out.iter().any(|(k, _)| *k == "identityagent") => "identityagent",
+            "localforward" => "localforward",
+            "remoteforward" => "remoteforward",
+            _ => continue,
+        };
+        out.push((key, v.to_owned()));
+    }
+    for key in ["localforward", "remoteforward"] {
+        if out.iter().any(|(k, _)| *k == key) {
+            out.extend(cfg.all_values(key).map(|v| (key, v.to_owned())));
+        }
+    }
+    out
+}
+
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -162,10 +224,12 @@ pub fn render(
     };
     for (key, default) in KEYS {
         let key = *key;
-        let decided = decided
+        let decided: Vec<String> = decided
             .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| vec![v.clone()]);
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| expand(key, v))
+            .collect();
+        let decided = (!decided.is_empty()).then_some(decided);
         let applied: Option<Vec<String>> = match key {
             _ if decided.is_some() => decided,
             "batchmode" => Some(vec![yes(opts.secrets.is_none()).into()]),
@@ -217,15 +281,30 @@ pub fn render(
                     })
                     .join(","),
             ]),
+            "pubkeyacceptedalgorithms" => Some(vec![
+                opts.pubkey_algorithms
+                    .clone()
+                    .unwrap_or_else(tether_ssh::pubkey_algorithms::defaults)
+                    .join(","),
+            ]),
             "identityfile" => Some(
                 opts.identities
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect(),
             ),
+            // The user's files: the global ones tether reads after them
+            // are `globalknownhostsfile`'s (printed again, they would be
+            // read twice).
             "userknownhostsfile" => Some(vec![
                 opts.known_hosts
                     .iter()
+                    .take(
+                        opts.known_hosts.len()
+                            - cfg.global_known_hosts.as_ref().map_or(0, |g| {
+                                g.len().min(opts.known_hosts.len().saturating_sub(1))
+                            }),
+                    )
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(" "),
@@ -238,15 +317,6 @@ pub fn render(
                 ]
             }),
             "connecttimeout" => Some(vec![opts.connect_timeout.as_secs().to_string()]),
-            "proxyjump" => (!opts.jumps.is_empty()).then(|| {
-                vec![
-                    opts.jumps
-                        .iter()
-                        .map(|j| format!("{}@{}:{}", j.target.user, j.target.host, j.target.port))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                ]
-            }),
             "setenv" => (!cfg.set_env.is_empty()).then(|| {
                 vec![
                     cfg.set_env

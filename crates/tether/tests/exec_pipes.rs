@@ -1,6 +1,7 @@
 //! A closed stdout ends `tether exec` and `tether ssh` as it ends ssh
 //! (issue 23, item 4): the remote command is stopped, tether exits 255
-//! with one line on stderr; finite output cut short is said, not dropped
+//! with one line on stderr (`tether ssh`: the command's own exit code
+//! when it ended by itself, as ssh, issue 24); finite output cut short is said, not dropped
 //! in silence. And flags before `--` are tether's or an error, never the
 //! remote command (item 8). Against real sshd on 127.0.0.2–3.
 
@@ -132,8 +133,16 @@ fn ssh_ends_when_its_stdout_closes_and_stops_the_remote_command() {
     );
     gone(&t, "ssh");
 
+    // Finite output cut short: said; 255 when the stop ended it, seq's own
+    // 0 when it had finished by itself (as ssh returns the status).
     let (code, err) = head(f.ssh("127.0.0.2", &["seq", "1", "200000"]), 1);
-    assert_eq!(code, Some(255), "{err}");
+    assert!(matches!(code, Some(0 | 255)), "{code:?} {err}");
+    assert!(err.contains("stdout closed"), "{err}");
+
+    // A command that ended by itself with a plain exit code (before the
+    // stop, or despite it: it ignores TERM): that code, as ssh returns it.
+    let (code, err) = head(f.ssh("127.0.0.2", &["trap '' TERM; printf x; exit 3"]), 0);
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("stdout closed"), "{err}");
 }
 

@@ -180,6 +180,62 @@ fn algorithms_from_flags_and_options() {
     assert!(err.contains("ssh-dss"), "{err}");
 }
 
+/// `PubkeyAcceptedAlgorithms`: a key whose algorithm the list leaves out
+/// is not offered (the ed25519 key logs in only while the list keeps
+/// `ssh-ed25519`); a name russh cannot sign with is named; `-G` prints the
+/// list (OpenSSH's sshcfgparse).
+#[test]
+fn pubkey_accepted_algorithms_decides_which_keys_are_offered() {
+    let Some(w) = start("pubkey-algos", "") else {
+        return;
+    };
+    let run = |opt: &str| w.run(&["-o", opt, "web", "echo", "in"], b"");
+    let out = run("PubkeyAcceptedAlgorithms=ssh-ed25519");
+    assert_eq!(result(&out), (Some(0), "in\n".into()), "{out:?}");
+    let out = run("PubkeyAcceptedAlgorithms=-ssh-ed25519-cert*");
+    assert_eq!(result(&out), (Some(0), "in\n".into()), "{out:?}");
+    for left_out in [
+        "PubkeyAcceptedAlgorithms=-ssh-ed25519",
+        "PubkeyAcceptedAlgorithms=ecdsa-sha2-nistp256,rsa-sha2-512",
+    ] {
+        let out = run(left_out);
+        assert_eq!(out.status.code(), Some(255), "{left_out}: {out:?}");
+        assert!(
+            text(&out.stderr).contains("nothing"),
+            "{left_out}: no key offered: {out:?}"
+        );
+    }
+    let out = run("PubkeyAcceptedAlgorithms=ssh-dss");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(text(&out.stderr).contains("ssh-dss"), "{out:?}");
+    let shown = |args: &[&str]| {
+        let mut all = vec!["-G"];
+        all.extend(args);
+        all.push("web");
+        let out = w.run(&all, b"");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        text(&out.stdout)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("pubkeyacceptedalgorithms ")
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default()
+    };
+    let default = shown(&[]);
+    assert!(
+        default.split(',').any(|a| a == "ssh-ed25519")
+            && default
+                .split(',')
+                .any(|a| a == "ssh-ed25519-cert-v01@openssh.com"),
+        "{default}"
+    );
+    assert_eq!(
+        shown(&["-o", "PubkeyAcceptedAlgorithms=ssh-ed25519"]),
+        "ssh-ed25519"
+    );
+}
+
 /// `-Q cipher`, `-Q mac`, `-Q kex`: each one listed connects to a server
 /// that offers only it (OpenSSH's try-ciphers and kextype).
 #[test]

@@ -303,3 +303,90 @@ fn the_first_user_given_wins_as_in_ssh() {
         }
     }
 }
+
+/// `proxyjump` as `ssh -G` prints it (OpenSSH's proxyjump test): the hops
+/// as written, the last without `ssh://` and with its user and port only
+/// when given; the first of ProxyJump and ProxyCommand wins; a hop with
+/// shell characters is refused on the command line (255), not in a file.
+#[test]
+fn proxy_jump_as_ssh_prints_it_and_shell_characters_refused() {
+    if !have_ssh() {
+        eprintln!("SKIPPED: no OpenSSH client to compare with");
+        return;
+    }
+    let s = Scratch::new("show-jump");
+    let home = s.0.as_path();
+    for spec in [
+        "jump1",
+        "user@jump1:2222",
+        "jump1,jump2",
+        "user1@jump1:2221,user2@jump2:2222",
+        "ssh://user@host:2223",
+        "10.0.0.1:22",
+    ] {
+        for args in [
+            vec!["-F", "none", "-J", spec, "somehost"],
+            vec!["-F", "none", "-o", &format!("ProxyJump={spec}"), "somehost"],
+        ] {
+            let (_, ours) = g("tether", home, &args);
+            let (_, theirs) = g("ssh", home, &args);
+            assert_eq!(
+                get(&ours, "proxyjump"),
+                get(&theirs, "proxyjump"),
+                "{args:?}"
+            );
+        }
+    }
+    let both = [
+        "-F",
+        "none",
+        "-o",
+        "ProxyJump=jump",
+        "-o",
+        "ProxyCommand=foo",
+        "h",
+    ];
+    let (_, out) = g("tether", home, &both);
+    assert_eq!(
+        (get(&out, "proxyjump"), get(&out, "proxycommand")),
+        (vec!["jump".to_owned()], vec![])
+    );
+    let both = [
+        "-F",
+        "none",
+        "-o",
+        "ProxyCommand=foo",
+        "-o",
+        "ProxyJump=jump",
+        "h",
+    ];
+    let (_, out) = g("tether", home, &both);
+    assert_eq!(
+        (get(&out, "proxyjump"), get(&out, "proxycommand")),
+        (vec![], vec!["foo".to_owned()])
+    );
+    let none_first = [
+        "-F",
+        "none",
+        "-o",
+        "ProxyJump=none",
+        "-o",
+        "ProxyJump=j1",
+        "h",
+    ];
+    assert!(get(&g("tether", home, &none_first).1, "proxyjump").is_empty());
+    for bad in ["host;x", "host`x`", "host$x", "user(x)@host"] {
+        let (code, _) = g("tether", home, &["-F", "none", "-J", bad, "h"]);
+        assert_eq!(code, Some(255), "-J {bad}");
+        let o = format!("ProxyJump={bad}");
+        let (code, _) = g("tether", home, &["-F", "none", "-o", &o, "h"]);
+        assert_eq!(code, Some(255), "-o {o}");
+    }
+    let cfg = s.0.join("config");
+    std::fs::write(&cfg, "ProxyJump user;x@host;y\n").unwrap();
+    let (code, out) = g("tether", home, &["-F", cfg.to_str().unwrap(), "h"]);
+    assert_eq!(
+        (code, get(&out, "proxyjump")),
+        (Some(0), vec!["user;x@host;y".to_owned()])
+    );
+}

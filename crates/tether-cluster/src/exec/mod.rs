@@ -14,7 +14,7 @@ pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
 pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
-pub use resolve::{Overrides, current_user, policy_of, resolve, resolver};
+pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
 pub use spec::HostSpec;
 
 use std::sync::Arc;

@@ -71,8 +71,9 @@ pub struct Overrides {
 /// OpenSSH picks: the command line first (`-o ProxyCommand`, else `-J` and
 /// tether's `jump`), then ssh_config's, where the first of `ProxyJump` and
 /// `ProxyCommand` obtained wins; `none` is a direct connection. A jump
-/// host has no jumps of its own, only its own ProxyCommand.
-fn route(
+/// host has no jumps of its own, only its own ProxyCommand. The hops as
+/// written (`ssh -G` prints them so).
+pub fn route(
     ov: &Overrides,
     cfg: &tether_ssh::config::HostConfig,
     hop: bool,
@@ -125,6 +126,38 @@ fn environment(cfg: &tether_ssh::config::HostConfig) -> Vec<(String, String)> {
         }
     }
     env
+}
+
+/// A path typed on the command line (`-o`, `~` already expanded) with
+/// `${VAR}` and `%` tokens expanded, as ssh_config's.
+fn typed_path(
+    p: &std::path::Path,
+    cfg: &tether_ssh::config::HostConfig,
+    what: &str,
+) -> Result<PathBuf, String> {
+    let p = p.to_string_lossy();
+    tether_ssh::percent::env_vars(&p)
+        .and_then(|p| cfg.tokens.expand(&p, &[]))
+        .map(PathBuf::from)
+        .map_err(|e| format!("{what} {p}: {e}"))
+}
+
+/// `ForwardAgent`'s socket path as ssh expands it (`~`, `${VAR}`, `%`
+/// tokens); `yes`, `no` and a bare `$VAR` stay as written.
+fn agent_path(v: &str, cfg: &tether_ssh::config::HostConfig) -> Result<String, String> {
+    let t = v.trim();
+    if matches!(
+        t.to_ascii_lowercase().as_str(),
+        "yes" | "no" | "true" | "false"
+    ) || (t.starts_with('$') && !t.starts_with("${"))
+    {
+        return Ok(t.to_owned());
+    }
+    let t = tether_ssh::percent::env_vars(&tether_ssh::percent::tilde(t))
+        .map_err(|e| format!("ForwardAgent {v}: {e}"))?;
+    cfg.tokens
+        .expand(&t, &[])
+        .map_err(|e| format!("ForwardAgent {v}: {e}"))
 }
 
 /// A resolver for [`super::run`] from `ov` (and the config file it names).
@@ -180,6 +213,17 @@ pub fn resolve(
         .or(cfg.server_alive_interval.map(Duration::from_secs))
         .filter(|d| !d.is_zero());
     let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
+    // `-o UserKnownHostsFile`: `${VAR}` and `%` tokens, as ssh_config's.
+    let known_hosts_typed = ov
+        .known_hosts
+        .as_ref()
+        .map(|files| {
+            files
+                .iter()
+                .map(|p| typed_path(p, &cfg, "UserKnownHostsFile"))
+                .collect::<Result<Vec<_>, String>>()
+        })
+        .transpose()?;
     let (jumps, proxy_command) = route(ov, &cfg, hop);
     let jumps = jumps
         .iter()
@@ -193,16 +237,14 @@ pub fn resolve(
         known_hosts: match &cfg.global_known_hosts {
             // GlobalKnownHostsFile: after the user's files (new keys go to
             // the first of those), instead of /etc/ssh/ssh_known_hosts.
-            Some(global) => ov
-                .known_hosts
+            Some(global) => known_hosts_typed
                 .clone()
                 .or(cfg.user_known_hosts.clone())
                 .unwrap_or_else(|| defaults.known_hosts.iter().take(1).cloned().collect())
                 .into_iter()
                 .chain(global.iter().cloned())
                 .collect(),
-            None => ov
-                .known_hosts
+            None => known_hosts_typed
                 .clone()
                 .or(cfg.user_known_hosts.clone())
                 .unwrap_or(defaults.known_hosts),
@@ -213,6 +255,8 @@ pub fn resolve(
         agent: ov
             .agent
             .clone()
+            .map(|a| a.map(|p| typed_path(&p, &cfg, "IdentityAgent")).transpose())
+            .transpose()?
             .or(cfg.identity_agent.clone())
             .unwrap_or(defaults.agent),
         connect_timeout: ov
@@ -227,6 +271,7 @@ pub fn resolve(
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
+        pubkey_algorithms: cfg.pubkey_algorithms.clone(),
         jumps,
         proxy_command,
         // `-o HostKeyAlias` names the target's key, not a jump host's.
@@ -251,7 +296,7 @@ pub fn resolve(
             .collect(),
         // Never to a jump host: no session runs there.
         forward_agent: match ov.forward_agent.as_ref().or(cfg.forward_agent.as_ref()) {
-            Some(v) if !hop => tether_ssh::agent_socket(v)?,
+            Some(v) if !hop => tether_ssh::agent_socket(&agent_path(v, &cfg)?)?,
             _ => None,
         },
         steps: ov.steps.clone(),
@@ -355,6 +400,19 @@ mod tests {
         assert_eq!(o.host_key_alias, None);
         let (_, o) = resolve(&spec("t"), &aliased, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(o.host_key_alias.as_deref(), Some("cli-alias"));
+        // `-o UserKnownHostsFile` and `-o ForwardAgent` paths: tokens and
+        // `${VAR}` expanded, as ssh expands them (OpenSSH's percent test).
+        let typed = Overrides {
+            known_hosts: Some(vec![PathBuf::from("/k/%h-%p")]),
+            agent: Some(Some(PathBuf::from("/s/%r"))),
+            user: Some("u1".into()),
+            forward_agent: Some("/a/%n".into()),
+            ..Overrides::default()
+        };
+        let (_, o) = resolve(&spec("web01"), &typed, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.known_hosts[0], PathBuf::from("/k/web01-22"));
+        assert_eq!(o.forward_agent, Some(PathBuf::from("/a/web01")));
+        assert_eq!(o.agent, Some(PathBuf::from("/s/u1")));
         let no = Overrides {
             forward_agent: Some("no".into()),
             ..ov.clone()

@@ -94,6 +94,62 @@ impl HostSpec {
     }
 }
 
+impl HostSpec {
+    /// A jump host as ssh's command line takes it (`-J`, `-o ProxyJump`):
+    /// [`HostSpec::parse`], and, as ssh since its fix for shell injection
+    /// through `%h`/`%r`, no shell characters (`'` `` ` `` `"` `;` `&` `<`
+    /// `>` `|` `(` `)` `{` `}`, and in the host `$`, `\` and blanks), no
+    /// control character and no leading `-` in the user or the host.
+    /// ssh_config's `ProxyJump` is not checked (ssh does not either).
+    pub fn parse_command_line_jump(hop: &str) -> Result<HostSpec, crate::ClusterError> {
+        let s = HostSpec::parse(hop)?;
+        let bad = |problem: &'static str| crate::ClusterError::BadHost {
+            name: hop.to_owned(),
+            problem,
+        };
+        let shell = |c: char, extra: &str| {
+            "'`\";&<>|(){}".contains(c) || extra.contains(c) || c.is_control()
+        };
+        if s.host.starts_with('-') || s.host.chars().any(|c| shell(c, "$\\") || c.is_whitespace()) {
+            return Err(bad(
+                "a jump host on the command line may not hold shell characters, blanks or a leading '-'",
+            ));
+        }
+        if let Some(u) = &s.user
+            && (u.starts_with('-') || u.ends_with('\\') || u.chars().any(|c| shell(c, "")))
+        {
+            return Err(bad(
+                "a jump host's user on the command line may not hold shell characters or a leading '-'",
+            ));
+        }
+        Ok(s)
+    }
+
+    /// `[user@]host[:port]` as `ssh -G` prints a jump host: the user and
+    /// port only when given, a numeric host (an IP address) in brackets.
+    pub fn jump_text(&self) -> String {
+        let numeric =
+            self.host.contains(':') || self.host.chars().all(|c| c.is_ascii_digit() || c == '.');
+        let mut out = String::new();
+        if let Some(u) = &self.user {
+            out.push_str(u);
+            out.push('@');
+        }
+        if numeric {
+            out.push('[');
+        }
+        out.push_str(&self.host);
+        if numeric {
+            out.push(']');
+        }
+        if let Some(p) = self.port {
+            out.push(':');
+            out.push_str(&p.to_string());
+        }
+        out
+    }
+}
+
 /// `%XX` escapes decoded (an ssh:// URL's user).
 fn percent_decoded(s: &str) -> Option<String> {
     let mut out = Vec::new();
@@ -145,5 +201,26 @@ mod tests {
         let s = HostSpec::parse("ssh://[::1]").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.user, s.host.as_str(), s.port), (None, "::1", None));
         assert!(HostSpec::parse("ssh://root@web1:22/etc").is_err());
+    }
+
+    #[test]
+    fn command_line_jumps_refuse_shell_characters_and_print_as_ssh() {
+        for bad in [
+            "host;x", "host'x", "host`x", "host$x", "host(x)", "-host", "u;x@h", "u'x@h", "u`x@h",
+            "u(x)@h", "-u@h",
+        ] {
+            assert!(HostSpec::parse_command_line_jump(bad).is_err(), "{bad}");
+        }
+        for (good, shown) in [
+            ("jump1", "jump1"),
+            ("user@jump1:2222", "user@jump1:2222"),
+            ("ssh://user@host:2223", "user@host:2223"),
+            ("u$x@h", "u$x@h"),
+            ("10.0.0.1:22", "[10.0.0.1]:22"),
+            ("[::1]", "[::1]"),
+        ] {
+            let s = HostSpec::parse_command_line_jump(good).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.jump_text(), shown);
+        }
     }
 }

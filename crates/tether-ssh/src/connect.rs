@@ -67,6 +67,10 @@ pub struct ConnectOptions {
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
     pub host_key_algorithms: Option<Vec<String>>,
+    /// Ask first for the key types known_hosts (and `KnownHostsCommand`'s
+    /// `ORDER` run) holds for the host, as OpenSSH does unless
+    /// `HostKeyAlgorithms` is a whole list (not `+…`/`-…`).
+    pub known_host_key_types_first: bool,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -136,6 +140,7 @@ impl Default for ConnectOptions {
             kex: None,
             macs: None,
             host_key_algorithms: None,
+            known_host_key_types_first: true,
             env: Vec::new(),
             secrets: None,
             passwords: true,
@@ -568,8 +573,14 @@ where
         forward_agent: opts.forward_agent.clone(),
         steps: opts.steps.clone(),
     };
-    let known =
-        known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);
+    // OpenSSH runs `KnownHostsCommand` for `ORDER` only when it may
+    // reorder the key types (a whole `HostKeyAlgorithms` list is used as is).
+    let known = match opts.known_host_key_types_first {
+        true => {
+            known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup)
+        }
+        false => Vec::new(),
+    };
     let known: Vec<_> = known
         .into_iter()
         .filter(|k| config.preferred.key.contains(k))

@@ -2,8 +2,8 @@
 //! `KnownHostsCommand`'s lines, looked up under the `HostKeyAlias` or
 //! `[HostName]:port`, and the verdict under the `StrictHostKeyChecking`
 //! policy (a revoked key refused under any; an unknown one learned under
-//! `accept-new`, hashed under `HashKnownHosts`; a changed one accepted under
-//! `no` with the warning `handshake` prints).
+//! `accept-new` and `no`, hashed under `HashKnownHosts`; a changed one
+//! accepted under `no` with the warning `handshake` prints, not learned).
 
 use std::path::PathBuf;
 
@@ -85,8 +85,22 @@ impl Checker {
                 }
                 Ok(())
             }
-            _ if self.policy == HostKeyPolicy::No => {
-                tell("is not known; accepted (StrictHostKeyChecking=no)".into());
+            Verdict::Unknown if self.policy == HostKeyPolicy::No => {
+                // Accepted and learned, as OpenSSH does; a file that cannot
+                // be written does not stop the connection (OpenSSH warns).
+                match self.known_hosts.first() {
+                    Some(file) => match known_hosts::learn(file, &self.lookup, key, self.hash) {
+                        Ok(()) => tell(format!(
+                            "was not known; accepted and learned as {} into {} (StrictHostKeyChecking=no)",
+                            self.lookup,
+                            file.display()
+                        )),
+                        Err(e) => tell(format!(
+                            "is not known; accepted (StrictHostKeyChecking=no) but not learned: {e}"
+                        )),
+                    },
+                    None => tell("is not known; accepted (StrictHostKeyChecking=no)".into()),
+                }
                 Ok(())
             }
             Verdict::Changed(place) => Err(SshError::ChangedHostKey {

@@ -66,13 +66,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     if args.print_config {
         print!(
             "{}",
-            crate::ssh_show::render(
-                &spec.host,
-                &cfg,
-                &target,
-                &opts,
-                &ssh_forward::shown(&plan)
-            )
+            crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &ssh_forward::shown(&plan))
         );
         return Ok(0);
     }

@@ -224,6 +224,7 @@ pub fn resolve(
         kex: ov.kex.clone().or(cfg.kex.clone()),
         macs: cfg.macs.clone(),
         host_key_algorithms: cfg.host_key_algorithms.clone(),
+        known_host_key_types_first: !cfg.host_key_algorithms_whole,
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),

@@ -86,8 +86,6 @@ pub struct HostConfig {
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`, the list assembled.
     pub host_key_algorithms: Option<Vec<String>>,
-    /// `HostKeyAlgorithms` was a whole list (not `+…`/`-…`): used as is.
-    pub host_key_algorithms_whole: bool,
     /// `PermitLocalCommand`.
     pub permit_local_command: Option<bool>,
     /// `LocalCommand`, as written (its tokens are expanded when it runs).
@@ -399,10 +397,7 @@ pub fn resolve_with(
             "ciphers" => cfg.ciphers = Some(list(Kind_::Cipher)?),
             "kexalgorithms" => cfg.kex = Some(list(Kind_::Kex)?),
             "macs" => cfg.macs = Some(list(Kind_::Mac)?),
-            "hostkeyalgorithms" => {
-                cfg.host_key_algorithms = Some(list(Kind_::HostKey)?);
-                cfg.host_key_algorithms_whole = !l.value.trim().starts_with(['+', '-']);
-            }
+            "hostkeyalgorithms" => cfg.host_key_algorithms = Some(list(Kind_::HostKey)?),
             "ignoreunknown" => ignore_unknown = Some(l.value.to_ascii_lowercase()),
             "passwordauthentication" => passwords = Some(yes_no("PasswordAuthentication")?),
             "kbdinteractiveauthentication" | "challengeresponseauthentication" => {

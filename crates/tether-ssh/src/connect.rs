@@ -67,10 +67,6 @@ pub struct ConnectOptions {
     pub macs: Option<Vec<String>>,
     /// `HostKeyAlgorithms`: the host key algorithms to accept, in order.
     pub host_key_algorithms: Option<Vec<String>>,
-    /// Ask first for the key types known_hosts (and `KnownHostsCommand`'s
-    /// `ORDER` run) holds for the host, as OpenSSH does unless
-    /// `HostKeyAlgorithms` is a whole list (not `+…`/`-…`).
-    pub known_host_key_types_first: bool,
     /// Variables for each command's environment (`SetEnv`, and `SendEnv`'s
     /// matches); a server that does not accept one (`AcceptEnv`) ignores it.
     pub env: Vec<(String, String)>,
@@ -97,6 +93,10 @@ pub struct ConnectOptions {
     pub known_hosts_command: Option<String>,
     /// `HashKnownHosts`: a learned key's host name is written hashed.
     pub hash_known_hosts: bool,
+    /// Ask first for the key types known_hosts (and `KnownHostsCommand`'s
+    /// `ORDER` run) holds for the host, as OpenSSH does unless
+    /// `HostKeyAlgorithms` is a whole list (not `+…`/`-…`).
+    pub known_host_key_types_first: bool,
     /// `CertificateFile`: certificates to log in with (each with the
     /// private key of an identity, or of the agent).
     pub certificates: Vec<PathBuf>,
@@ -140,7 +140,6 @@ impl Default for ConnectOptions {
             kex: None,
             macs: None,
             host_key_algorithms: None,
-            known_host_key_types_first: true,
             env: Vec::new(),
             secrets: None,
             passwords: true,
@@ -149,6 +148,7 @@ impl Default for ConnectOptions {
             host_key_alias: None,
             known_hosts_command: None,
             hash_known_hosts: false,
+            known_host_key_types_first: true,
             certificates: Vec::new(),
             forward_agent: None,
             steps: None,

@@ -237,7 +237,6 @@ pub fn resolve(
         kex: ov.kex.clone().or(cfg.kex.clone()),
         macs: cfg.macs.clone(),
         host_key_algorithms: cfg.host_key_algorithms.clone(),
-        known_host_key_types_first: !cfg.host_key_algorithms_whole,
         env: environment(&cfg),
         secrets: ov.secrets.clone().filter(|_| cfg.batch_mode != Some(true)),
         passwords: ov.passwords.or(cfg.passwords).unwrap_or(true),
@@ -257,6 +256,10 @@ pub fn resolve(
             .hash_known_hosts
             .or(cfg.hash_known_hosts)
             .unwrap_or(false),
+        // A whole HostKeyAlgorithms list is used as is (OpenSSH).
+        known_host_key_types_first: cfg
+            .value("hostkeyalgorithms")
+            .is_none_or(|v| v.trim().starts_with(['+', '-'])),
         certificates: ov
             .certificates
             .iter()

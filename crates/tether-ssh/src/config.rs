@@ -93,6 +93,9 @@ pub struct HostConfig {
     pub permit_local_command: Option<bool>,
     /// `LocalCommand`, as written (its tokens are expanded when it runs).
     pub local_command: Option<String>,
+    /// `RemoteCommand`, as written (`none`: not set); run by `tether ssh`
+    /// when no command is given, refused by the other front-ends.
+    pub remote_command: Option<String>,
     /// `LogLevel`.
     pub log_level: Option<crate::directives::LogLevel>,
     /// `RequestTTY`.
@@ -461,6 +464,10 @@ pub fn resolve_with(
             }
             "permitlocalcommand" => cfg.permit_local_command = Some(yes_no("PermitLocalCommand")?),
             "localcommand" => cfg.local_command = Some(l.value.clone()),
+            "remotecommand" => {
+                cfg.remote_command =
+                    Some(l.value.clone()).filter(|v| !v.eq_ignore_ascii_case("none"))
+            }
             "loglevel" => {
                 cfg.log_level = Some(crate::directives::log_level(&l.value).map_err(bad)?)
             }

@@ -96,6 +96,10 @@ pub struct ConnectOptions {
     pub known_hosts_command: Option<String>,
     /// `HashKnownHosts`: a learned key's host name is written hashed.
     pub hash_known_hosts: bool,
+    /// Ask first for the key types known_hosts (and `KnownHostsCommand`'s
+    /// `ORDER` run) holds for the host, as OpenSSH does unless
+    /// `HostKeyAlgorithms` is a whole list (not `+…`/`-…`).
+    pub known_host_key_types_first: bool,
     /// `CertificateFile`: certificates to log in with (each with the
     /// private key of an identity, or of the agent).
     pub certificates: Vec<PathBuf>,
@@ -148,6 +152,7 @@ impl Default for ConnectOptions {
             host_key_alias: None,
             known_hosts_command: None,
             hash_known_hosts: false,
+            known_host_key_types_first: true,
             certificates: Vec::new(),
             forward_agent: None,
             steps: None,
@@ -572,8 +577,14 @@ where
         forward_agent: opts.forward_agent.clone(),
         steps: opts.steps.clone(),
     };
-    let known =
-        known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup);
+    // OpenSSH runs `KnownHostsCommand` for `ORDER` only when it may
+    // reorder the key types (a whole `HostKeyAlgorithms` list is used as is).
+    let known = match opts.known_host_key_types_first {
+        true => {
+            known_hosts::known_algorithms(&checker.sources("ORDER", None).await?, &checker.lookup)
+        }
+        false => Vec::new(),
+    };
     let known: Vec<_> = known
         .into_iter()
         .filter(|k| config.preferred.key.contains(k))

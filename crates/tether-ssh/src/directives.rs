@@ -8,8 +8,7 @@
 //! trusts* (host key checks) is never ignored in silence. Until tether
 //! applies it, it is refused with the file, the line and the directive
 //! (`-o`: the option), before anything connects. A directive whose value
-//! asks for what tether does anyway (`RemoteCommand none`,
-//! `VerifyHostKeyDNS no`) is accepted.
+//! asks for what tether does anyway (`VerifyHostKeyDNS no`) is accepted.
 //!
 //! The directives accepted without being applied concern what tether does
 //! not do at all (forwardings, X11 details, logging, compression):
@@ -73,6 +72,8 @@ const APPLIED: &[&str] = &[
     // Read by `tether ssh` (the other front-ends decide these themselves).
     "permitlocalcommand",
     "localcommand",
+    // Refused by exec, cp and shell (`exec::resolve`).
+    "remotecommand",
     "loglevel",
     "requesttty",
     "stdinnull",
@@ -368,10 +369,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
             "tether does not canonicalize host names and would reach another name",
         ),
         "refuseconnection" => unless(&["no", "false"], "it forbids this connection"),
-        "remotecommand" => unless(
-            &["none"],
-            "tether runs the command it is given, not ssh_config's RemoteCommand",
-        ),
         // What it trusts.
         "revokedhostkeys" => unless(
             &["none"],

@@ -2,8 +2,8 @@
 //! `KnownHostsCommand`'s lines, looked up under the `HostKeyAlias` or
 //! `[HostName]:port`, and the verdict under the `StrictHostKeyChecking`
 //! policy (a revoked key refused under any; an unknown one learned under
-//! `accept-new`, hashed under `HashKnownHosts`; a changed one accepted under
-//! `no` with the warning `handshake` prints).
+//! `accept-new` and `no`, hashed under `HashKnownHosts`; a changed one
+//! accepted under `no` with the warning `handshake` prints, not learned).
 
 use std::path::PathBuf;
 
@@ -26,7 +26,18 @@ pub(crate) fn lookup_name(target: &Target, opts: &ConnectOptions) -> String {
     }
 }
 
+/// `UserKnownHostsFile none` / `GlobalKnownHostsFile none`: no file.
+fn is_none(file: &std::path::Path) -> bool {
+    file.as_os_str() == "none"
+}
+
 impl Checker {
+    /// Where a learned key goes: the first user file, unless it is `none`
+    /// (then nowhere, as in OpenSSH).
+    fn learn_file(&self) -> Option<&PathBuf> {
+        self.known_hosts.first().filter(|f| !is_none(f))
+    }
+
     /// The known_hosts lines: the files, then the command's output for
     /// `why` (`HOSTNAME`, `ORDER`).
     pub(crate) async fn sources(
@@ -34,7 +45,13 @@ impl Checker {
         why: &str,
         key: Option<&PublicKey>,
     ) -> Result<Vec<(PathBuf, String)>, SshError> {
-        let mut sources = known_hosts::read_files(&self.known_hosts);
+        let files: Vec<PathBuf> = self
+            .known_hosts
+            .iter()
+            .filter(|f| !is_none(f))
+            .cloned()
+            .collect();
+        let mut sources = known_hosts::read_files(&files);
         if let Some(command) = &self.command {
             let t = &self.target;
             let invocation = crate::known_hosts_command::Invocation {
@@ -85,8 +102,22 @@ impl Checker {
                 }
                 Ok(())
             }
-            _ if self.policy == HostKeyPolicy::No => {
-                tell("is not known; accepted (StrictHostKeyChecking=no)".into());
+            Verdict::Unknown if self.policy == HostKeyPolicy::No => {
+                // Accepted and learned, as OpenSSH does; a file that cannot
+                // be written does not stop the connection (OpenSSH warns).
+                match self.learn_file() {
+                    Some(file) => match known_hosts::learn(file, &self.lookup, key, self.hash) {
+                        Ok(()) => tell(format!(
+                            "was not known; accepted and learned as {} into {} (StrictHostKeyChecking=no)",
+                            self.lookup,
+                            file.display()
+                        )),
+                        Err(e) => tell(format!(
+                            "is not known; accepted (StrictHostKeyChecking=no) but not learned: {e}"
+                        )),
+                    },
+                    None => tell("is not known; accepted (StrictHostKeyChecking=no)".into()),
+                }
                 Ok(())
             }
             Verdict::Changed(place) => Err(SshError::ChangedHostKey {
@@ -95,7 +126,7 @@ impl Checker {
                 place,
             }),
             Verdict::Unknown if self.policy == HostKeyPolicy::AcceptNew => {
-                match self.known_hosts.first() {
+                match self.learn_file() {
                     Some(file) => {
                         known_hosts::learn(file, &self.lookup, key, self.hash)?;
                         tell(format!(

@@ -71,12 +71,37 @@ fn split(command: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-fn home() -> String {
-    std::env::var("HOME").unwrap_or_default()
-}
-
-/// One argument with `%x` tokens and `${VAR}` expanded.
+/// One argument with `%x` tokens and `${VAR}` expanded in one pass, as
+/// OpenSSH's `percent_dollar_expand`: the tokens every client command takes
+/// (`%C %L %i %k %l %n %p %d %h %r %u`, from [`crate::percent`]) and this
+/// directive's own (`%H %I %t %f %K`).
 fn expand(arg: &str, t: &Invocation<'_>) -> Result<String, String> {
+    let tokens = crate::percent::Tokens {
+        host: t.hostname.to_owned(),
+        original: t.original.to_owned(),
+        port: t.port,
+        user: t.user.to_owned(),
+        alias: Some(t.alias.to_owned()),
+        jump: String::new(),
+    };
+    let none = || "NONE".to_owned();
+    let fingerprint = t
+        .key
+        .map_or_else(none, |k| k.fingerprint(HashAlg::Sha256).to_string());
+    let kind = t.key.map_or_else(none, |k| k.algorithm().to_string());
+    let base64 = t.key.map_or_else(none, |k| {
+        k.to_openssh()
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1).map(str::to_owned))
+            .unwrap_or_else(none)
+    });
+    let own = [
+        ('H', t.lookup),
+        ('I', t.why),
+        ('t', kind.as_str()),
+        ('f', fingerprint.as_str()),
+        ('K', base64.as_str()),
+    ];
     let mut out = String::new();
     let mut chars = arg.chars().peekable();
     while let Some(c) = chars.next() {
@@ -92,39 +117,9 @@ fn expand(arg: &str, t: &Invocation<'_>) -> Result<String, String> {
             out.push(c);
             continue;
         }
-        let none = || "NONE".to_owned();
         match chars.next() {
-            Some('%') => out.push('%'),
-            Some('h') => out.push_str(t.hostname),
-            Some('p') => out.push_str(&t.port.to_string()),
-            Some('r') => out.push_str(t.user),
-            Some('n') => out.push_str(t.original),
-            Some('k') => out.push_str(t.alias),
-            Some('H') => out.push_str(t.lookup),
-            Some('I') => out.push_str(t.why),
-            Some('u') => out.push_str(&std::env::var("USER").unwrap_or_default()),
-            Some('d') => out.push_str(&home()),
-            Some('i') => out.push_str(
-                &std::fs::metadata("/proc/self")
-                    .map(|m| std::os::unix::fs::MetadataExt::uid(&m).to_string())
-                    .unwrap_or_default(),
-            ),
-            Some('t') => out.push_str(&t.key.map_or_else(none, |k| k.algorithm().to_string())),
-            Some('f') => out.push_str(
-                &t.key
-                    .map_or_else(none, |k| k.fingerprint(HashAlg::Sha256).to_string()),
-            ),
-            Some('K') => out.push_str(&t.key.map_or_else(none, |k| {
-                k.to_openssh()
-                    .ok()
-                    .and_then(|s| s.split_whitespace().nth(1).map(str::to_owned))
-                    .unwrap_or_else(none)
-            })),
-            Some(other) => {
-                return Err(format!(
-                    "%{other} is not a token tether expands here (it expands %h %p %r %n %k %H %I %u %d %i %t %f %K %% and ${{VAR}})"
-                ));
-            }
+            Some('j') => return Err("%j is not a token KnownHostsCommand takes".into()),
+            Some(token) => out.push_str(&tokens.expand(&format!("%{token}"), &own)?),
             None => return Err("ends in a lone %".into()),
         }
     }

@@ -26,6 +26,7 @@ mod ssh_cmd;
 mod ssh_forward;
 mod ssh_front;
 mod ssh_opts;
+mod ssh_remote_command;
 mod ssh_show;
 mod term_cmd;
 mod tty_prompt;

@@ -52,6 +52,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
             Arc::new(crate::tty_prompt::TtyPrompter),
             false,
         )),
+        runs_remote_command: true,
         ..Overrides::default()
     };
     let mut ov = ssh_opts::overrides(&args.ssh, base, &config.defaults)?;
@@ -76,7 +77,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         );
         return Ok(0);
     }
-    let command = (!args.command.is_empty()).then(|| args.command.join(" "));
+    let command = crate::ssh_remote_command::command(&args.command, &cfg)?;
     if plan.no_command && command.is_some() {
         bail!("-N (SessionType none) runs no command: leave out the command, or -N");
     }

@@ -65,6 +65,9 @@ pub struct Overrides {
     pub steps: Option<tether_ssh::Steps>,
     /// `-o` options, as typed: read as ssh_config lines before `config`.
     pub options: Vec<String>,
+    /// The front-end runs ssh_config's `RemoteCommand` (`tether ssh`);
+    /// the others refuse a host that sets one.
+    pub runs_remote_command: bool,
 }
 
 /// How to reach a host: jump hosts, or a `ProxyCommand` (never both), as
@@ -181,6 +184,16 @@ pub fn resolve(
         spec.port.or(ov.port),
     )
     .map_err(|e| e.to_string())?;
+    if let Some(command) = cfg
+        .remote_command
+        .as_ref()
+        .filter(|_| !hop && !ov.runs_remote_command)
+    {
+        return Err(format!(
+            "{}: ssh_config sets RemoteCommand {command:?}; tether exec, cp and shell run the command they are given, not RemoteCommand: use tether ssh, or -o RemoteCommand=none",
+            spec.host
+        ));
+    }
     let defaults = ConnectOptions::default();
     let target = Target {
         host: spec.host.clone(),
@@ -288,6 +301,10 @@ pub fn resolve(
             .hash_known_hosts
             .or(cfg.hash_known_hosts)
             .unwrap_or(false),
+        // A whole HostKeyAlgorithms list is used as is (OpenSSH).
+        known_host_key_types_first: cfg
+            .value("hostkeyalgorithms")
+            .is_none_or(|v| v.trim().starts_with(['+', '-'])),
         certificates: ov
             .certificates
             .iter()

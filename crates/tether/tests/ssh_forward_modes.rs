@@ -216,7 +216,9 @@ fn background_after_forwarding_then_ended_by_its_pid() {
     };
     let http = http_server();
     let p = port();
-    let spec = format!("{p}:127.0.0.1:{http}");
+    // An address of this test's own: once the forward is gone, no other
+    // test's listener can have taken the port there.
+    let spec = format!("127.0.0.213:{p}:127.0.0.1:{http}");
     let status = r
         .daemon
         .cmd(&[
@@ -237,7 +239,7 @@ fn background_after_forwarding_then_ended_by_its_pid() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
     // Returned once forwarding: the port answers now, without waiting.
-    assert_eq!(get(p), BODY);
+    assert_eq!(get_at("127.0.0.213", p), BODY);
     let pids = pids_with(&["ssh", "ForkAfterAuthentication=yes", &spec]);
     assert_eq!(pids.len(), 1, "{pids:?}");
     nix::sys::signal::kill(
@@ -248,7 +250,7 @@ fn background_after_forwarding_then_ended_by_its_pid() {
     wait_for(30, "the background tether to end", || {
         (!common::alive(pids[0])).then_some(())
     });
-    assert!(TcpStream::connect(("127.0.0.1", p)).is_err());
+    assert!(TcpStream::connect(("127.0.0.213", p)).is_err());
 
     // A background copy that fails (ExitOnForwardFailure, a taken port):
     // the foreground one exits with its 255, and its line is on stderr.

@@ -130,7 +130,12 @@ pub fn listening(port: u16) {
 
 /// GET / on 127.0.0.1:`port`: the body.
 pub fn get(port: u16) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    get_at("127.0.0.1", port)
+}
+
+/// GET / on `ip`:`port`: the body.
+pub fn get_at(ip: &str, port: u16) -> String {
+    let mut s = TcpStream::connect((ip, port)).unwrap();
     s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
         .unwrap();
     s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();

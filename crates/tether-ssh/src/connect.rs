@@ -14,6 +14,10 @@ use russh::keys::{PublicKey, PublicKeyOrCertificate};
 use tokio::net::TcpStream;
 
 use crate::error::SshError;
+
+/// Bytes read from the host's stream per system call at most (several
+/// 32 KiB packets).
+const READ_BUFFER: usize = 256 * 1024;
 use crate::known_hosts;
 
 /// `StrictHostKeyChecking`.
@@ -602,6 +606,10 @@ where
         keys.extend(rest);
         config.preferred.key = keys.into();
     }
+    // russh reads each packet with two exact reads (its length, then the
+    // rest), one system call each on a bare socket; a buffer in between
+    // takes several packets per call, as OpenSSH's own read buffer does.
+    let stream = tokio::io::BufReader::with_capacity(READ_BUFFER, stream);
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
         Err(e) => {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
+mod allocator;
 mod attach_cmd;
 mod cli;
 mod cp_cmd;
@@ -32,6 +33,7 @@ mod term_cmd;
 mod tty_prompt;
 
 fn main() -> ExitCode {
+    allocator::keep_freed_memory();
     let cli = cli::Cli::parse();
     match dispatch(cli.command) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),

@@ -11,23 +11,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Semaphore;
 
+use super::pipe::pipe;
 use super::registry::Registry;
 use super::{ForwardKind, ForwardProblem, ForwardSpec, Listening, MAX_CONNECTIONS, Place, problem};
 use crate::connect::Connection;
 use crate::error::SshError;
-
-/// Bytes moved per read each way (the SSH channel splits them into
-/// packets).
-const BUFFER: usize = 64 * 1024;
-
-/// Copies both ways until both sides have ended.
-pub(super) async fn pipe<A, B>(mut a: A, mut b: B)
-where
-    A: AsyncRead + AsyncWrite + Unpin,
-    B: AsyncRead + AsyncWrite + Unpin,
-{
-    let _ = tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, BUFFER, BUFFER).await;
-}
 
 /// The addresses a TCP listener of `spec` binds.
 async fn addresses(

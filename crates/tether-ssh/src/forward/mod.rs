@@ -17,6 +17,7 @@
 mod escape;
 mod local;
 mod permit;
+mod pipe;
 mod registry;
 mod remote;
 mod socks;

@@ -14,7 +14,7 @@ use russh::client::{ChannelOpenHandle, Msg};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::Semaphore;
 
-use super::local::pipe;
+use super::pipe::pipe;
 use super::registry::{Registry, RemoteEntry};
 use super::{ForwardProblem, ForwardSpec, MAX_CONNECTIONS, Place, problem};
 use crate::connect::Connection;

@@ -112,7 +112,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
             .unwrap(),
         "Canceled forwarding.\n"
     );
-    assert!(TcpStream::connect(("127.0.0.1", p)).is_err());
+    assert!(!tether_testkit::accepts("127.0.0.1", p));
     assert!(
         forward::command_line(&f, &format!("-KL {p}"))
             .await
@@ -148,7 +148,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
     let gone = tokio::task::spawn_blocking(move || {
         // The server stops listening once it has read the cancel.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", allocated)).is_ok() {
+        while tether_testkit::accepts("127.0.0.1", allocated) {
             assert!(std::time::Instant::now() < deadline);
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
@@ -164,7 +164,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
         .await
         .unwrap();
     f.stop_listening().await;
-    assert!(TcpStream::connect(("127.0.0.1", q)).is_err());
+    assert!(!tether_testkit::accepts("127.0.0.1", q));
     let held = tokio::task::spawn_blocking(move || {
         let mut s = held;
         s.write_all(b"hi\n").unwrap();

@@ -165,11 +165,22 @@ pub fn free_port(ip: &str) -> Result<u16> {
     Ok(TcpListener::bind((ip, 0))?.local_addr()?.port())
 }
 
+/// Whether something accepts TCP connections at `ip:port` now. A connection
+/// to a port nothing listens on can still succeed when the kernel picks
+/// that same port as the connection's own source port (a TCP self-connect,
+/// local address = peer address); that one is not a listener.
+pub fn accepts(ip: &str, port: u16) -> bool {
+    match std::net::TcpStream::connect((ip, port)) {
+        Ok(s) => s.local_addr().ok() != s.peer_addr().ok(),
+        Err(_) => false,
+    }
+}
+
 /// Waits until something accepts TCP connections at `ip:port`.
 fn wait_listening(ip: &str, port: u16, child: &mut Child, log: &Path) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if std::net::TcpStream::connect((ip, port)).is_ok() {
+        if accepts(ip, port) {
             return Ok(());
         }
         if let Some(status) = child.try_wait()? {

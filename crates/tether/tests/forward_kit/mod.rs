@@ -124,7 +124,7 @@ pub fn run(r: &Remote, args: &[&str], stdin: &[u8]) -> std::process::Output {
 /// Waits until something accepts at 127.0.0.1:`port`.
 pub fn listening(port: u16) {
     wait_for(30, &format!("a listener on port {port}"), || {
-        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+        tether_testkit::accepts("127.0.0.1", port).then_some(())
     });
 }
 

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Semaphore;
 
-use super::pipe::pipe;
+use super::pipe::pipe_channel;
 use super::registry::Registry;
 use super::{ForwardKind, ForwardProblem, ForwardSpec, Listening, MAX_CONNECTIONS, Place, problem};
 use crate::connect::Connection;
@@ -219,7 +219,7 @@ impl Serve {
                         return;
                     };
                     if let Some(channel) = this.open(&target, &origin).await {
-                        pipe(sock, channel).await;
+                        pipe_channel(sock, channel).await;
                     }
                 }
             }
@@ -232,7 +232,7 @@ impl Serve {
         &self,
         target: &Place,
         origin: &(String, u16),
-    ) -> Option<russh::ChannelStream<russh::client::Msg>> {
+    ) -> Option<russh::Channel<russh::client::Msg>> {
         let h = &self.conn.handle;
         let r = match target {
             Place::Tcp { host, port } => {
@@ -247,7 +247,7 @@ impl Serve {
             Place::Unix(path) => h.channel_open_direct_streamlocal(path.clone()).await,
         };
         match r {
-            Ok(c) => Some(c.into_stream()),
+            Ok(c) => Some(c),
             Err(e) => {
                 self.reg.say(&format!(
                     "{}: the server could not connect to {target}: {e}",
@@ -275,7 +275,7 @@ impl Serve {
                     .await
                     .is_ok()
                 {
-                    pipe(sock, channel).await;
+                    pipe_channel(sock, channel).await;
                 }
             }
             None => {

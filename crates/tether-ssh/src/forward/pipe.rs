@@ -5,13 +5,143 @@
 //! socket takes it). OpenSSH writes its whole channel buffer at once; so do
 //! we, up to [`BUFFER`].
 
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io::IoSlice;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use bytes::{Buf, Bytes, BytesMut};
+use russh::client::Msg;
+use russh::{Channel, ChannelMsg, ChannelReadHalf, ChannelWriteHalf};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 /// Bytes gathered per write at most, each way.
 const BUFFER: usize = 256 * 1024;
+
+/// Bytes read from a socket at first (see `near_to_far`).
+const FIRST_READ: usize = 16 * 1024;
+
+/// Slices written per vectored write at most.
+const SLICES: usize = 64;
+
+/// [`pipe`] between a socket and an SSH channel, without a copy of our own
+/// either way: the channel's packets are written to the socket as they
+/// came, several per (vectored) write; what the socket gives is sent as
+/// packets that share its buffer. The channel is closed at the end.
+pub(super) async fn pipe_channel<S>(sock: S, channel: Channel<Msg>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (mut far_read, far_write) = channel.split();
+    let (mut near_read, mut near_write) = tokio::io::split(sock);
+    let _ = tokio::try_join!(
+        near_to_far(&mut near_read, &far_write),
+        far_to_near(&mut far_read, &mut near_write)
+    );
+    let _ = far_write.close().await;
+}
+
+/// The socket's bytes to the channel until the socket ends (then EOF).
+async fn near_to_far<R>(from: &mut R, to: &ChannelWriteHalf<Msg>) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+{
+    let mut buf = BytesMut::new();
+    // A short exchange (a request, an answer) needs no large buffer: the
+    // room read into doubles each time a read fills it, up to BUFFER.
+    let mut room = FIRST_READ;
+    loop {
+        buf.reserve(room);
+        let n = from.read_buf(&mut buf).await?;
+        if n == 0 {
+            return to.eof().await.map_err(closed);
+        }
+        if n >= room {
+            room = (room * 2).min(BUFFER);
+        }
+        to.data_bytes(buf.split().freeze()).await.map_err(closed)?;
+    }
+}
+
+/// The channel's data to the socket until the channel ends (then the
+/// socket's writing side is shut).
+async fn far_to_near<W>(from: &mut ChannelReadHalf, to: &mut W) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut batch = VecDeque::new();
+    loop {
+        let ended = take(from.wait().await, &mut batch) || gather_messages(from, &mut batch);
+        write_batch(to, &mut batch).await?;
+        if ended {
+            return to.shutdown().await;
+        }
+    }
+}
+
+/// Adds to `batch` the data that has come already, without waiting, up to
+/// [`BUFFER`] held: whether the channel has ended.
+fn gather_messages(from: &mut ChannelReadHalf, batch: &mut VecDeque<Bytes>) -> bool {
+    // As in `gather`: a no-op waker left behind is replaced at the next
+    // awaited read.
+    let mut cx = Context::from_waker(Waker::noop());
+    while batch.iter().map(Bytes::len).sum::<usize>() < BUFFER {
+        match std::pin::pin!(from.wait()).poll(&mut cx) {
+            Poll::Ready(msg) => {
+                if take(msg, batch) {
+                    return true;
+                }
+            }
+            Poll::Pending => break,
+        }
+    }
+    false
+}
+
+/// Keeps a message's data; whether the channel has ended with it.
+fn take(msg: Option<ChannelMsg>, batch: &mut VecDeque<Bytes>) -> bool {
+    match msg {
+        Some(ChannelMsg::Data { data }) => {
+            if !data.is_empty() {
+                batch.push_back(data);
+            }
+            false
+        }
+        Some(ChannelMsg::Eof | ChannelMsg::Close) | None => true,
+        Some(_) => false,
+    }
+}
+
+/// Writes every byte of `batch`, several pieces per system call.
+async fn write_batch<W>(to: &mut W, batch: &mut VecDeque<Bytes>) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    while !batch.is_empty() {
+        let slices: Vec<IoSlice<'_>> = batch.iter().take(SLICES).map(|b| IoSlice::new(b)).collect();
+        let mut n = to.write_vectored(&slices).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        while n > 0 {
+            let Some(front) = batch.front_mut() else {
+                break;
+            };
+            let step = n.min(front.len());
+            front.advance(step);
+            n -= step;
+            if front.is_empty() {
+                batch.pop_front();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn closed(e: russh::Error) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, e)
+}
 
 /// Copies both ways until both sides have ended (each end's EOF passed on
 /// as a shutdown of the other's writing side), or until either fails.
@@ -97,6 +227,25 @@ mod tests {
         far_peer.shutdown().await.unwrap();
         assert_eq!(writer.await.unwrap(), b"reply after the near side's EOF");
         task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_written_whole_through_short_writes() {
+        let (mut near, mut peer) = tokio::io::duplex(7);
+        let pieces: Vec<Bytes> = (0..100u32)
+            .map(|i| Bytes::from(vec![(i % 256) as u8; (i as usize * 37) % 500]))
+            .collect();
+        let want: Vec<u8> = pieces.iter().flat_map(|b| b.to_vec()).collect();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        let mut batch: VecDeque<Bytes> = pieces.into_iter().collect();
+        write_batch(&mut near, &mut batch).await.unwrap();
+        assert!(batch.is_empty());
+        drop(near);
+        assert_eq!(reader.await.unwrap(), want);
     }
 
     #[tokio::test]

@@ -14,7 +14,7 @@ use russh::client::{ChannelOpenHandle, Msg};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::Semaphore;
 
-use super::pipe::pipe;
+use super::pipe::{pipe, pipe_channel};
 use super::registry::{Registry, RemoteEntry};
 use super::{ForwardProblem, ForwardSpec, MAX_CONNECTIONS, Place, problem};
 use crate::connect::Connection;
@@ -194,8 +194,8 @@ impl Registry {
                         Ok(sock) => {
                             reply.accept().await;
                             match sock {
-                                Local::Tcp(s) => pipe(s, channel.into_stream()).await,
-                                Local::Unix(s) => pipe(s, channel.into_stream()).await,
+                                Local::Tcp(s) => pipe_channel(s, channel).await,
+                                Local::Unix(s) => pipe_channel(s, channel).await,
                             }
                         }
                         Err(e) => {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tether_ssh::{Connection, Event, PtyRequest};
 use tether_transport::{
-    BoxFuture, HostOutput, RemoteHost, Terminal, TerminalRequest, TransportError,
+    BoxFuture, HostFailure, HostOutput, RemoteHost, Terminal, TerminalRequest, TransportError,
 };
 
 use crate::exec::{HostSpec, Resolver};
@@ -90,7 +90,7 @@ impl std::fmt::Debug for PooledHost {
 }
 
 impl PooledHost {
-    fn error(&self, message: String) -> TransportError {
+    fn error(&self, kind: HostFailure, message: String) -> TransportError {
         // The SSH layer's messages start with the host; say it once.
         let prefix = format!("{}: ", self.slot.spec.host);
         let message = message
@@ -99,6 +99,7 @@ impl PooledHost {
             .unwrap_or(message);
         TransportError::Host {
             host: self.slot.spec.name.clone(),
+            kind,
             message,
         }
     }
@@ -113,13 +114,13 @@ impl PooledHost {
         let conn = match shared.upgrade().filter(|c| !c.is_closed()) {
             Some(c) => c,
             None => {
-                let (target, mut opts) =
-                    (self.resolve)(&self.slot.spec).map_err(|e| self.error(e))?;
+                let (target, mut opts) = (self.resolve)(&self.slot.spec)
+                    .map_err(|e| self.error(HostFailure::Config, e))?;
                 opts.keepalive.get_or_insert(DEFAULT_KEEPALIVE);
                 let c = Arc::new(
                     tether_ssh::connect(&target, &opts)
                         .await
-                        .map_err(|e| self.error(e.to_string()))?,
+                        .map_err(|e| self.error(e.kind(), e.to_string()))?,
                 );
                 *shared = Arc::downgrade(&c);
                 c
@@ -179,12 +180,17 @@ impl RemoteHost for PooledHost {
             )
             .await;
             let Ok(ended) = ran else {
-                return Err(self.error(format!(
-                    "a session file command did not finish within {} s; is the host up?",
-                    COMMAND_TIMEOUT.as_secs()
-                )));
+                return Err(self.error(
+                    HostFailure::TimedOut,
+                    format!(
+                        "a session file command did not finish within {} s; is the host up?",
+                        COMMAND_TIMEOUT.as_secs()
+                    ),
+                ));
             };
-            out.status = ended.map_err(|e| self.error(e.to_string()))?.exit_code;
+            out.status = ended
+                .map_err(|e| self.error(e.kind(), e.to_string()))?
+                .exit_code;
             Ok(out)
         })
     }
@@ -207,12 +213,15 @@ impl RemoteHost for PooledHost {
             let pty = tokio::time::timeout(TERMINAL_TIMEOUT, conn.open_pty(&req))
                 .await
                 .map_err(|_| {
-                    self.error(format!(
-                        "no terminal within {} s; is the host up?",
-                        TERMINAL_TIMEOUT.as_secs()
-                    ))
+                    self.error(
+                        HostFailure::TimedOut,
+                        format!(
+                            "no terminal within {} s; is the host up?",
+                            TERMINAL_TIMEOUT.as_secs()
+                        ),
+                    )
                 })?
-                .map_err(|e| self.error(e.to_string()))?;
+                .map_err(|e| self.error(e.kind(), e.to_string()))?;
             let terminal: Arc<dyn Terminal> = Arc::new(pty);
             Ok(terminal)
         })

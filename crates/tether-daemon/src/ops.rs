@@ -48,6 +48,7 @@ pub(crate) fn failure(kind: FailureKind, message: impl Into<String>) -> Failure 
     Failure {
         kind,
         message: message.into(),
+        host: None,
     }
 }
 
@@ -63,7 +64,14 @@ fn engine(e: ShellError) -> Failure {
         ShellError::NotWaiting(_) => FailureKind::NotWaiting,
         _ => FailureKind::Engine,
     };
-    failure(kind, e.to_string())
+    let host = match &e {
+        ShellError::Transport(tether_transport::TransportError::Host { kind, .. }) => Some(*kind),
+        _ => None,
+    };
+    Failure {
+        host,
+        ..failure(kind, e.to_string())
+    }
 }
 
 /// Resolves `session` as written by a client of namespace `ns`. The shared

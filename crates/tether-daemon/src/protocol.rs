@@ -234,6 +234,10 @@ pub struct Failure {
     pub kind: FailureKind,
     /// What happened and what to do.
     pub message: String,
+    /// With [`FailureKind::Engine`], when a remote host failed: how. Absent
+    /// otherwise (and from daemons before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<tether_transport::HostFailure>,
 }
 
 /// One reply line.

@@ -70,3 +70,28 @@ fn responses_are_untagged_objects() {
         json!({"session": "a", "screen": "$ "})
     );
 }
+
+/// A failure carries how a remote host failed, typed; a failure that is
+/// not a host's reads as it always did (no `host` key), and a reply from a
+/// daemon without the key still reads.
+#[test]
+fn a_host_failure_is_typed_on_the_wire_and_optional() {
+    use tether_daemon::protocol::Failure;
+    use tether_transport::HostFailure;
+    let host = Failure {
+        kind: FailureKind::Engine,
+        message: "n1: cannot connect".into(),
+        host: Some(HostFailure::Refused),
+    };
+    let v = serde_json::to_value(&host).unwrap();
+    assert_eq!(v["host"], json!("refused"));
+    assert_eq!(serde_json::from_value::<Failure>(v).unwrap(), host);
+    let plain = Failure {
+        host: None,
+        ..host.clone()
+    };
+    let v = serde_json::to_value(&plain).unwrap();
+    assert!(v.get("host").is_none(), "{v}");
+    let old = json!({"kind": "engine", "message": "m"});
+    assert_eq!(serde_json::from_value::<Failure>(old).unwrap().host, None);
+}

@@ -272,6 +272,7 @@ fn failed(host: &dyn RemoteHost, what: &'static str, out: &HostOutput) -> ShellE
         .map_or("no exit status".to_owned(), |s| format!("exit status {s}"));
     ShellError::Transport(TransportError::Host {
         host: host.name().to_owned(),
+        kind: tether_transport::HostFailure::Setup,
         message: format!(
             "could not {what} ({status}{}{said})",
             if said.is_empty() { "" } else { ": " }

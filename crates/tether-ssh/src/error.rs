@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use tether_transport::HostFailure;
+
 /// Errors of SSH connections.
 #[derive(Debug, thiserror::Error)]
 pub enum SshError {
@@ -211,83 +213,33 @@ fn without_host(e: &SshError, host: &str) -> String {
     }
 }
 
-/// What kind of failure an [`SshError`] is, for callers that decide by it
-/// (policies, structured output, retries) instead of matching its words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SshErrorKind {
-    /// The host name did not resolve.
-    Unresolvable,
-    /// Nothing listens there (connection refused).
-    Refused,
-    /// The host or network could not be reached otherwise (unreachable,
-    /// reset during connect).
-    Unreachable,
-    /// No answer within the connect timeout.
-    TimedOut,
-    /// The host key is unknown, changed or revoked.
-    HostKey,
-    /// Every authentication method failed.
-    Auth,
-    /// ssh_config (or a known_hosts file) is wrong or unreadable.
-    Config,
-    /// The session or the connection ended, or an answer never came.
-    Lost,
-    /// The SSH protocol failed after connecting (a channel refused, a
-    /// handshake that failed).
-    Protocol,
-    /// A file operation failed on the host (SFTP: not found, permission
-    /// denied, a full disk …).
-    File,
-    /// The `ProxyCommand` failed before the handshake finished.
-    ProxyCommand,
-}
-
-impl SshErrorKind {
-    /// The kind's name in structured output (`snake_case`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unresolvable => "unresolvable",
-            Self::Refused => "refused",
-            Self::Unreachable => "unreachable",
-            Self::TimedOut => "timed_out",
-            Self::HostKey => "host_key",
-            Self::Auth => "auth",
-            Self::Config => "config",
-            Self::Lost => "lost",
-            Self::Protocol => "protocol",
-            Self::File => "file",
-            Self::ProxyCommand => "proxy_command",
-        }
-    }
-}
-
 impl SshError {
     /// Its kind; a jump host's failure is the kind of what failed there
     /// (the `Jump` variant says it was the jump host).
-    pub fn kind(&self) -> SshErrorKind {
+    pub fn kind(&self) -> HostFailure {
         match self {
-            Self::Resolve { .. } => SshErrorKind::Unresolvable,
+            Self::Resolve { .. } => HostFailure::Unresolvable,
             Self::Connect { source, .. }
                 if source.kind() == std::io::ErrorKind::ConnectionRefused =>
             {
-                SshErrorKind::Refused
+                HostFailure::Refused
             }
-            Self::Connect { .. } => SshErrorKind::Unreachable,
-            Self::Timeout { .. } => SshErrorKind::TimedOut,
+            Self::Connect { .. } => HostFailure::Unreachable,
+            Self::Timeout { .. } => HostFailure::TimedOut,
             Self::UnknownHostKey { .. }
             | Self::ChangedHostKey { .. }
-            | Self::RevokedHostKey { .. } => SshErrorKind::HostKey,
-            Self::Auth { .. } => SshErrorKind::Auth,
-            Self::KnownHosts { .. } | Self::Config { .. } => SshErrorKind::Config,
+            | Self::RevokedHostKey { .. } => HostFailure::HostKey,
+            Self::Auth { .. } => HostFailure::Auth,
+            Self::KnownHosts { .. } | Self::Config { .. } => HostFailure::Config,
             Self::Jump { source, .. } => source.kind(),
-            Self::Protocol { .. } => SshErrorKind::Protocol,
-            Self::ProxyCommand { .. } => SshErrorKind::ProxyCommand,
-            Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => SshErrorKind::Lost,
-            Self::Sftp { .. } => SshErrorKind::File,
+            Self::Protocol { .. } => HostFailure::Protocol,
+            Self::ProxyCommand { .. } => HostFailure::ProxyCommand,
+            Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => HostFailure::Lost,
+            Self::Sftp { .. } => HostFailure::File,
             Self::Forward { problem, .. } if *problem == crate::forward::ForwardProblem::Spec => {
-                SshErrorKind::Config
+                HostFailure::Config
             }
-            Self::Forward { .. } => SshErrorKind::Protocol,
+            Self::Forward { .. } => HostFailure::Protocol,
         }
     }
 }
@@ -303,7 +255,7 @@ mod tests {
             addr: "h:22".into(),
             source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
         };
-        assert_eq!(refused.kind(), SshErrorKind::Refused);
+        assert_eq!(refused.kind(), HostFailure::Refused);
         let jump = SshError::Jump {
             host: "t".into(),
             jump: "j".into(),
@@ -312,7 +264,7 @@ mod tests {
                 seconds: 1.0,
             }),
         };
-        assert_eq!(jump.kind(), SshErrorKind::TimedOut);
+        assert_eq!(jump.kind(), HostFailure::TimedOut);
         assert_eq!(jump.kind().as_str(), "timed_out");
         assert_eq!(
             jump.to_string(),

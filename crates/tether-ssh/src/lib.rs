@@ -32,9 +32,10 @@ mod steps;
 
 pub use agent_forward::agent_socket;
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::{ProxyFailure, SftpProblem, SshError, SshErrorKind};
+pub use error::{ProxyFailure, SftpProblem, SshError};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use secrets::{Prompter, Secrets};
 pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};
 pub use steps::Steps;
+pub use tether_transport::HostFailure;

@@ -9,8 +9,10 @@
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
 
+mod host_failure;
 mod modes;
 
+pub use host_failure::HostFailure;
 pub use modes::{CONTROL_CHARS, FLAGS, LineModes, ModesRestored};
 
 use std::time::Duration;
@@ -71,6 +73,8 @@ pub enum TransportError {
     Host {
         /// The host, as the caller named it.
         host: String,
+        /// What kind of failure.
+        kind: HostFailure,
         /// What went wrong, and what to do.
         message: String,
     },

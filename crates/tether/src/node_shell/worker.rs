@@ -58,11 +58,12 @@ fn keep(
     r
 }
 
-/// How a failed call ended: the engine could not start the shell there
-/// (the node is down), the daemon refused it, or the daemon went away.
+/// How a failed call ended: the node failed (could not be reached, or
+/// failed what tether asked of it there: the reply says how), the daemon
+/// refused the call or failed it otherwise, or the daemon went away.
 fn failed(e: DaemonError) -> Ended {
     match e {
-        DaemonError::Refused(f) if f.kind == FailureKind::Engine => Ended::Unreachable(f.message),
+        DaemonError::Refused(f) if f.host.is_some() => Ended::Unreachable(f.message),
         DaemonError::Refused(f) if f.kind == FailureKind::Busy => Ended::Busy,
         DaemonError::Refused(f) => Ended::Refused(f.message),
         other => Ended::Lost(other.to_string()),
@@ -234,4 +235,33 @@ pub fn interrupt(namespace: String, name: String) {
             })
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_daemon::protocol::Failure;
+    use tether_transport::HostFailure;
+
+    fn engine(host: Option<HostFailure>) -> DaemonError {
+        DaemonError::Refused(Failure {
+            kind: FailureKind::Engine,
+            message: "said".into(),
+            host,
+        })
+    }
+
+    #[test]
+    fn only_a_hosts_failure_makes_a_node_unreachable() {
+        assert!(matches!(
+            failed(engine(Some(HostFailure::Refused))),
+            Ended::Unreachable(m) if m == "said"
+        ));
+        assert!(matches!(
+            failed(engine(Some(HostFailure::Setup))),
+            Ended::Unreachable(_)
+        ));
+        // The engine failed otherwise: the node is not called down.
+        assert!(matches!(failed(engine(None)), Ended::Refused(m) if m == "said"));
+    }
 }

@@ -11,6 +11,38 @@
 //! the multi-node prompt ([`multi`]: its `!` commands, the prompt, the
 //! outcome summary). It knows nothing of
 //! shells or output formats beyond gathering identical results.
+//!
+//! In more detail:
+//! - [`nodeset`]: the grammar (`parse.rs`), ClusterShell's index order and
+//!   range folding (`index.rs`) and its multi-dimensional fold (`fold.rs`,
+//!   the same greedy merge as `RangeSetND`, so `-f` prints what
+//!   `nodeset -f` prints).
+//! - [`config`]: defaults, groups, clusters, and the `[shell]` settings
+//!   (`ShellSettings`, per cluster over the top ones).
+//! - `window.rs`: the sliding window `exec` and `copy` both run in:
+//!   `fanout` permits taken in the hosts' order by one feeder, the cancel
+//!   (a stop, or fail-fast set by the failed host before its permit goes),
+//!   events to the caller, results in the hosts' order.
+//! - [`exec`]: `run` with progress events; `resolve` (where and how to
+//!   reach a host: the host spec, the front-end's `Overrides`, ssh_config,
+//!   defaults; `RemoteCommand` is refused unless
+//!   `Overrides::runs_remote_command`); `connect` (given up on a cancel
+//!   before anything is sent); `gather` for identical results; kept
+//!   outputs (`kept.rs`) and one shared `--stdin` (`input.rs`); a host's
+//!   failure is a typed `HostError`.
+//! - [`pool`]: `HostPool`, one shared SSH connection per host, a
+//!   `RemoteHost` per user of it.
+//! - [`copy`]: `tether cp` on the executor's resolution and window:
+//!   `plan.rs` walks a push's local sources once; `push.rs`/`pull.rs` copy
+//!   with one host, every file under a temporary name renamed into place,
+//!   a pull's listings checked name by name (`glob.rs` for patterns);
+//!   `tasks.rs` runs a few files at once per host; `names.rs` holds remote
+//!   paths, temporary names, and what to do with a name that is not UTF-8
+//!   (a push refuses it before any host, a pull per host; never copied
+//!   under a changed name).
+//! - [`multi`]: the `!` command parser over one `COMMANDS` list, the prompt
+//!   renderer that folds past a threshold, the outcome summary folded by
+//!   node set.
 
 pub mod config;
 pub mod copy;

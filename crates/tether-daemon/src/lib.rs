@@ -8,6 +8,30 @@
 //! request handling every front-end shares ([`ops`]); and a blocking
 //! [`client`]. It does not parse command lines, speak MCP, or touch the
 //! user's terminal: those are the front-ends' jobs.
+//!
+//! In more detail:
+//! - [`protocol`]'s replies are typed (`Response`, `Status`,
+//!   `FailureKind`); `wire` makes them from the engine's values. [`lines`]
+//!   reads a line with a bound (`read_line`/`skip_line` over `fill_buf`);
+//!   `tether mcp` uses it too. A [`frame`] is at most 16 MiB, its payload
+//!   read as it comes.
+//! - [`paths`]: the private directory and what it holds, proven by
+//!   `tether_shell::private` before use; a socket path over 107 bytes is
+//!   refused.
+//! - [`server`]: a 0600 socket in a 0700 directory, flock for a single
+//!   instance, peer-uid check, idle exit, signals; `recover.rs` ends and
+//!   registers as lost what a killed daemon's sessions left.
+//! - [`ops`]: every request's checks and messages, shared by the CLI and
+//!   MCP; a session is addressed as `name` or `namespace/name`, each part
+//!   1–128 bytes, no `/`, controls or invisible characters, not `.`/`..`.
+//! - `attach`: the daemon's side of a person's terminal.
+//! - `quiet`: a connection's halves (server and async client alike): the
+//!   read half registered for readability only, the write half written at
+//!   once and registered for room only while the socket is full (a Unix
+//!   socket registered both ways wakes its thread each time the peer
+//!   reads).
+//! - [`client`]: its hello has a 10 s deadline, so a stopped or hung daemon
+//!   is reported, not waited for; the calls after it have none.
 
 mod attach;
 pub mod client;

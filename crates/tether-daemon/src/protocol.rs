@@ -112,7 +112,9 @@ pub enum Request {
         session: String,
         /// The command text.
         command: String,
-        /// A remote host (not available yet).
+        /// A remote host (`[user@]host[:port]`) to start the session's shell
+        /// on, through the daemon's hosts; a session keeps the host it
+        /// started on.
         #[serde(default)]
         host: Option<String>,
         /// Seconds before the deadline.

@@ -10,6 +10,14 @@
 //! `/proc` process inspector ([`inspect`]) that tells whether the
 //! foreground program is blocked reading the terminal.
 //!
+//! The master is non-blocking (`master.rs`): a write goes to the kernel at
+//! once while nothing is queued, and a writer thread takes the rest and
+//! waits for room. `holders.rs` finds, incrementally, the processes outside
+//! the foreground that hold the slave, and stops those that could read a
+//! line while it is typed past them. `signals.rs` holds one of the
+//! workspace's two `unsafe` blocks: the `pre_exec` that resets signal
+//! dispositions in the child (raw `rt_sigaction`, async-signal-safe).
+//!
 //! It knows nothing of shells, and it is Linux-only where it reads `/proc`.
 
 pub mod holders;

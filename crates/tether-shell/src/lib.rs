@@ -10,8 +10,9 @@
 //! `exited`, `waiting_for_input` (from kernel evidence that the foreground
 //! program is blocked reading the terminal), `running`, `timed_out`
 //! (interrupted and recovered, or kept), `shell_exited` (the next call gets
-//! a fresh shell with cwd and exported variables restored) or
-//! `incomplete_input`.
+//! a fresh shell with cwd and exported variables restored),
+//! `incomplete_input`, `reset`, `closed` (a reset or close asked while the
+//! call waited) or `connection_lost` (a remote session's link).
 //!
 //! It knows the [`tether_transport::Terminal`] trait, not whether the
 //! terminal is local or remote: a session starts on a local PTY, or, given
@@ -21,6 +22,30 @@
 //! (`remote_probe.rs`); where that cannot tell, `waiting_for_input` comes
 //! from silence, and an interrupt is the terminal's C-c, then C-\, then a
 //! fresh shell.
+//!
+//! Where things live:
+//! - `launch.rs` starts the shell and waits for it to be ready, within one
+//!   deadline; `place.rs` is the one home for what differs between a
+//!   `Local` and a `Remote` shell (its directory and files, its terminal,
+//!   the syntax check, ending its tree, foreground probes, who sets the line
+//!   modes and the echo, its base environment), so nothing else branches
+//!   on a host; `remote.rs` writes a remote shell's files on its host.
+//! - [`dialect`]: bash, zsh, POSIX sh, pwsh: the wrapper line, the marks,
+//!   the setup script.
+//! - `pump.rs` feeds the output to the headless emulator (vt100, which
+//!   answers the shell's queries), the marker scanner, the byte log and the
+//!   command's [`capture`].
+//! - `answer.rs`: `Session::send_if_waiting` types only while the command
+//!   in flight reads the terminal, checked under the session's lock (the
+//!   kernel locally, the host's `/proc` remotely); else
+//!   [`NotWaiting`] and nothing is typed.
+//! - [`Registry`] keeps sessions by (owner, name), and the *lost* ones a
+//!   killed daemon left; [`Control`] signals, peeks, resets and closes
+//!   without the call lock; [`Live`] is what a person attached watches.
+//! - [`private`]: directories and files trusted only when proven (0700,
+//!   ours, no symlink on the way), never repaired.
+//! - [`keys`] is the one list of named keys, [`defaults`] the one list of
+//!   the non-interactive defaults.
 
 mod answer;
 pub mod capture;

@@ -1,11 +1,64 @@
-//! `tether-ssh`: the SSH transport. `russh` (pinned) is used only in this
-//! crate. It connects (connect timeout, TCP_NODELAY), checks the host key
-//! against OpenSSH `known_hosts` files under a policy, authenticates with
-//! the agent and key files, and runs commands on the connection, or a
-//! program on a remote PTY as a `tether_transport::Terminal`, and speaks SFTP
-//! on it (`russh-sftp`, pinned, only in `sftp.rs`) for file copies, and
-//! forwards ports over it (`forward`: -L, -R, -D, -W). It knows
-//! nothing of shells, node sets or output formats.
+//! `tether-ssh`: the SSH transport. `russh` (pinned `=0.65.1`, ring
+//! backend) is used only in this crate. It connects, checks the host key,
+//! authenticates, runs commands on the connection, runs a program on a
+//! remote PTY as a `tether_transport::Terminal`, speaks SFTP for file
+//! copies and forwards ports. It knows nothing of shells, node sets or
+//! output formats.
+//!
+//! - `connect`: TCP with TCP_NODELAY, or a `ProxyCommand` (`proxy.rs`:
+//!   `$SHELL -c "exec …"`, its stdin/stdout as the stream, its process tree
+//!   ended with the [`Connection`]); one deadline for connect, handshake and
+//!   authentication; keepalive; ProxyJump over direct-tcpip channels, each
+//!   hop with its own options, a failing hop reported as [`SshError::Jump`]
+//!   naming it. The server's banner is kept (`Connection::banner`); each
+//!   step (connected where, which known_hosts line vouched for the key,
+//!   which method authenticated) is told to `ConnectOptions::steps` for
+//!   `-v` ([`Steps`]). Agent channels the server opens are served from the
+//!   forwarded agent's socket (`agent_forward.rs`, asked for only under
+//!   `ForwardAgent`/`-A`).
+//! - Host keys (`host_key.rs`, [`known_hosts`]: our own reader, since
+//!   russh's lacks wildcards, negation and markers): looked up under
+//!   `HostKeyAlias` and with `KnownHostsCommand`'s lines; an unknown key is
+//!   learned under `accept-new` and `no` (hashed under `HashKnownHosts`); a
+//!   changed key accepted under `StrictHostKeyChecking=no` warns and turns
+//!   passwords off; a revoked key is refused under any policy.
+//! - `auth.rs`: the agent, key files and certificates (`CertificateFile`,
+//!   `KEY-cert.pub`, the agent's) before their plain keys, then password
+//!   and keyboard-interactive; `secrets.rs` asks for passphrases (once per
+//!   key per run) and passwords through a front-end's [`Prompter`].
+//! - [`config`]: the OpenSSH client config (Host, Include, `Match` for
+//!   host/originalhost/user/localuser/all/exec, first value wins, `-o`
+//!   options read as lines before the files); [`directives`] is the one
+//!   list of what is applied, harmless to leave out, or refused with
+//!   file:line; [`percent`] expands `%` tokens, `${VAR}` and `~`;
+//!   [`algorithms`] maps Ciphers/MACs/KexAlgorithms/HostKeyAlgorithms (with
+//!   `+ - ^`) onto russh's names and answers `-Q`; [`pubkey_algorithms`]
+//!   is `PubkeyAcceptedAlgorithms`.
+//! - `exec.rs`: a command on a channel (output events awaited one by one
+//!   for backpressure, stdin, SetEnv, exit status or signal, deadline,
+//!   cancellation); `exec_stop.rs` ends a stopped command's processes on a
+//!   second channel and says whether that was confirmed ([`Halted`]).
+//! - `pty.rs`: [`PtyTerminal`], a remote PTY as a `Terminal` (no process
+//!   evidence; INT/QUIT/TSTP as control characters, TERM/KILL/HUP as SSH
+//!   signals; a channel that ends without an exit status is
+//!   `ExitInfo::LinkLost`), built on [`PtyChannel`], which `tether ssh`
+//!   reads in its own loop.
+//! - `sftp/` (the only user of `russh-sftp`, pinned `=3.0.1`): [`Sftp`] on
+//!   a channel, pumped by `channel.rs` so that the subsystem's end ends
+//!   every request at once with its reason; `pipe.rs` writes or reads a
+//!   file's pieces with many requests outstanding within a window the
+//!   caller shares between files; [`maybe_not_utf8`] tells a name the crate
+//!   may have decoded lossily.
+//! - [`forward`]: `-L/-R/-D/-W` (`spec.rs` parses OpenSSH's forms,
+//!   `local.rs` binds listeners, `socks.rs` is a bounded SOCKS 4/4a/5
+//!   parser, `remote.rs` and `registry.rs` take the server's forwarded
+//!   channels, `stdio.rs` is `-W`, `pipe.rs` copies both ways, `permit.rs`
+//!   is `PermitRemoteOpen`, `escape.rs` the `~C` line and `~#` list).
+//!
+//! Errors are one [`SshError`] whose `kind()` is a typed [`SshErrorKind`]
+//! (unresolvable, refused, unreachable, timed_out, host_key, auth, config,
+//! lost, protocol, file, proxy_command) for callers to decide by instead of
+//! matching words.
 
 mod agent_forward;
 pub mod algorithms;

@@ -21,6 +21,30 @@
 //! - [`EscapeScanner`]: the ssh-style escapes (`~.`) of a person's keys, read
 //!   in every keyboard encoding ([`keys`]: legacy, Kitty, modifyOtherKeys).
 //!
+//! In more detail:
+//! - [`ScreenTracker`] keeps the Kitty keyboard stack per screen and
+//!   everything else terminal-wide; [`modes`] holds the terminal-wide modes
+//!   and what DECSC saves (origin mode, SGR, G0/G1 and the shift).
+//! - [`restore`] undoes each mode only when it changed and keeps the cursor
+//!   in place. The screen not shown is visited with mode 47 inside
+//!   DECSC/DECRC; where DECRQM says the terminal lacks 47 (kitty), with 1049
+//!   from the main screen and not at all from an alternate one
+//!   ([`ScreenSwitch`]).
+//! - [`QueryFilter`]: a session's queries and tether's marks kept from a
+//!   person's terminal (when the daemon's emulator has answered them).
+//! - [`utf8::Utf8Decoder`]: incremental UTF-8 decoding.
+//! - [`escape`]: `~.` `~^Z` `~?` `~~`, and where a door offers them
+//!   ([`EscapeSet`]) `~C` (its line's keys as [`Keyed::Line`]), `~#`, `~&`;
+//!   [`escape_help`] is the one help text. Escape keys are consumed, every
+//!   other byte is sent as it came.
+//! - [`keys`]: `KeyReader` cuts typed input into keys with their exact
+//!   bytes, across reads; `keys::meaning` reads legacy bytes, Kitty
+//!   `CSI … u` under any flags (releases and modifier keys ignored,
+//!   alternate keys, associated text), modifyOtherKeys 1/2 (`CSI 27;m;k~`,
+//!   `CSI k;m u`) and keypad Enter `ESC O M`, so the escapes work whatever
+//!   mode the far program turned on.
+//! - [`printable`] escapes controls, C1, bidi and zero-width characters.
+//!
 //! Every component is incremental: input may arrive in any chunking, and the
 //! result equals that of the unsplit stream. Memory is bounded by the limits
 //! each component documents.

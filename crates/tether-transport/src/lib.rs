@@ -6,6 +6,18 @@
 //! which it has. [`RemoteHost`] is the other half of a remote session: the
 //! machine its terminal and files are on.
 //!
+//! [`Terminal`]: ordered writes (and writes past the processes holding the
+//! terminal), the output stream, resize, a signal to the verified
+//! foreground group, tree kill, the exit watch, inspection (is the
+//! foreground blocked reading the terminal?), echo, and the line modes put
+//! back. [`RemoteHost`]: run a command with stdin, open a terminal, tell
+//! whether the link has hung. [`TermSize`] carries the range a session's
+//! terminal may have (`in_range`, `clamped`: 1–500 rows, 1–1000 columns).
+//! [`LineModes`] is the line discipline a shell's terminal is held to, as
+//! one list, rendered as termios bits for a local PTY and as `stty`
+//! arguments for a host's terminal. [`TransportError`] is the error of every
+//! transport (`tether-pty` reports it too).
+//!
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
 

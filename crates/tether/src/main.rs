@@ -1,4 +1,55 @@
-//! The `tether` binary: a thin command line over the library crates.
+//! The `tether` binary: a thin command line over the library crates. The
+//! front-ends live here and hold no logic another front-end would need.
+//!
+//! - `cli.rs`: the clap command line (`FleetArgs` and `FailureArgs` shared
+//!   by `exec` and `cp`). `main.rs`: dispatch, `tether hosts`, error
+//!   messages escaped for the terminal.
+//! - Sessions: `session_cmd.rs` makes each session command one daemon
+//!   request (`run -f`/`send -f` read the command or input from a file or
+//!   stdin); `result_out.rs` prints results and exit codes, escaping
+//!   session data; `run_interrupt.rs` is Ctrl-C on a waiting `tether run`;
+//!   `run_cmd.rs` is `run --once`, in process; `daemon_cmd.rs`
+//!   serve/start/stop/status and the on-demand launcher.
+//! - People: `interactive/` is the bridge every door for people shares (the
+//!   person's keys read on the runtime, `keys.rs`; the far end as the
+//!   `FarEnd` trait, `far.rs`; what differs as `Settings`), over
+//!   `local_term.rs` (raw mode, capture, tracked writes, restore on drop,
+//!   given back and taken again around `~^Z`). `attach_cmd.rs` makes the
+//!   daemon's attach frames a far end; `ssh_cmd.rs` makes a remote PTY one
+//!   (`tether ssh`), or runs a command's exec channel with its streams
+//!   apart. `ssh_front.rs` decides from the flags and the resolved
+//!   ssh_config (`-Q`, `-c/-m`, the terminal, `-tt`, `-n`, `-q`/`-v`,
+//!   LocalCommand; `-M/-S/-O` refused); `ssh_show.rs` is `-G`;
+//!   `ssh_remote_command.rs` runs RemoteCommand when no command is given;
+//!   `ssh_forward.rs` turns `-L/-R/-D/-W/-N/-f/-g` and the forwarding
+//!   options into a plan, sets the forwards up before the session, and
+//!   runs `-f` as a detached copy of itself that reports ready on a private
+//!   socket.
+//! - `ssh_opts.rs`: the one owner of SSH connection settings (`SshArgs`:
+//!   `-l -p -i -J -o -F`, flattened into `exec`, `ssh` and `cp`, whose port
+//!   is `-P` as in scp); tether's config and `~/.ssh/config` found by one
+//!   function each; `overrides` makes the executor's `Overrides` for
+//!   `exec`, `cp`, `ssh`, the daemon's hosts and MCP's `exec_hosts`. `remote_hosts.rs` gives
+//!   the daemon its `HostPool`. `tty_prompt.rs` reads secrets on
+//!   `/dev/tty`.
+//! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
+//!   resolver, runtime, Ctrl-C once to name the running hosts and twice to
+//!   cancel, the tally, `--fail-fast`, the exit code); `exec_cmd.rs` and
+//!   `exec_output.rs` (stream, gather, json, dir); `cp_cmd.rs` (operands,
+//!   scp's rule for what is remote, the push's plan walked before any host
+//!   is reached) and `cp_output.rs`.
+//! - `node_shell/`: `tether shell`, many nodes at one prompt (see its
+//!   module doc).
+//! - `mcp/`: the MCP server, the only user of `rmcp` (pinned `=3.11.0`):
+//!   tool parameters and the text rendering (`shape.rs`), schemas with only
+//!   JSON Schema's formats (`schema.rs`), the tools as daemon requests on a
+//!   current-thread runtime and pooled connections (`mod.rs`),
+//!   `exec_hosts.rs` on a runtime of its own, and the stdio guard
+//!   (`stdio.rs`: stdin read in bounded chunks, malformed JSON-RPC lines
+//!   answered here, lines up to 64 MiB).
+//! - `term_cmd.rs`: `tether term`, a recorded byte stream through
+//!   `tether-term`. `allocator.rs`: glibc keeps up to 8 MiB freed at a
+//!   heap's top (the workspace's other `unsafe` block, a `mallopt`).
 
 use std::process::ExitCode;
 

@@ -55,9 +55,10 @@
 //!   channels, `stdio.rs` is `-W`, `pipe.rs` copies both ways, `permit.rs`
 //!   is `PermitRemoteOpen`, `escape.rs` the `~C` line and `~#` list).
 //!
-//! Errors are one [`SshError`] whose `kind()` is a typed [`SshErrorKind`]
+//! Errors are one [`SshError`] whose `kind()` is a typed [`HostFailure`]
 //! (unresolvable, refused, unreachable, timed_out, host_key, auth, config,
-//! lost, protocol, file, proxy_command) for callers to decide by instead of
+//! lost, protocol, file, proxy_command, setup; the one list, in
+//! `tether-transport`) for callers to decide by instead of
 //! matching words.
 
 mod agent_forward;

@@ -50,7 +50,7 @@ pub fn print(r: &ShellResult, json: bool) -> Result<i32> {
     print_noted(r, json, note(r))
 }
 
-/// Prints `r` like [`print`], with `note` (if any) on stderr in place of
+/// Prints `r` like [`print()`], with `note` (if any) on stderr in place of
 /// the one its status would get.
 pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<i32> {
     let mut out = std::io::stdout().lock();

@@ -2,7 +2,7 @@
 //! commands parsed from a typed line ([`command`]), the prompt with a state
 //! indicator per node that folds into counts past a few nodes ([`prompt`]),
 //! and the one-line summary of a command's outcomes folded by node set
-//! ([`summary`]). No I/O: the front-end reads lines, runs commands on the
+//! ([`summary()`]). No I/O: the front-end reads lines, runs commands on the
 //! nodes' persistent shells and prints what these functions make.
 
 pub mod command;

@@ -3,7 +3,7 @@
 //! channel per connection), `-D` (the same with the target taken from a
 //! SOCKS 4/4a/5 request, `socks`), `-R` (`remote`: `tcpip-forward` or
 //! `streamlocal-forward` asked of the server, whose channels the
-//! connection's handler hands to [`Registry`]; `-R port` answers SOCKS on
+//! connection's handler hands to `Registry`; `-R port` answers SOCKS on
 //! them), `-W` (`stdio`), and the escape command line `~C` and `~#`
 //! (`escape`).
 //!

@@ -93,7 +93,7 @@ pub struct RunArgs {
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or, with --keep, left
     /// running).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = tether_shell::Timeout::default_secs())]
     pub timeout: f64,
     /// At the deadline, leave the command running (`tether read` returns
     /// the rest) instead of interrupting it.

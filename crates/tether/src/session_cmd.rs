@@ -124,12 +124,8 @@ pub fn piped_stdin(args: &RunArgs) -> Result<Option<Vec<u8>>> {
 
 /// `tether run` through the daemon.
 pub fn run(args: RunArgs) -> Result<i32> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!(
-            "--timeout must be a positive number of seconds, got {}",
-            args.timeout
-        );
-    }
+    // Refused here, before stdin is read, with the flag's name.
+    tether_shell::Timeout::from_secs("--timeout", args.timeout)?;
     let command = command_text(&args)?;
     let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()

@@ -9,7 +9,7 @@ use tether_cluster::exec::{self, ExecOptions, HostSpec, Overrides};
 use crate::ssh_opts;
 
 fn default_timeout() -> f64 {
-    120.0
+    tether_shell::Timeout::default_secs()
 }
 fn default_limit() -> usize {
     4000
@@ -138,12 +138,8 @@ fn project(kept: &exec::Kept) -> String {
 
 /// Runs the tool; the error is the message for a tool error.
 pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
-    if !(p.timeout_s.is_finite() && p.timeout_s > 0.0 && p.timeout_s <= 3600.0) {
-        return Err(format!(
-            "timeout_s must be more than 0 and at most 3600 seconds, got {}",
-            p.timeout_s
-        ));
-    }
+    let timeout =
+        tether_shell::Timeout::from_secs("timeout_s", p.timeout_s).map_err(|e| e.to_string())?;
     let config = crate::ssh_opts::load_config(None).map_err(|e| format!("{e:#}"))?;
     let (set, settings) = if config.clusters.contains_key(&p.hosts) {
         config.cluster(&p.hosts).map_err(|e| e.to_string())?
@@ -172,7 +168,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     let opts = ExecOptions {
         fanout: settings.fanout.unwrap_or(64),
         resolve: exec::resolver(ov),
-        command_timeout: Some(std::time::Duration::from_secs_f64(p.timeout_s)),
+        command_timeout: Some(timeout.duration()),
         fail_fast: false,
         stop: None,
         keep_output: true,

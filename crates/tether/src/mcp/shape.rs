@@ -11,7 +11,7 @@ fn main_session() -> String {
     "main".to_owned()
 }
 fn default_timeout() -> f64 {
-    120.0
+    tether_shell::Timeout::default_secs()
 }
 fn default_limit() -> usize {
     tether_shell::DEFAULT_OUTPUT_LIMIT

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tether_daemon::protocol::DEFAULT_SESSION;
 use tether_transport::Signal;
 
 /// Persistent terminal sessions, local and over SSH, for people and programs.
@@ -71,7 +72,7 @@ pub enum Command {
 pub struct SessionArg {
     /// The session: a name, or NAMESPACE/NAME for an agent's session (see
     /// `tether ls`).
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Print the structured result as JSON.
     #[arg(long)]
@@ -167,7 +168,7 @@ fn run_after_help() -> String {
 #[command(after_help = EXIT_CODES)]
 pub struct SendArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Keys to press after the input (comma-separated or repeated).
     #[arg(short, long, value_delimiter = ',',
@@ -198,7 +199,7 @@ pub struct SendArgs {
 #[command(after_help = EXIT_CODES)]
 pub struct ReadArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Seconds to wait for more output or the final status.
     #[arg(long, default_value_t = 0.0)]
@@ -212,7 +213,7 @@ pub struct ReadArgs {
 #[derive(Debug, Args)]
 pub struct SignalArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Print the structured result as JSON.
     #[arg(long)]
@@ -247,7 +248,7 @@ pub struct LsArgs {
 pub struct AttachArgs {
     /// The session: a name, or NAMESPACE/NAME; a bare name that only an
     /// agent's session has finds it.
-    #[arg(default_value = "main")]
+    #[arg(default_value = DEFAULT_SESSION)]
     pub session: String,
 }
 

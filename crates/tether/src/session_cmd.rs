@@ -131,10 +131,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let cwd = std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string());
-    let session = args
-        .session
-        .or_else(|| args.host.clone())
-        .unwrap_or_else(|| "main".to_owned());
+    let session = tether_daemon::protocol::run_session(args.session, args.host.as_deref());
     let request = Request::Run {
         session: session.clone(),
         command,

@@ -240,10 +240,7 @@ impl TetherMcp {
         Parameters(p): Parameters<RunParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let session = p
-            .session
-            .or_else(|| p.host.clone())
-            .unwrap_or_else(|| "main".to_owned());
+        let session = tether_daemon::protocol::run_session(p.session, p.host.as_deref());
         let request = Request::Run {
             session: session.clone(),
             command: p.command,

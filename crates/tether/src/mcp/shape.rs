@@ -8,7 +8,7 @@ use tether_daemon::protocol::{ShellResult, Status};
 use tether_transport::Signal;
 
 fn main_session() -> String {
-    "main".to_owned()
+    tether_daemon::protocol::DEFAULT_SESSION.to_owned()
 }
 fn default_timeout() -> f64 {
     tether_shell::Timeout::default_secs()

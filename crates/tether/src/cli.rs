@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::builder::PossibleValuesParser;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tether_daemon::protocol::DEFAULT_SESSION;
 use tether_transport::Signal;
@@ -105,12 +105,12 @@ pub struct RunArgs {
     pub json: bool,
     /// Characters of output to print at most (head and tail are kept; the
     /// whole output is in a file named on stderr).
-    #[arg(long, default_value_t = 16_000)]
+    #[arg(long, default_value_t = tether_shell::DEFAULT_OUTPUT_LIMIT)]
     pub output_limit: usize,
     /// The shell of a session this creates (default bash); naming another
     /// shell than an existing session's is an error.
-    #[arg(long, value_enum)]
-    pub shell: Option<Shell>,
+    #[arg(long, value_parser = shell_names())]
+    pub shell: Option<String>,
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
@@ -644,35 +644,13 @@ pub enum TermMode {
     Scan,
 }
 
-/// Shell dialects.
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Shell {
-    /// GNU bash.
-    Bash,
-    /// zsh.
-    Zsh,
-    /// The system POSIX sh.
-    Sh,
-    /// dash.
-    Dash,
-    /// busybox sh.
-    Busybox,
-    /// PowerShell 7.
-    Pwsh,
-}
-
-impl Shell {
-    /// The engine's name for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shell::Bash => "bash",
-            Shell::Zsh => "zsh",
-            Shell::Sh => "sh",
-            Shell::Dash => "dash",
-            Shell::Busybox => "busybox",
-            Shell::Pwsh => "pwsh",
-        }
-    }
+/// The shell dialects `--shell` takes: the engine's, with what each is.
+fn shell_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        tether_shell::dialect::KNOWN
+            .iter()
+            .map(|(name, what)| PossibleValue::new(*name).help(*what)),
+    )
 }
 
 /// Arguments of `tether mcp`.

@@ -29,8 +29,13 @@ async fn run_async(
     command: &str,
     stdin: Option<Vec<u8>>,
 ) -> Result<i32> {
-    let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
-    let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
+    // The engine's default dialect unless one is named (clap took only
+    // the engine's names).
+    let defaults = SessionOptions::default();
+    let dialect = match &args.shell {
+        Some(name) => tether_shell::dialect::by_name(name).context("unknown shell")?,
+        None => defaults.dialect.clone(),
+    };
     // The daemon's private directory, by the same rules (created 0700 or
     // proven private); the session's own is `sessions/ID` in it, removed
     // when the session drops (but for a spill file the result names).
@@ -41,7 +46,7 @@ async fn run_async(
         run_rc_files: !args.norc,
         spill_cap: crate::daemon_cmd::spill_cap()?,
         runtime_dir: Some(paths.dir),
-        ..SessionOptions::default()
+        ..defaults
     };
     let mut session = Session::start(opts)
         .await

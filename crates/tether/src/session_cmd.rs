@@ -145,7 +145,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         output_limit: args.output_limit,
         workdir: None,
         create: Create {
-            shell: args.shell.map(|s| s.name().to_owned()),
+            shell: args.shell,
             norc: args.norc,
             cwd,
             env: Some(std::env::vars().collect()),

@@ -106,16 +106,19 @@ pub struct ExecHostsResult {
     pub groups: Vec<HostGroup>,
 }
 
+/// `text` clipped as every result's output is (the engine's clip: head
+/// and tail, `limit` bytes in all, whole characters), and where.
 fn clip(text: String, limit: usize) -> (String, Option<Clipped>) {
-    let total = text.chars().count();
-    if total <= limit {
+    let mut clip = tether_term::HeadTailClip::halves(limit);
+    clip.push(&text);
+    let kept = clip.clipped();
+    if kept.is_complete() {
         return (text, None);
     }
-    let head: String = text.chars().take(limit / 2).collect();
-    let tail: String = text.chars().skip(total - (limit - limit / 2)).collect();
-    let omitted = total - limit;
+    let total = text.chars().count();
+    let omitted = total - kept.head.chars().count() - kept.tail.chars().count();
     (
-        format!("{head}\n[… {omitted} characters omitted …]\n{tail}"),
+        kept.render(|_| tether_term::omitted_marker(omitted as u64)),
         Some(Clipped {
             omitted_chars: omitted,
             total_chars: total,
@@ -226,4 +229,24 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         },
         text,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clipped like a shell result: `limit` bytes, whole characters, the
+    /// characters left out counted.
+    #[test]
+    fn output_is_clipped_like_a_shell_result() {
+        let (out, cut) = clip("0123456789".into(), 4);
+        assert_eq!(out, "01\n[… 6 characters omitted …]\n89");
+        let cut = cut.map(|c| (c.omitted_chars, c.total_chars));
+        assert_eq!(cut, Some((6, 10)));
+        let (out, cut) = clip("ééééé".into(), 4);
+        assert_eq!(out, "é\n[… 3 characters omitted …]\né");
+        assert_eq!(cut.map(|c| c.omitted_chars), Some(3));
+        let (out, cut) = clip("short".into(), 5);
+        assert_eq!((out.as_str(), cut.is_none()), ("short", true));
+    }
 }

@@ -144,17 +144,9 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     let timeout =
         tether_shell::Timeout::from_secs("timeout_s", p.timeout_s).map_err(|e| e.to_string())?;
     let config = crate::ssh_opts::load_config(None).map_err(|e| format!("{e:#}"))?;
-    let (set, settings) = if config.clusters.contains_key(&p.hosts) {
-        config.cluster(&p.hosts).map_err(|e| e.to_string())?
-    } else {
-        (
-            config.nodes(&p.hosts).map_err(|e| e.to_string())?,
-            config.defaults.clone(),
-        )
-    };
-    if set.is_empty() {
-        return Err(format!("{:?} names no hosts", p.hosts));
-    }
+    let (set, settings) = config
+        .select(tether_cluster::config::Selection::ClusterOrNodes(&p.hosts))
+        .map_err(|e| e.to_string())?;
     let hosts: Vec<HostSpec> = set
         .names()
         .iter()
@@ -169,7 +161,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     )
     .map_err(|e| format!("{e:#}"))?;
     let opts = ExecOptions {
-        fanout: settings.fanout.unwrap_or(64),
+        fanout: settings.fanout_or(None),
         resolve: exec::resolver(ov),
         command_timeout: Some(timeout.duration()),
         fail_fast: false,

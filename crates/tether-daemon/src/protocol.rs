@@ -19,6 +19,10 @@ pub const PROTOCOL_VERSION: u32 = 4;
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
 
+/// Seconds a `send` waits for the session to be ready again when the
+/// client names no wait.
+pub const DEFAULT_SEND_WAIT_S: f64 = 10.0;
+
 /// The session a run goes to: the one named, else the host's name (a
 /// host's commands share its session), else [`DEFAULT_SESSION`].
 pub fn run_session(session: Option<String>, host: Option<&str>) -> String {

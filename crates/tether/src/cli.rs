@@ -175,7 +175,7 @@ pub struct SendArgs {
           value_parser = PossibleValuesParser::new(tether_shell::keys::names()))]
     pub keys: Vec<String>,
     /// Seconds to wait for the session to be ready again.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = tether_daemon::protocol::DEFAULT_SEND_WAIT_S)]
     pub wait: f64,
     /// Print the structured result as JSON.
     #[arg(long)]

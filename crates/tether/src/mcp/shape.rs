@@ -17,7 +17,7 @@ fn default_limit() -> usize {
     tether_shell::DEFAULT_OUTPUT_LIMIT
 }
 fn default_wait() -> f64 {
-    10.0
+    tether_daemon::protocol::DEFAULT_SEND_WAIT_S
 }
 
 pub use tether_daemon::protocol::OnTimeout;

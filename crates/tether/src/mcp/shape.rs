@@ -216,3 +216,20 @@ pub fn render(r: &ShellResult) -> String {
     text.push_str(&format!("[{}]", parts.join(" · ")));
     text
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The schema states the engine's rule: its default and its cap.
+    #[test]
+    fn the_timeout_schema_states_the_engines_rule() {
+        let schema = serde_json::to_value(schemars::schema_for!(RunParams)).unwrap();
+        let timeout = &schema["properties"]["timeout_s"];
+        assert_eq!(timeout["default"], tether_shell::Timeout::default_secs());
+        let cap = format!("at most {}", tether_shell::timeout::MAX_SECONDS);
+        let said = timeout["description"].as_str().unwrap();
+        assert!(said.contains(&cap), "{said}");
+    }
+}

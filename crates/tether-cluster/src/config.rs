@@ -240,11 +240,86 @@ impl Config {
         };
         Ok((self.nodes(&c.nodes)?, settings))
     }
+
+    /// The hosts `named` names, and the settings for them (a cluster's own
+    /// over the defaults; the defaults for a node set). A selection that
+    /// names no host is an error.
+    pub fn select(&self, named: Selection<'_>) -> Result<(NodeSet, Settings), ClusterError> {
+        let (set, settings) = match named {
+            Selection::Cluster(c) => self.cluster(c)?,
+            Selection::ClusterOrNodes(c) if self.clusters.contains_key(c) => self.cluster(c)?,
+            Selection::Nodes(e) | Selection::ClusterOrNodes(e) => {
+                (self.nodes(e)?, self.defaults.clone())
+            }
+        };
+        if set.is_empty() {
+            return Err(ClusterError::NoHosts(named.text().to_owned()));
+        }
+        Ok((set, settings))
+    }
+}
+
+/// How a caller names the hosts of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection<'a> {
+    /// A node-set expression (`web[01-10]`, `@group`).
+    Nodes(&'a str),
+    /// A cluster of the config.
+    Cluster(&'a str),
+    /// A cluster of the config when one has this name, else a node set.
+    ClusterOrNodes(&'a str),
+}
+
+impl Selection<'_> {
+    /// The name or expression, as the caller wrote it.
+    pub fn text(&self) -> &str {
+        match self {
+            Selection::Nodes(t) | Selection::Cluster(t) | Selection::ClusterOrNodes(t) => t,
+        }
+    }
+}
+
+/// Most hosts reached at once when neither a flag nor the config says.
+pub const DEFAULT_FANOUT: usize = 64;
+
+impl Settings {
+    /// Most hosts reached at once: `flag`, else the config's, else
+    /// [`DEFAULT_FANOUT`]; at least 1.
+    pub fn fanout_or(&self, flag: Option<usize>) -> usize {
+        flag.or(self.fanout).unwrap_or(DEFAULT_FANOUT).max(1)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_selection_is_a_cluster_or_a_node_set_and_names_hosts() {
+        let text = "[defaults]\nuser = \"ops\"\nfanout = 8\n[groups]\nnone = \"a!a\"\n[clusters.prod]\nnodes = \"db[1-2]\"\nport = 2222\n";
+        let c = Config::parse(Path::new("c.toml"), text).unwrap_or_default();
+        let (set, s) = c
+            .select(Selection::ClusterOrNodes("prod"))
+            .unwrap_or_default();
+        assert_eq!((set.fold().as_str(), s.port), ("db[1-2]", Some(2222)));
+        let (set, s) = c
+            .select(Selection::ClusterOrNodes("web1"))
+            .unwrap_or_default();
+        assert_eq!((set.fold().as_str(), s.port), ("web1", None));
+        assert_eq!(s.user.as_deref(), Some("ops"));
+        assert!(matches!(
+            c.select(Selection::Cluster("web1")),
+            Err(ClusterError::UnknownCluster(_))
+        ));
+        assert_eq!(
+            c.select(Selection::Nodes("@none")).map(|_| ()),
+            Err(ClusterError::NoHosts("@none".into()))
+        );
+        assert_eq!(s.fanout_or(None), 8);
+        assert_eq!(s.fanout_or(Some(3)), 3);
+        assert_eq!(Settings::default().fanout_or(None), DEFAULT_FANOUT);
+        assert_eq!(Settings::default().fanout_or(Some(0)), 1);
+    }
 
     #[test]
     fn groups_clusters_and_errors_with_places() {

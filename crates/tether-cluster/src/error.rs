@@ -62,6 +62,9 @@ pub enum ClusterError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A node set or cluster that names no host.
+    #[error("{0:?} names no hosts")]
+    NoHosts(String),
     /// A cluster the config does not define.
     #[error("there is no cluster {0:?} in the config; define it under [clusters.{0}]")]
     UnknownCluster(String),

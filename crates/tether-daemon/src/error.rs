@@ -67,12 +67,64 @@ pub enum DaemonError {
     },
 }
 
+/// Connections a request is tried on while the daemon does not read it
+/// ([`DaemonError::unsent`]): the one at hand, then fresh ones. A request
+/// the daemon may have read is never sent again.
+pub const SEND_ATTEMPTS: usize = 3;
+
+/// Whether a connection may carry the next request after `outcome`: after
+/// an answer (a refusal is one), not after a connection that broke or
+/// carried something unreadable.
+pub fn reusable<T>(outcome: &Result<T, DaemonError>) -> bool {
+    matches!(outcome, Ok(_) | Err(DaemonError::Refused(_)))
+}
+
 impl DaemonError {
+    /// The daemon never read the request (the connection failed before or
+    /// while it was written, or a daemon that went away): it may be sent
+    /// again, on a new connection.
+    pub fn unsent(&self) -> bool {
+        matches!(self, DaemonError::Connection(_))
+    }
+
     /// The failure kind when the daemon refused the request.
     pub fn kind(&self) -> Option<FailureKind> {
         match self {
             DaemonError::Refused(f) => Some(f.kind),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused() -> DaemonError {
+        DaemonError::Refused(Failure {
+            kind: FailureKind::Busy,
+            message: "busy".into(),
+        })
+    }
+
+    #[test]
+    fn only_an_unwritten_request_is_sent_again() {
+        assert!(DaemonError::Connection("reset".into()).unsent());
+        assert!(!DaemonError::Lost("eof".into()).unsent());
+        assert!(!DaemonError::BadReply("shape".into()).unsent());
+        assert!(!refused().unsent());
+    }
+
+    #[test]
+    fn a_connection_is_kept_after_an_answer_only() {
+        assert!(reusable(&Ok::<(), _>(())));
+        assert!(reusable::<()>(&Err(refused())));
+        for e in [
+            DaemonError::Connection("reset".into()),
+            DaemonError::Lost("eof".into()),
+            DaemonError::BadReply("shape".into()),
+        ] {
+            assert!(!reusable::<()>(&Err(e)));
         }
     }
 }

@@ -47,6 +47,6 @@ pub mod server;
 mod wire;
 
 pub use client::{AsyncClient, Client};
-pub use error::DaemonError;
+pub use error::{DaemonError, SEND_ATTEMPTS, reusable};
 pub use paths::Paths;
 pub use server::{ServerOptions, serve};

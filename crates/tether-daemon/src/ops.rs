@@ -21,8 +21,8 @@ pub use crate::wire::shell_result;
 pub type HostProvider =
     std::sync::Arc<dyn Fn(&str) -> Result<std::sync::Arc<dyn RemoteHost>, String> + Send + Sync>;
 
-/// Longest timeout or wait accepted, in seconds.
-pub const MAX_SECONDS: f64 = 3600.0;
+/// Longest timeout or wait accepted, in seconds (the engine's rule).
+pub use tether_shell::timeout::MAX_SECONDS;
 
 /// A session address resolved to its owner (namespace) and name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -60,7 +60,7 @@ fn engine(e: ShellError) -> Failure {
     let kind = match e {
         ShellError::UnknownSession(_) => FailureKind::UnknownSession,
         ShellError::Busy => FailureKind::Busy,
-        ShellError::UnknownKey(_) => FailureKind::BadRequest,
+        ShellError::UnknownKey(_) | ShellError::BadTimeout { .. } => FailureKind::BadRequest,
         ShellError::NotWaiting(_) => FailureKind::NotWaiting,
         _ => FailureKind::Engine,
     };
@@ -287,10 +287,9 @@ pub async fn handle(
                     ),
                 ));
             }
-            let timeout = seconds("timeout_s", timeout_s)?;
-            if timeout.is_zero() {
-                return Err(bad_request("timeout_s must be more than 0 seconds"));
-            }
+            let timeout = tether_shell::Timeout::from_secs("timeout_s", timeout_s)
+                .map_err(|e| bad_request(e.to_string()))?
+                .duration();
             let opts = RunOptions {
                 timeout,
                 on_timeout: match on_timeout {

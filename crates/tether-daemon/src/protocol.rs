@@ -16,6 +16,21 @@ use serde::{Deserialize, Serialize};
 /// result's `link`).
 pub const PROTOCOL_VERSION: u32 = 4;
 
+/// The session a client means when it names none.
+pub const DEFAULT_SESSION: &str = "main";
+
+/// Seconds a `send` waits for the session to be ready again when the
+/// client names no wait.
+pub const DEFAULT_SEND_WAIT_S: f64 = 10.0;
+
+/// The session a run goes to: the one named, else the host's name (a
+/// host's commands share its session), else [`DEFAULT_SESSION`].
+pub fn run_session(session: Option<String>, host: Option<&str>) -> String {
+    session
+        .or_else(|| host.map(str::to_owned))
+        .unwrap_or_else(|| DEFAULT_SESSION.to_owned())
+}
+
 /// The client's first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Hello {
@@ -510,4 +525,16 @@ pub struct SessionEntry {
     pub created: u64,
     /// Unix time of the last call.
     pub last_used: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_goes_to_the_named_session_else_the_hosts_else_main() {
+        assert_eq!(run_session(Some("s".into()), Some("web1")), "s");
+        assert_eq!(run_session(None, Some("web1")), "web1");
+        assert_eq!(run_session(None, None), "main");
+    }
 }

@@ -73,7 +73,7 @@ impl Capture {
             spill_redactor: redactor.fresh(),
             redactor,
             decoder: Utf8Decoder::new(),
-            clip: HeadTailClip::new(limit / 2, limit - limit / 2),
+            clip: HeadTailClip::halves(limit),
             limit,
             chars: 0,
             spill: Spill::Memory(Vec::new()),
@@ -271,7 +271,7 @@ impl Capture {
             note,
         });
         let omitted = truncation.as_ref().map_or(0, |t| t.omitted_chars);
-        let mut output = clipped.render(|_| format!("\n[… {omitted} characters omitted …]\n"));
+        let mut output = clipped.render(|_| tether_term::omitted_marker(omitted));
         if let Some(late) = &self.late {
             output = redact_once(late, &output);
             pending = redact_once(late, &pending);
@@ -283,7 +283,7 @@ impl Capture {
             output = rest.to_owned();
         }
         self.shown_partial = pending;
-        self.clip = HeadTailClip::new(self.limit / 2, self.limit - self.limit / 2);
+        self.clip = HeadTailClip::halves(self.limit);
         self.chars = 0;
         (output, truncation)
     }

@@ -60,6 +60,15 @@ pub enum ShellError {
         "session {0:?} was lost when the daemon that held it stopped (killed or crashed): its shell and what it ran were ended; run a command in it to continue it with its last cwd and exports, or close it"
     )]
     Lost(String),
+    /// A command's timeout out of its range (more than 0, at most
+    /// [`crate::timeout::MAX_SECONDS`]).
+    #[error("{name} must be more than 0 and at most {max} seconds, got {secs}", max = crate::timeout::MAX_SECONDS)]
+    BadTimeout {
+        /// How the caller wrote the setting.
+        name: String,
+        /// What was asked.
+        secs: f64,
+    },
     /// A key name was not recognised.
     #[error("unknown key {0:?}: use one of {list}", list = crate::keys::names_list())]
     UnknownKey(String),

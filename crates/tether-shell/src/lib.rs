@@ -72,6 +72,7 @@ mod run;
 mod secrets;
 mod session;
 pub mod spill;
+pub mod timeout;
 
 pub use control::{Control, Pending};
 pub use error::{NotWaiting, ShellError};
@@ -81,3 +82,4 @@ pub use result::TerminalHolder;
 pub use result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, Truncation};
 pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
 pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers, sweep_remote};
+pub use timeout::Timeout;

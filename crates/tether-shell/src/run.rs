@@ -71,7 +71,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            timeout: Duration::from_secs(120),
+            timeout: crate::timeout::Timeout::DEFAULT.duration(),
             on_timeout: OnTimeout::Interrupt,
             output_limit: DEFAULT_OUTPUT_LIMIT,
             stdin: None,

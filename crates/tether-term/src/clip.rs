@@ -58,6 +58,12 @@ impl HeadTailClip {
         }
     }
 
+    /// Keeps `limit` bytes in all: half from the start, the rest from the
+    /// end (how every result's output is clipped).
+    pub fn halves(limit: usize) -> Self {
+        HeadTailClip::new(limit / 2, limit - limit / 2)
+    }
+
     /// Appends text.
     pub fn push(&mut self, mut text: &str) {
         self.total += text.len() as u64;
@@ -99,5 +105,34 @@ impl HeadTailClip {
             omitted: self.total - kept,
             total: self.total,
         }
+    }
+}
+
+/// What stands between head and tail in a clipped result: the number of
+/// characters left out.
+pub fn omitted_marker(chars: u64) -> String {
+    format!("\n[… {chars} characters omitted …]\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_keep_the_first_and_last_bytes_of_the_limit() {
+        let mut clip = HeadTailClip::halves(5);
+        clip.push("0123456789");
+        let c = clip.clipped();
+        assert_eq!(
+            (c.head.as_str(), c.tail.as_str(), c.omitted),
+            ("01", "789", 5)
+        );
+        assert_eq!(
+            c.render(omitted_marker),
+            "01\n[… 5 characters omitted …]\n789"
+        );
+        let mut clip = HeadTailClip::halves(10);
+        clip.push("0123456789");
+        assert!(clip.clipped().is_complete());
     }
 }

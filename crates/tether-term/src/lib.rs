@@ -74,7 +74,7 @@ pub mod utf8;
 
 pub use bytelog::{ByteLog, Since};
 pub use capture::{CaptureParser, CaptureReplies};
-pub use clip::{Clipped, HeadTailClip};
+pub use clip::{Clipped, HeadTailClip, omitted_marker};
 pub use error::TermError;
 pub use escape::{EscapeScanner, EscapeSet, Keyed, LineKey, escape_help};
 pub use filter::ResponseFilter;

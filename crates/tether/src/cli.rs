@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::builder::PossibleValuesParser;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tether_daemon::protocol::DEFAULT_SESSION;
 use tether_transport::Signal;
 
 /// Persistent terminal sessions, local and over SSH, for people and programs.
@@ -71,7 +72,7 @@ pub enum Command {
 pub struct SessionArg {
     /// The session: a name, or NAMESPACE/NAME for an agent's session (see
     /// `tether ls`).
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Print the structured result as JSON.
     #[arg(long)]
@@ -93,7 +94,7 @@ pub struct RunArgs {
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or, with --keep, left
     /// running).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = tether_shell::Timeout::default_secs())]
     pub timeout: f64,
     /// At the deadline, leave the command running (`tether read` returns
     /// the rest) instead of interrupting it.
@@ -104,12 +105,12 @@ pub struct RunArgs {
     pub json: bool,
     /// Characters of output to print at most (head and tail are kept; the
     /// whole output is in a file named on stderr).
-    #[arg(long, default_value_t = 16_000)]
+    #[arg(long, default_value_t = tether_shell::DEFAULT_OUTPUT_LIMIT)]
     pub output_limit: usize,
     /// The shell of a session this creates (default bash); naming another
     /// shell than an existing session's is an error.
-    #[arg(long, value_enum)]
-    pub shell: Option<Shell>,
+    #[arg(long, value_parser = shell_names())]
+    pub shell: Option<String>,
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
@@ -167,14 +168,14 @@ fn run_after_help() -> String {
 #[command(after_help = EXIT_CODES)]
 pub struct SendArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Keys to press after the input (comma-separated or repeated).
     #[arg(short, long, value_delimiter = ',',
           value_parser = PossibleValuesParser::new(tether_shell::keys::names()))]
     pub keys: Vec<String>,
     /// Seconds to wait for the session to be ready again.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = tether_daemon::protocol::DEFAULT_SEND_WAIT_S)]
     pub wait: f64,
     /// Print the structured result as JSON.
     #[arg(long)]
@@ -198,7 +199,7 @@ pub struct SendArgs {
 #[command(after_help = EXIT_CODES)]
 pub struct ReadArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Seconds to wait for more output or the final status.
     #[arg(long, default_value_t = 0.0)]
@@ -212,7 +213,7 @@ pub struct ReadArgs {
 #[derive(Debug, Args)]
 pub struct SignalArgs {
     /// The session.
-    #[arg(short, long, default_value = "main")]
+    #[arg(short, long, default_value = DEFAULT_SESSION)]
     pub session: String,
     /// Print the structured result as JSON.
     #[arg(long)]
@@ -247,7 +248,7 @@ pub struct LsArgs {
 pub struct AttachArgs {
     /// The session: a name, or NAMESPACE/NAME; a bare name that only an
     /// agent's session has finds it.
-    #[arg(default_value = "main")]
+    #[arg(default_value = DEFAULT_SESSION)]
     pub session: String,
 }
 
@@ -643,35 +644,13 @@ pub enum TermMode {
     Scan,
 }
 
-/// Shell dialects.
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Shell {
-    /// GNU bash.
-    Bash,
-    /// zsh.
-    Zsh,
-    /// The system POSIX sh.
-    Sh,
-    /// dash.
-    Dash,
-    /// busybox sh.
-    Busybox,
-    /// PowerShell 7.
-    Pwsh,
-}
-
-impl Shell {
-    /// The engine's name for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shell::Bash => "bash",
-            Shell::Zsh => "zsh",
-            Shell::Sh => "sh",
-            Shell::Dash => "dash",
-            Shell::Busybox => "busybox",
-            Shell::Pwsh => "pwsh",
-        }
-    }
+/// The shell dialects `--shell` takes: the engine's, with what each is.
+fn shell_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        tether_shell::dialect::KNOWN
+            .iter()
+            .map(|(name, what)| PossibleValue::new(*name).help(*what)),
+    )
 }
 
 /// Arguments of `tether mcp`.

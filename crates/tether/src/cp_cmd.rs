@@ -117,7 +117,7 @@ fn job_of(operands: &[OsString]) -> Result<(Job, Option<String>, Vec<PathBuf>)> 
 pub fn run(args: CpArgs) -> Result<i32> {
     let (mut job, named, local) = job_of(&args.operands)?;
     let named = match (&named, &args.hosts, &args.cluster) {
-        (Some(h), None, None) | (None, Some(h), None) => Named::Hosts(h),
+        (Some(h), None, None) | (None, Some(h), None) => Named::Nodes(h),
         (None, None, Some(c)) => Named::Cluster(c),
         (None, None, None) => {
             bail!("name the hosts: HOSTS:PATH, or :PATH with -H EXPR or -C CLUSTER")

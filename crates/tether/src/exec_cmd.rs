@@ -40,7 +40,7 @@ const BAD_USAGE: i32 = 2;
 pub fn run(args: ExecArgs) -> Result<i32> {
     let named = match (&args.cluster, &args.hosts) {
         (Some(c), None) => Named::Cluster(c),
-        (None, Some(h)) => Named::Hosts(h),
+        (None, Some(h)) => Named::Nodes(h),
         _ => bail!("name the hosts with -H or a cluster with -C, not both"),
     };
     let fleet = Fleet::select(&args.fleet, named)?;

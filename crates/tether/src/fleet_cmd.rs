@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tether_cluster::NodeSet;
 use tether_cluster::config::Settings;
 use tether_cluster::exec::{self, HostError, HostSpec, Outcome, Overrides, Resolver, StopReason};
@@ -25,13 +25,8 @@ const INTERRUPTED: i32 = 130;
 /// closed (as ssh's 255).
 pub const OUTPUT_CLOSED: i32 = 255;
 
-/// Where a run's hosts come from.
-pub enum Named<'a> {
-    /// A node set (`web[01-10]`, `@group`).
-    Hosts(&'a str),
-    /// A cluster from the config file.
-    Cluster(&'a str),
-}
+/// Where a run's hosts come from (a node set or a cluster).
+pub use tether_cluster::config::Selection as Named;
 
 /// The hosts of a run, and tether's config settings for them.
 pub struct Fleet {
@@ -45,13 +40,7 @@ impl Fleet {
     /// The hosts `named` names, in tether's config (`args.config`).
     pub fn select(args: &FleetArgs, named: Named<'_>) -> Result<Fleet> {
         let config = ssh_opts::load_config(args.config.as_deref())?;
-        let (set, settings) = match named {
-            Named::Cluster(c) => config.cluster(c)?,
-            Named::Hosts(h) => (config.nodes(h)?, config.defaults.clone()),
-        };
-        if set.is_empty() {
-            bail!("the node set names no hosts");
-        }
+        let (set, settings) = config.select(named)?;
         let hosts = set
             .names()
             .iter()
@@ -62,7 +51,7 @@ impl Fleet {
 
     /// Most hosts at once: the flag, else the config's, else 64.
     pub fn fanout(&self, args: &FleetArgs) -> usize {
-        args.fanout.or(self.settings.fanout).unwrap_or(64).max(1)
+        self.settings.fanout_or(args.fanout)
     }
 
     /// Where and how to reach each host: secrets asked on the terminal,

@@ -4,9 +4,7 @@
 //! exits is the command exiting (its code, no restart), and a command that
 //! waits for input is ended, since nothing can answer it.
 
-use std::time::Duration;
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tether_shell::{RunOptions, Session, SessionOptions, Status};
 
 use crate::cli::RunArgs;
@@ -14,12 +12,7 @@ use crate::result_out;
 
 /// Runs the command; returns the exit code to exit with.
 pub fn run(args: RunArgs) -> Result<i32> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!(
-            "--timeout must be a positive number of seconds, got {}",
-            args.timeout
-        );
-    }
+    let timeout = tether_shell::Timeout::from_secs("--timeout", args.timeout)?;
     let command = crate::session_cmd::command_text(&args)?;
     let stdin = crate::session_cmd::piped_stdin(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -27,12 +20,22 @@ pub fn run(args: RunArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run_async(args, &command, stdin))
+    runtime.block_on(run_async(args, timeout, &command, stdin))
 }
 
-async fn run_async(args: RunArgs, command: &str, stdin: Option<Vec<u8>>) -> Result<i32> {
-    let shell = args.shell.unwrap_or(crate::cli::Shell::Bash);
-    let dialect = tether_shell::dialect::by_name(shell.name()).context("unknown shell")?;
+async fn run_async(
+    args: RunArgs,
+    timeout: tether_shell::Timeout,
+    command: &str,
+    stdin: Option<Vec<u8>>,
+) -> Result<i32> {
+    // The engine's default dialect unless one is named (clap took only
+    // the engine's names).
+    let defaults = SessionOptions::default();
+    let dialect = match &args.shell {
+        Some(name) => tether_shell::dialect::by_name(name).context("unknown shell")?,
+        None => defaults.dialect.clone(),
+    };
     // The daemon's private directory, by the same rules (created 0700 or
     // proven private); the session's own is `sessions/ID` in it, removed
     // when the session drops (but for a spill file the result names).
@@ -43,13 +46,13 @@ async fn run_async(args: RunArgs, command: &str, stdin: Option<Vec<u8>>) -> Resu
         run_rc_files: !args.norc,
         spill_cap: crate::daemon_cmd::spill_cap()?,
         runtime_dir: Some(paths.dir),
-        ..SessionOptions::default()
+        ..defaults
     };
     let mut session = Session::start(opts)
         .await
         .context("the shell did not start")?;
     let run = RunOptions {
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: timeout.duration(),
         output_limit: args.output_limit,
         stdin,
         ..RunOptions::default()

@@ -124,21 +124,14 @@ pub fn piped_stdin(args: &RunArgs) -> Result<Option<Vec<u8>>> {
 
 /// `tether run` through the daemon.
 pub fn run(args: RunArgs) -> Result<i32> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!(
-            "--timeout must be a positive number of seconds, got {}",
-            args.timeout
-        );
-    }
+    // Refused here, before stdin is read, with the flag's name.
+    tether_shell::Timeout::from_secs("--timeout", args.timeout)?;
     let command = command_text(&args)?;
     let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string());
-    let session = args
-        .session
-        .or_else(|| args.host.clone())
-        .unwrap_or_else(|| "main".to_owned());
+    let session = tether_daemon::protocol::run_session(args.session, args.host.as_deref());
     let request = Request::Run {
         session: session.clone(),
         command,
@@ -152,7 +145,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         output_limit: args.output_limit,
         workdir: None,
         create: Create {
-            shell: args.shell.map(|s| s.name().to_owned()),
+            shell: args.shell,
             norc: args.norc,
             cwd,
             env: Some(std::env::vars().collect()),

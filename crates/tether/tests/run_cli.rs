@@ -90,7 +90,10 @@ fn exit_codes_tell_every_status_apart() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("the shell exited with code 4"));
     let out = d.run(&["run", "--timeout=-1", "--", "true"]);
     assert_eq!(code(&out), Some(255));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout must be a positive number"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--timeout must be more than 0 and at most 3600 seconds")
+    );
     let out = d.run(&["run", "--host", "@web01", "--", "true"]);
     assert_eq!(code(&out), Some(255));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the user before '@' is empty"));

@@ -312,8 +312,29 @@ fn group_with_stdin(code: &str, input: &Path) -> String {
     format!("{{ {code}\n}} < {}", sh_quote(&input.display().to_string()))
 }
 
-/// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["bash", "zsh", "sh", "dash", "busybox", "pwsh"];
+/// The dialects [`by_name`] knows, as front-ends list them: each one's
+/// name and what it is.
+pub const KNOWN: &[(&str, &str)] = &[
+    ("bash", "GNU bash"),
+    ("zsh", "zsh"),
+    ("sh", "The system POSIX sh"),
+    ("dash", "dash"),
+    ("busybox", "busybox sh"),
+    ("pwsh", "PowerShell 7"),
+];
+
+const NAME_ARRAY: [&str; KNOWN.len()] = {
+    let mut names = [""; KNOWN.len()];
+    let mut i = 0;
+    while i < KNOWN.len() {
+        names[i] = KNOWN[i].0;
+        i += 1;
+    }
+    names
+};
+
+/// The names [`by_name`] knows (those of [`KNOWN`]).
+pub const NAMES: &[&str] = &NAME_ARRAY;
 
 /// The dialect called `name` (one of [`NAMES`]).
 pub fn by_name(name: &str) -> Option<std::sync::Arc<dyn Dialect>> {
@@ -333,6 +354,18 @@ pub fn by_name(name: &str) -> Option<std::sync::Arc<dyn Dialect>> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Each name listed is a dialect (dash and busybox are of the sh
+    /// family, and call themselves so), and no other name is one.
+    #[test]
+    fn every_known_name_is_a_dialect() {
+        assert_eq!(NAMES, ["bash", "zsh", "sh", "dash", "busybox", "pwsh"]);
+        for name in NAMES {
+            let family = by_name(name).unwrap().name();
+            assert!(*name == family || family == "sh", "{name}: {family}");
+        }
+        assert!(by_name("fish").is_none());
+    }
 
     /// The typed writer reproduces every byte but NUL, in each POSIX shell
     /// installed here, and never types a control character or a hex digit.

@@ -9,7 +9,7 @@ use tether_cluster::exec::{self, ExecOptions, HostSpec, Overrides};
 use crate::ssh_opts;
 
 fn default_timeout() -> f64 {
-    120.0
+    tether_shell::Timeout::default_secs()
 }
 fn default_limit() -> usize {
     4000
@@ -106,16 +106,19 @@ pub struct ExecHostsResult {
     pub groups: Vec<HostGroup>,
 }
 
+/// `text` clipped as every result's output is (the engine's clip: head
+/// and tail, `limit` bytes in all, whole characters), and where.
 fn clip(text: String, limit: usize) -> (String, Option<Clipped>) {
-    let total = text.chars().count();
-    if total <= limit {
+    let mut clip = tether_term::HeadTailClip::halves(limit);
+    clip.push(&text);
+    let kept = clip.clipped();
+    if kept.is_complete() {
         return (text, None);
     }
-    let head: String = text.chars().take(limit / 2).collect();
-    let tail: String = text.chars().skip(total - (limit - limit / 2)).collect();
-    let omitted = total - limit;
+    let total = text.chars().count();
+    let omitted = total - kept.head.chars().count() - kept.tail.chars().count();
     (
-        format!("{head}\n[… {omitted} characters omitted …]\n{tail}"),
+        kept.render(|_| tether_term::omitted_marker(omitted as u64)),
         Some(Clipped {
             omitted_chars: omitted,
             total_chars: total,
@@ -138,24 +141,12 @@ fn project(kept: &exec::Kept) -> String {
 
 /// Runs the tool; the error is the message for a tool error.
 pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
-    if !(p.timeout_s.is_finite() && p.timeout_s > 0.0 && p.timeout_s <= 3600.0) {
-        return Err(format!(
-            "timeout_s must be more than 0 and at most 3600 seconds, got {}",
-            p.timeout_s
-        ));
-    }
+    let timeout =
+        tether_shell::Timeout::from_secs("timeout_s", p.timeout_s).map_err(|e| e.to_string())?;
     let config = crate::ssh_opts::load_config(None).map_err(|e| format!("{e:#}"))?;
-    let (set, settings) = if config.clusters.contains_key(&p.hosts) {
-        config.cluster(&p.hosts).map_err(|e| e.to_string())?
-    } else {
-        (
-            config.nodes(&p.hosts).map_err(|e| e.to_string())?,
-            config.defaults.clone(),
-        )
-    };
-    if set.is_empty() {
-        return Err(format!("{:?} names no hosts", p.hosts));
-    }
+    let (set, settings) = config
+        .select(tether_cluster::config::Selection::ClusterOrNodes(&p.hosts))
+        .map_err(|e| e.to_string())?;
     let hosts: Vec<HostSpec> = set
         .names()
         .iter()
@@ -170,9 +161,9 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     )
     .map_err(|e| format!("{e:#}"))?;
     let opts = ExecOptions {
-        fanout: settings.fanout.unwrap_or(64),
+        fanout: settings.fanout_or(None),
         resolve: exec::resolver(ov),
-        command_timeout: Some(std::time::Duration::from_secs_f64(p.timeout_s)),
+        command_timeout: Some(timeout.duration()),
         fail_fast: false,
         stop: None,
         keep_output: true,
@@ -230,4 +221,24 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         },
         text,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clipped like a shell result: `limit` bytes, whole characters, the
+    /// characters left out counted.
+    #[test]
+    fn output_is_clipped_like_a_shell_result() {
+        let (out, cut) = clip("0123456789".into(), 4);
+        assert_eq!(out, "01\n[… 6 characters omitted …]\n89");
+        let cut = cut.map(|c| (c.omitted_chars, c.total_chars));
+        assert_eq!(cut, Some((6, 10)));
+        let (out, cut) = clip("ééééé".into(), 4);
+        assert_eq!(out, "é\n[… 3 characters omitted …]\né");
+        assert_eq!(cut.map(|c| c.omitted_chars), Some(3));
+        let (out, cut) = clip("short".into(), 5);
+        assert_eq!((out.as_str(), cut.is_none()), ("short", true));
+    }
 }

@@ -104,8 +104,8 @@ impl Link {
             match outcome {
                 // Not written (a connection or daemon that went away before
                 // it was read): safe to send on a fresh connection.
-                Err(DaemonError::Connection(_)) | Ok((_, Err(DaemonError::Connection(_))))
-                    if attempts < CONNECT_ATTEMPTS =>
+                Err(e) | Ok((_, Err(e)))
+                    if e.unsent() && attempts < tether_daemon::SEND_ATTEMPTS =>
                 {
                     self.forget_connections();
                 }
@@ -116,10 +116,7 @@ impl Link {
         if matches!(result, Err(DaemonError::Lost(_))) {
             self.forget_connections();
         }
-        if !matches!(
-            result,
-            Err(DaemonError::Connection(_) | DaemonError::Lost(_))
-        ) {
+        if tether_daemon::reusable(&result) {
             self.pool
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -128,9 +125,6 @@ impl Link {
         result
     }
 }
-
-/// Fresh connections tried for a request that could not be written.
-const CONNECT_ATTEMPTS: usize = 3;
 
 impl Link {
     /// Drops the lease and the idle connections (their daemon is gone).
@@ -240,10 +234,7 @@ impl TetherMcp {
         Parameters(p): Parameters<RunParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let session = p
-            .session
-            .or_else(|| p.host.clone())
-            .unwrap_or_else(|| "main".to_owned());
+        let session = tether_daemon::protocol::run_session(p.session, p.host.as_deref());
         let request = Request::Run {
             session: session.clone(),
             command: p.command,

@@ -8,16 +8,16 @@ use tether_daemon::protocol::{ShellResult, Status};
 use tether_transport::Signal;
 
 fn main_session() -> String {
-    "main".to_owned()
+    tether_daemon::protocol::DEFAULT_SESSION.to_owned()
 }
 fn default_timeout() -> f64 {
-    120.0
+    tether_shell::Timeout::default_secs()
 }
 fn default_limit() -> usize {
     tether_shell::DEFAULT_OUTPUT_LIMIT
 }
 fn default_wait() -> f64 {
-    10.0
+    tether_daemon::protocol::DEFAULT_SEND_WAIT_S
 }
 
 pub use tether_daemon::protocol::OnTimeout;
@@ -215,4 +215,21 @@ pub fn render(r: &ShellResult) -> String {
     }
     text.push_str(&format!("[{}]", parts.join(" · ")));
     text
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The schema states the engine's rule: its default and its cap.
+    #[test]
+    fn the_timeout_schema_states_the_engines_rule() {
+        let schema = serde_json::to_value(schemars::schema_for!(RunParams)).unwrap();
+        let timeout = &schema["properties"]["timeout_s"];
+        assert_eq!(timeout["default"], tether_shell::Timeout::default_secs());
+        let cap = format!("at most {}", tether_shell::timeout::MAX_SECONDS);
+        let said = timeout["description"].as_str().unwrap();
+        assert!(said.contains(&cap), "{said}");
+    }
 }

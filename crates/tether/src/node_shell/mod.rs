@@ -25,6 +25,7 @@ use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use tether_cluster::NodeSet;
+use tether_cluster::config::Selection;
 use tether_cluster::multi::{self, Line, Meta, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
@@ -58,11 +59,11 @@ pub fn run(args: ShellArgs) -> Result<i32> {
     let (name, names) = match (&args.attach, &args.hosts, &args.cluster) {
         (Some(name), None, None) => (name.clone(), existing_nodes(name)?),
         (None, Some(expr), None) => {
-            let set = config.nodes(expr)?;
+            let (set, _) = config.select(Selection::Nodes(expr))?;
             (args.name.clone().unwrap_or_else(|| set.fold()), set.names())
         }
         (None, None, Some(cluster)) => {
-            let (set, _) = config.cluster(cluster)?;
+            let (set, _) = config.select(Selection::Cluster(cluster))?;
             (
                 args.name.clone().unwrap_or_else(|| cluster.clone()),
                 set.names(),
@@ -70,6 +71,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         }
         _ => bail!("name the nodes with -H or a cluster with -C, or a session with --attach"),
     };
+    // (-H and -C name hosts: `select` refused an empty set.)
     if names.is_empty() {
         bail!("the node set names no hosts");
     }

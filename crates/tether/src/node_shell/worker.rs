@@ -25,37 +25,30 @@ pub fn connect(namespace: &str) -> Result<Client, DaemonError> {
 }
 
 /// Sends `request` on the worker's kept connection `conn`, or on a new one
-/// (kept for the next request while it works).
+/// (kept for the next request while it works). A request the daemon never
+/// read (it stopped, or another one runs now) goes on a new connection,
+/// which starts a daemon if needed.
 fn call(
     namespace: &str,
     conn: &mut Option<Client>,
     request: &Request,
 ) -> Result<ShellResult, DaemonError> {
-    if let Some(client) = conn.as_mut() {
-        match client.request(request) {
-            // The kept connection failed while the request was written: the
-            // daemon never read it (it stopped, or another one runs now), so
-            // it goes on a new connection, which starts a daemon if needed.
-            Err(DaemonError::Connection(_)) => *conn = None,
-            other => return keep(conn, other),
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let client = match conn {
+            Some(c) => c,
+            None => conn.insert(connect(namespace)?),
+        };
+        let r = client.request(request);
+        if !tether_daemon::reusable(&r) {
+            *conn = None;
+        }
+        match r {
+            Err(e) if e.unsent() && attempts < tether_daemon::SEND_ATTEMPTS => {}
+            other => return other,
         }
     }
-    let mut client = connect(namespace)?;
-    let r = client.request(request);
-    *conn = Some(client);
-    keep(conn, r)
-}
-
-/// Keeps the connection after an answer (a refusal is one), not after a
-/// connection that broke or carried something unreadable.
-fn keep(
-    conn: &mut Option<Client>,
-    r: Result<ShellResult, DaemonError>,
-) -> Result<ShellResult, DaemonError> {
-    if !matches!(r, Ok(_) | Err(DaemonError::Refused(_))) {
-        *conn = None;
-    }
-    r
 }
 
 /// How a failed call ended: the node failed (could not be reached, or

@@ -166,7 +166,7 @@ async def main():
 
             # bad input: tool errors that say what to do, never a crash
             for name, args, needle in [
-                ("shell_run", {"command": "true", "timeout_s": 99999}, "timeout_s must be between"),
+                ("shell_run", {"command": "true", "timeout_s": 99999}, "timeout_s must be more than 0 and at most 3600 seconds"),
                 ("shell_run", {"command": "true", "host": "web01:99999"}, "the port must be a number"),
                 ("shell_send", {"session": "main", "keys": ["F13"]}, "unknown key"),
                 ("shell_read", {"session": "nope"}, "no session named"),

@@ -104,6 +104,7 @@ mod tests {
         DaemonError::Refused(Failure {
             kind: FailureKind::Busy,
             message: "busy".into(),
+            host: None,
         })
     }
 

@@ -505,3 +505,7 @@ fn remote_host(
         .map(Some)
         .map_err(|e| bad_request(format!("host {name:?}: {e}")))
 }
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;

@@ -78,8 +78,8 @@ impl Session {
         // end mark among it is seen.
         let deadline = Instant::now() + SETTLE;
         loop {
-            let changed = self.shared.changed.notified();
-            if self.shared.lock().processed >= delivered {
+            let changed = self.shared.changed();
+            if self.shared.lock().processed() >= delivered {
                 break;
             }
             let now = Instant::now();
@@ -98,7 +98,7 @@ impl Session {
     async fn local_reader(&self, mut i: tether_transport::Inspection) -> Result<u64, ShellError> {
         let deadline = Instant::now() + SETTLE;
         loop {
-            let changed = self.shared.changed.notified();
+            let changed = self.shared.changed();
             let reads = i.foreground.as_ref().is_some_and(|f| f.reading_terminal);
             if reads && i.output_unread.unwrap_or(0) == 0 {
                 return Ok(i.output_delivered);
@@ -123,7 +123,7 @@ impl Session {
 
     /// `Ok` while a command's code runs (its start mark seen, its end not).
     fn phase_is_running(&self) -> Result<(), ShellError> {
-        match self.shared.lock().phase {
+        match self.shared.lock().phase() {
             Phase::Started => Ok(()),
             Phase::Ended(_) => Err(ShellError::NotWaiting(NotWaiting::Ended)),
             Phase::Idle => Err(ShellError::NotWaiting(NotWaiting::NoCommand)),

@@ -137,10 +137,10 @@ async fn wait_ready(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut exit = terminal.exit();
     loop {
-        let changed = shared.changed.notified();
+        let changed = shared.changed();
         let (ready, eof) = {
             let st = shared.lock();
-            (st.ready, st.eof)
+            (st.ready(), st.eof())
         };
         if ready {
             return Ok(());
@@ -151,7 +151,7 @@ async fn wait_ready(
             if exited {
                 drain(shared).await;
             }
-            let raw = shared.lock().log.since(0).bytes;
+            let raw = shared.lock().raw_since(0).bytes;
             let _ = terminal.kill(Duration::from_millis(200));
             return Err(ShellError::StartFailed {
                 dialect,
@@ -172,8 +172,8 @@ async fn wait_ready(
 /// pump (the exit can be seen before the bytes written just before it).
 pub(crate) async fn drain(shared: &Shared) {
     let deadline = Instant::now() + Duration::from_millis(300);
-    while !shared.lock().eof && Instant::now() < deadline {
-        let changed = shared.changed.notified();
+    while !shared.lock().eof() && Instant::now() < deadline {
+        let changed = shared.changed();
         let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
     }
 }

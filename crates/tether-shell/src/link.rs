@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::error::ShellError;
-use crate::pump::Phase;
 use crate::result::{LinkFailure, LinkLoss, RunResult, Status};
 use crate::session::Session;
 
@@ -35,12 +34,7 @@ impl Session {
     /// the next `run` starts a fresh shell (over a fresh connection), which
     /// ends what this one left.
     pub(crate) fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
-        let command_started = {
-            let mut st = self.shared.lock();
-            let started = st.phase == Phase::Started;
-            st.phase = Phase::Idle;
-            started
-        };
+        let command_started = self.shared.lock().command_over();
         let (output, truncated) = self.take_output();
         let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
         let link = LinkLoss {
@@ -64,8 +58,7 @@ impl Session {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .unanswered_for();
-            let st = self.shared.lock();
-            let unmarked = st.phase == Phase::Sent && st.last_output.elapsed() >= LINK_GRACE;
+            let unmarked = self.shared.lock().typed_unanswered(LINK_GRACE);
             unmarked || unanswered.is_some_and(|d| d >= LINK_GRACE)
         };
         if suspect && let Some(r) = self.if_hung(t0).await {

@@ -7,15 +7,12 @@
 use std::sync::Arc;
 
 use tether_transport::{TermSize, Terminal};
-use tokio::sync::broadcast;
 
 use crate::error::ShellError;
 use crate::pump::Shared;
 use crate::session::Session;
 
-/// What a watcher receives: display output, or how many chunks it missed
-/// by falling behind (redraw the screen then).
-pub type Watcher = broadcast::Receiver<Arc<Vec<u8>>>;
+pub use crate::pump::Watcher;
 
 /// A handle on the session's current terminal.
 #[derive(Clone)]
@@ -80,20 +77,18 @@ impl Live {
     /// output after it (nothing lost or repeated between the two). `None`
     /// when this terminal has ended.
     pub fn watch(&self) -> Option<(Vec<u8>, Watcher)> {
-        let st = self.shared.lock();
-        let rx = st.watch.as_ref()?.subscribe();
-        Some((st.emulator.redraw(), rx))
+        self.shared.lock().watch()
     }
 
     /// The current screen as text, secrets redacted (like every result).
     pub fn screen(&self) -> String {
-        let contents = self.shared.lock().emulator.contents();
+        let contents = self.shared.lock().screen_text();
         self.secrets.redact(&contents)
     }
 
     /// The bytes that draw the current screen.
     pub fn redraw(&self) -> Vec<u8> {
-        self.shared.lock().emulator.redraw()
+        self.shared.lock().redraw()
     }
 
     /// Types `bytes` into the terminal, as a person at its keyboard.
@@ -107,13 +102,13 @@ impl Live {
     pub fn resize(&self, size: TermSize) -> Result<(), ShellError> {
         let size = size.clamped();
         self.terminal.resize(size)?;
-        self.shared.lock().emulator.resize(size.rows, size.cols);
+        self.shared.lock().resize(size.rows, size.cols);
         Ok(())
     }
 
     /// The terminal size now.
     pub fn size(&self) -> TermSize {
-        let (rows, cols) = self.shared.lock().emulator.size();
+        let (rows, cols) = self.shared.lock().size();
         TermSize { rows, cols }
     }
 
@@ -126,7 +121,7 @@ impl Live {
     pub fn set_echo(&self, on: bool) -> bool {
         if let Some(remote) = &self.remote {
             // Done, unless the last request (still in flight) said otherwise.
-            if self.shared.lock().echo_on == on
+            if self.shared.lock().echo_on() == on
                 && remote.last_requested().is_none_or(|last| last == on)
             {
                 return true;
@@ -142,7 +137,7 @@ impl Live {
             .is_some_and(|f| f.is_top);
         let changed = shell_in_front && self.terminal.set_echo(on).unwrap_or(false);
         if changed {
-            self.shared.lock().echo_on = on;
+            self.shared.lock().set_echo_on(on);
         }
         changed
     }
@@ -168,6 +163,6 @@ impl Live {
 
     /// True once this terminal's output has ended.
     pub fn ended(&self) -> bool {
-        self.shared.lock().eof
+        self.shared.lock().eof()
     }
 }

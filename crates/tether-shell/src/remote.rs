@@ -215,7 +215,7 @@ stty $e < "$t"
             if let Ok(out) = host.run(line, Vec::new()).await
                 && out.status == Some(0)
             {
-                shared.lock().echo_on = on;
+                shared.lock().set_echo_on(on);
             }
         });
     }

@@ -13,18 +13,13 @@ use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::link::Staged;
-use crate::pump::{EndMark, Phase};
+use crate::pump::{EndMark, Progress, QUIET};
 use crate::remote_probe::ProbeWatch;
 use crate::result::{ForegroundProgram, LinkFailure, RunResult, Status, signal_of_status};
 use crate::session::Session;
 
 /// Default characters per result.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 16_000;
-
-/// How long output must be quiet before the kernel is asked whether the
-/// foreground program is reading the terminal (a program that asks for
-/// input has just written its prompt).
-pub(crate) const QUIET: Duration = Duration::from_millis(3);
 
 /// The longest a wait sleeps between looks at the session; looks at a
 /// quiet foreground grow apart up to this as the quiet lasts, so a long
@@ -155,35 +150,26 @@ impl Session {
             return Ok(self.hung_before_typing(t0));
         }
         let spill = self.next_path("out", "txt");
-        {
-            let mut st = self.shared.lock();
-            st.markers.set_sequence(seq);
-            st.capture = Some(Capture::new(
-                opts.output_limit,
-                self.redactor.fresh(),
-                spill,
-                std::sync::Arc::clone(&self.spills),
-            ));
-            st.rename = self
-                .opts
-                .dialect
-                .file_in_messages(&file)
-                .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
-            st.phase = Phase::Sent;
-            st.command_start = st.processed;
-            // What the host said of the last command is not this one's.
-            self.forget_probes();
-            // The command's quiet starts now: its start mark, close
-            // behind, then wakes nobody (its caller waits for the end).
-            st.last_output = Instant::now();
-            if st.echo_on && st.watched() {
-                st.tell_watchers(command_note(code));
-            }
-        }
+        let capture = Capture::new(
+            opts.output_limit,
+            self.redactor.fresh(),
+            spill,
+            std::sync::Arc::clone(&self.spills),
+        );
+        let rename = self
+            .opts
+            .dialect
+            .file_in_messages(&file)
+            .and_then(|(name, with)| Rename::new(name.as_bytes(), with.as_bytes()));
+        // What the host said of the last command is not this one's.
+        self.forget_probes();
+        self.shared
+            .lock()
+            .begin_command(seq, capture, rename, || command_note(code));
         // A program may have left the terminal raw, without signals or
         // without CR translation: the line is typed in the session's modes
         // (a remote shell's end mark has the host set them).
-        let echo = self.shared.lock().echo_on;
+        let echo = self.shared.lock().echo_on();
         self.terminal.restore_modes(self.opts.line_modes(echo))?;
         let mut line = self.opts.dialect.line_kill().to_vec();
         if crate::session::shell_sets_modes(&self.opts, self.place.as_ref()) {
@@ -330,7 +316,7 @@ impl Session {
     }
 
     fn ended(&self) -> bool {
-        matches!(self.shared.lock().phase, Phase::Ended(_))
+        self.shared.lock().end_mark().is_some()
     }
 
     async fn wait(&self, deadline: Instant) -> Woke {
@@ -351,21 +337,19 @@ impl Session {
             .then(|| ProbeWatch::take(self.place.as_ref(), &self.shell_dir, &self.probes));
         let mut pending = self.pending.subscribe();
         loop {
-            let changed = self.shared.changed.notified();
+            let changed = self.shared.changed();
             if let Some(p) = *pending.borrow_and_update() {
                 return Woke::Aborted(p);
             }
-            let (started, idle, processed) = {
-                let st = self.shared.lock();
-                if let Phase::Ended(end) = &st.phase {
-                    return Woke::Ended(end.clone());
-                }
-                (
-                    st.phase == Phase::Started,
-                    st.last_output.elapsed(),
-                    st.processed,
-                )
-            };
+            let Progress {
+                ended,
+                started,
+                idle,
+                processed,
+            } = self.shared.lock().progress();
+            if let Some(end) = ended {
+                return Woke::Ended(end);
+            }
             if let Some(info) = *exit.borrow() {
                 return Woke::ShellExited(info);
             }
@@ -392,7 +376,7 @@ impl Session {
                 if let Some(fg) = self.reading_foreground(idle) {
                     // Everything the program wrote is processed: an end
                     // mark among it wins.
-                    if let Phase::Ended(end) = &self.shared.lock().phase {
+                    if let Some(end) = self.shared.lock().end_mark() {
                         return Woke::Ended(end.clone());
                     }
                     return Woke::Waiting(fg.or(may_read.flatten()));
@@ -423,7 +407,7 @@ impl Session {
                 _ = exit.changed() => {}
                 _ = tokio::time::sleep(tick) => {}
                 evidence = probed => {
-                    let processed = self.shared.lock().processed;
+                    let processed = self.shared.lock().processed();
                     if let Some(fg) = remote.as_mut().and_then(|r| r.finish(evidence, processed)) {
                         return Woke::Waiting(Some(fg));
                     }
@@ -441,7 +425,7 @@ impl Session {
         // last, must not have grown past it (and the pump writes a query's
         // reply before it counts the query processed, so a reply is in the
         // input queue the look checks).
-        let processed = self.shared.lock().processed;
+        let processed = self.shared.lock().processed();
         let i = self.terminal.inspect().ok()?;
         let settled = i.input_queued.unwrap_or(0) == 0
             && i.output_unread.unwrap_or(0) == 0
@@ -463,7 +447,7 @@ impl Session {
         match woke {
             Woke::Ended(end) => {
                 self.learn_exports().await;
-                self.shared.lock().phase = Phase::Idle;
+                self.shared.lock().command_over();
                 self.last_status = end.exit;
                 if let Some(held) = &end.held {
                     self.host_holders = held.clone();
@@ -488,7 +472,7 @@ impl Session {
                 self.take_exit_cwd();
                 self.learn_exports().await;
                 let (output, truncated) = self.take_output();
-                self.shared.lock().phase = Phase::Idle;
+                self.shared.lock().command_over();
                 let mut r = self.result(Status::ShellExited, t0, output, truncated, Some(code));
                 r.signal = signal_of_status(code);
                 r
@@ -510,7 +494,7 @@ impl Session {
     fn aborted(&mut self, p: Pending, t0: Instant) -> RunResult {
         self.shared.lock().finish_capture();
         let (output, truncated) = self.take_output();
-        self.shared.lock().phase = Phase::Idle;
+        self.shared.lock().command_over();
         let status = match p {
             Pending::Reset => Status::Reset,
             Pending::Close => Status::Closed,
@@ -598,7 +582,7 @@ impl Session {
             self.learn_exports().await;
         }
         let (output, truncated) = self.take_output();
-        self.shared.lock().phase = Phase::Idle;
+        self.shared.lock().command_over();
         self.last_status = 130;
         if !recovered {
             self.restart().await?;
@@ -712,7 +696,7 @@ impl Session {
     /// (the shell got a line it did not run as typed): the command did not
     /// run, whatever `$?` says.
     fn not_delivered(&mut self) -> ShellError {
-        self.shared.lock().phase = Phase::Idle;
+        self.shared.lock().command_over();
         let (output, _) = self.take_output();
         ShellError::NotDelivered {
             dialect: self.opts.dialect.name(),

@@ -167,10 +167,8 @@ impl Session {
                 self.redactor.learn(&snapshot)
             }
         };
-        if let Some(redactor) = learned
-            && let Some(c) = self.shared.lock().capture.as_mut()
-        {
-            c.learn(&redactor);
+        if let Some(redactor) = learned {
+            self.shared.lock().learn(&redactor);
         }
     }
 }

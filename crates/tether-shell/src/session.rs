@@ -13,7 +13,7 @@ use crate::defaults::session_env;
 use crate::dialect::{Bash, Dialect, SplitNonce};
 use crate::error::ShellError;
 use crate::launch::{launch, private_dir};
-use crate::pump::{Phase, Shared};
+use crate::pump::Shared;
 
 /// The variable every local session's processes inherit, set to the
 /// session directory's name: ending the session's tree also ends every
@@ -291,14 +291,14 @@ impl Session {
     /// The current screen as text (for full-screen programs), secrets
     /// redacted.
     pub fn screen(&self) -> String {
-        let contents = self.shared.lock().emulator.contents();
+        let contents = self.shared.lock().screen_text();
         self.redactor.redact(&contents)
     }
 
     /// Raw output bytes from stream offset `offset` on (bounded: see
     /// `dropped`).
     pub fn raw_since(&self, offset: u64) -> tether_term::Since {
-        self.shared.lock().log.since(offset)
+        self.shared.lock().raw_since(offset)
     }
 
     /// Changes the terminal size (the program gets SIGWINCH). A size out
@@ -306,7 +306,7 @@ impl Session {
     pub fn resize(&mut self, size: TermSize) -> Result<(), ShellError> {
         let size = size.clamped();
         self.terminal.resize(size)?;
-        self.shared.lock().emulator.resize(size.rows, size.cols);
+        self.shared.lock().resize(size.rows, size.cols);
         self.opts.size = size;
         Ok(())
     }
@@ -323,7 +323,7 @@ impl Session {
         self.place.end_tree(&self.shell_dir, false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
         // A person attached may have resized the terminal since the start.
-        let (rows, cols) = self.shared.lock().emulator.size();
+        let (rows, cols) = self.shared.lock().size();
         self.opts.size = TermSize { rows, cols };
         let env = shell_env(&self.opts, self.place.as_ref());
         let restore = Restore {
@@ -437,7 +437,7 @@ impl Session {
     /// Takes the working directory a shell that exited reported from its
     /// exit hook, as the one to restart in.
     pub(crate) fn take_exit_cwd(&mut self) {
-        let cwd = self.shared.lock().exit_cwd.take();
+        let cwd = self.shared.lock().take_exit_cwd();
         if cwd.is_some() {
             self.cwd = cwd;
         }
@@ -445,7 +445,7 @@ impl Session {
 
     /// True while a command is in flight.
     pub(crate) fn busy(&self) -> bool {
-        matches!(self.shared.lock().phase, Phase::Sent | Phase::Started)
+        self.shared.lock().busy()
     }
 }
 

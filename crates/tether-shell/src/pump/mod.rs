@@ -1,0 +1,203 @@
+//! The output pump: one task per session that consumes the terminal's
+//! output, feeds the headless emulator (and writes its replies at once), the
+//! marker scanner, the raw byte log, and the current command's capture.
+
+mod marks;
+mod state;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_term::{Marker, MarkerEvent};
+use tether_transport::{OutputStream, Terminal};
+
+use crate::result::Truncation;
+use marks::parse_end;
+
+pub(crate) use marks::{EndMark, Phase};
+pub use state::Watcher;
+pub(crate) use state::{Progress, PumpState, Shared, initial_state};
+
+/// How long output must be quiet before the kernel is asked whether the
+/// foreground program is reading the terminal (a program that asks for
+/// input has just written its prompt); output after such a quiet wakes
+/// the waiters.
+pub(crate) const QUIET: Duration = Duration::from_millis(3);
+
+/// Runs until the output stream ends.
+pub(crate) async fn run(
+    terminal: Arc<dyn Terminal>,
+    mut output: OutputStream,
+    shared: Arc<Shared>,
+) {
+    while let Some(chunk) = output.recv().await {
+        let mut st = shared.lock();
+        let marks_before = st.marks_seen;
+        // Output after a quiet spell may find a waiter asleep for long (its
+        // looks grow apart with the quiet): it is woken to time the quiet
+        // afresh.
+        let after_quiet = st.last_output.elapsed() >= QUIET;
+        let replies = st.process(&chunk);
+        if !replies.is_empty() {
+            // Replies go out before any later caller input, and under the
+            // lock that counts the chunk processed: whoever sees the count
+            // finds the replies in the terminal's input already.
+            let _ = terminal.write(replies);
+        }
+        let marked = st.marks_seen != marks_before;
+        drop(st);
+        // Waiters wait for marks (ready, end, exit) and the end of the
+        // stream; output alone they look at on their own clock (the quiet
+        // before a look), so a chunk close behind another wakes nobody.
+        if marked || after_quiet {
+            shared.wake();
+        }
+    }
+    shared.lock().finish_capture();
+    {
+        let mut st = shared.lock();
+        st.eof = true;
+        st.watch = None;
+    }
+    shared.wake();
+}
+
+impl PumpState {
+    fn process(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.last_output = Instant::now();
+        self.processed += chunk.len() as u64;
+        let base = self.log.end();
+        self.log.append(chunk);
+        let watched = self.watched();
+        let mut display = watched.then(|| Vec::with_capacity(chunk.len() + 64));
+        let mut replies = Vec::new();
+        let mut marks = Vec::new();
+        self.markers.feed(chunk, &mut marks);
+        // The capture gets the bytes between marks; the tail the scanner
+        // still holds waits, so a mark split across chunks never reaches it.
+        let held_before = std::mem::take(&mut self.unrouted);
+        let rbase = base - held_before.len() as u64;
+        // Joined only when something was held (a mark's start cut at the
+        // end of the last chunk): a chunk is routed as it is, not copied.
+        let joined;
+        let routed: &[u8] = if held_before.is_empty() {
+            chunk
+        } else {
+            joined = [held_before.as_slice(), chunk].concat();
+            &joined
+        };
+        let held = (base + chunk.len() as u64).saturating_sub(self.markers.offset());
+        let known = routed.len() - usize::try_from(held).unwrap_or(0).min(routed.len());
+        let within = |off: u64, len: usize| {
+            usize::try_from(off.saturating_sub(rbase))
+                .unwrap_or(len)
+                .min(len)
+        };
+        let mut at = 0usize;
+        let mut rat = 0usize;
+        for m in marks {
+            let start = usize::try_from(m.start.saturating_sub(base))
+                .unwrap_or(0)
+                .max(at);
+            let end = usize::try_from(m.end - base)
+                .unwrap_or(chunk.len())
+                .clamp(start, chunk.len());
+            if start > at {
+                self.show(&chunk[at..start], &mut replies, &mut display);
+            }
+            let rstart = within(m.start, routed.len()).max(rat);
+            if rstart > rat {
+                self.route(&routed[rat..rstart]);
+            }
+            rat = within(m.end, routed.len()).max(rstart);
+            self.show(&chunk[start..end], &mut replies, &mut display);
+            at = end;
+            self.mark(m);
+        }
+        if at < chunk.len() {
+            self.show(&chunk[at..], &mut replies, &mut display);
+        }
+        if known > rat {
+            self.route(&routed[rat..known]);
+            rat = known;
+        }
+        self.unrouted = routed[rat..].to_vec();
+        if let (Some(d), Some(w)) = (display, &self.watch)
+            && !d.is_empty()
+        {
+            let _ = w.send(Arc::new(d));
+        }
+        replies
+    }
+
+    /// Feeds the emulator; watchers get the display bytes, except the
+    /// terminal's echo of a wrapper line (typed while echo is on for a
+    /// person attached), which they are told about in words instead.
+    fn show(&mut self, bytes: &[u8], replies: &mut Vec<u8>, display: &mut Option<Vec<u8>>) {
+        let hide = self.echo_on && self.phase == Phase::Sent;
+        let d = if hide { None } else { display.as_mut() };
+        replies.extend(self.emulator.feed(bytes, d));
+    }
+
+    fn route(&mut self, bytes: &[u8]) {
+        if self.phase == Phase::Started
+            && let Some(c) = self.capture.as_mut()
+        {
+            match self.rename.as_mut() {
+                Some(r) => r.feed(bytes, &mut |b| c.push(b)),
+                None => c.push(bytes),
+            }
+        }
+    }
+
+    /// Ends the current command's output: what the renaming holds, then
+    /// the capture's last partial line.
+    pub(crate) fn finish_capture(&mut self) {
+        let held = std::mem::take(&mut self.unrouted);
+        self.route(&held);
+        if let Some(c) = self.capture.as_mut() {
+            if let Some(r) = self.rename.as_mut() {
+                r.flush(&mut |b| c.push(b));
+            }
+            c.finish();
+        }
+    }
+
+    /// The current command's output since the last result (a result
+    /// boundary: nothing stays held for renaming).
+    pub(crate) fn take_output(&mut self) -> (String, Option<Truncation>) {
+        let Some(c) = self.capture.as_mut() else {
+            return Default::default();
+        };
+        if let Some(r) = self.rename.as_mut() {
+            r.flush(&mut |b| c.push(b));
+        }
+        c.take()
+    }
+
+    fn mark(&mut self, m: MarkerEvent) {
+        let Marker::Engine { kind, fields } = m.marker else {
+            return;
+        };
+        if kind != "start" {
+            self.marks_seen += 1;
+        }
+        match kind.as_str() {
+            "ready" => self.ready = true,
+            "start" if self.phase == Phase::Sent => {
+                self.phase = Phase::Started;
+                self.exit_cwd = None;
+            }
+            "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
+                self.finish_capture();
+                let end = parse_end(&fields);
+                self.last_end = Some((self.command_start, end.clone()));
+                self.phase = Phase::Ended(end);
+            }
+            "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
+                self.exit_cwd = parse_end(&fields).cwd;
+            }
+            _ => {}
+        }
+    }
+}

@@ -96,7 +96,7 @@ impl Live {
                 Status::Running,
                 None,
                 self.secrets
-                    .redact(&crate::run::project_all(&look.raw, PEEK_CHARS)),
+                    .redact(&crate::text::project_all(&look.raw, PEEK_CHARS)),
             )
         } else {
             (Status::Exited, look.exit, String::new())

@@ -10,10 +10,10 @@ use tether_transport::Terminal;
 
 use crate::dialect::SetupContext;
 use crate::error::ShellError;
+use crate::options::SessionOptions;
 use crate::place::{Place, ShellStart};
 use crate::private::PrivateDir;
 use crate::pump::{self, Shared};
-use crate::session::{Restore, SessionOptions, shell_sets_modes, split_nonce};
 
 /// A new 0700 directory for one session, `sessions/ID` under `root`, else
 /// under `$XDG_RUNTIME_DIR/tether`, else `/dev/shm/tether-UID` (memory: the
@@ -36,7 +36,7 @@ pub(crate) fn private_dir(root: Option<&Path>) -> Result<PrivateDir, ShellError>
     };
     PrivateDir::root(&base)?
         .dir("sessions")?
-        .new_dir(&split_nonce().a)
+        .new_dir(&crate::nonce::split().a)
 }
 
 /// For a local shell whose start directory cannot be entered: moves it to
@@ -67,7 +67,7 @@ pub(crate) async fn launch(
     env: &[(String, String)],
     restore: Option<&Restore>,
 ) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
-    let nonce = split_nonce();
+    let nonce = crate::nonce::split();
     let dialect = &opts.dialect;
     // A remote terminal's modes are set by the host's `stty` (echo as the
     // typed line says: a person's attach may have turned it on).
@@ -157,7 +157,7 @@ async fn wait_ready(
                 dialect,
                 waited_ms: started.elapsed().as_millis() as u64,
                 exited,
-                output: crate::run::project_all(&raw, 4000),
+                output: crate::text::project_all(&raw, 4000),
             });
         }
         tokio::select! {
@@ -182,4 +182,19 @@ pub(crate) async fn drain(shared: &Shared) {
 /// through a symlink; an old file of that name is replaced).
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
     crate::private::write_file(path, bytes)
+}
+
+/// What a restarted shell restores.
+pub(crate) struct Restore {
+    /// The exported-variables snapshot.
+    pub(crate) env: PathBuf,
+    /// The directory to return to.
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+/// True when the shell sets its terminal's line modes itself, before each
+/// end mark: where the engine cannot (a remote terminal), and for a shell
+/// whose line reader would undo the engine's setting.
+pub(crate) fn shell_sets_modes(opts: &SessionOptions, place: &dyn Place) -> bool {
+    place.shell_sets_modes() || opts.dialect.line_reader_keeps_modes()
 }

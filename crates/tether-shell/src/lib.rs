@@ -47,7 +47,6 @@
 //! - [`keys`] is the one list of named keys, [`defaults`] the one list of
 //!   the non-interactive defaults.
 
-mod answer;
 pub mod capture;
 mod control;
 pub mod defaults;
@@ -58,9 +57,10 @@ pub mod exports;
 mod holders;
 pub mod keys;
 mod launch;
-mod link;
 mod live;
 mod local_files;
+mod nonce;
+mod options;
 mod place;
 pub mod private;
 mod pump;
@@ -68,18 +68,20 @@ pub mod registry;
 mod remote;
 mod remote_probe;
 pub mod result;
-mod run;
 mod secrets;
 mod session;
 pub mod spill;
+mod text;
 pub mod timeout;
+mod tree;
 
 pub use control::{Control, Pending};
 pub use error::{NotWaiting, ShellError};
 pub use live::{Live, LiveWatch, Watcher};
+pub use options::{DEFAULT_OUTPUT_LIMIT, OnTimeout, Resume, RunOptions, SessionOptions};
 pub use registry::{LostSession, Registry, SessionInfo};
 pub use result::TerminalHolder;
 pub use result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, Truncation};
-pub use run::{DEFAULT_OUTPUT_LIMIT, OnTimeout, RunOptions};
-pub use session::{Resume, Session, SessionOptions, TREE_MARKER, end_leftovers, sweep_remote};
+pub use session::{Session, sweep_remote};
 pub use timeout::Timeout;
+pub use tree::{TREE_MARKER, end_leftovers};

@@ -10,7 +10,6 @@ use tether_transport::{TermSize, Terminal};
 
 use crate::error::ShellError;
 use crate::pump::Shared;
-use crate::session::Session;
 
 pub use crate::pump::Watcher;
 
@@ -34,19 +33,6 @@ impl std::fmt::Debug for Live {
 /// The session's current [`Live`] handle, updated when the shell is
 /// restarted; `changed()` fails once the session has ended.
 pub type LiveWatch = tokio::sync::watch::Receiver<Live>;
-
-impl Session {
-    /// A handle on the current terminal, for watching and typing.
-    pub fn live(&self) -> Live {
-        self.live.borrow().clone()
-    }
-
-    /// The current handle and every later one (after restarts), usable
-    /// without the session's call lock.
-    pub fn live_watch(&self) -> LiveWatch {
-        self.live.subscribe()
-    }
-}
 
 impl Live {
     pub(crate) fn new(

@@ -169,7 +169,7 @@ impl Place for Local {
                 .dir
                 .file_name()
                 .and_then(|n| n.to_str())
-                .map(|id| (crate::session::TREE_MARKER.to_owned(), id.to_owned()));
+                .map(|id| (crate::tree::TREE_MARKER.to_owned(), id.to_owned()));
             // The engine runs on the runtime that holds its sessions (the
             // daemon's, or `run --once`'s), which outlives them: reading the
             // output there saves a thread wake-up per chunk, which a person
@@ -275,7 +275,7 @@ impl Place for Remote {
             // looks for it (`remote::end_tree`).
             let mut env = start.env.to_vec();
             if let Some(id) = start.dir.file_name().and_then(|n| n.to_str()) {
-                env.push((crate::session::TREE_MARKER.to_owned(), id.to_owned()));
+                env.push((crate::tree::TREE_MARKER.to_owned(), id.to_owned()));
             }
             let command =
                 crate::remote::command_line(start.program, start.args, &env, start.cwd, &pid_file);

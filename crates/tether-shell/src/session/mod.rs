@@ -1,159 +1,72 @@
 //! A persistent shell session: start (with one deadline), restart after the
-//! shell exits (cwd and exported variables restored), close.
+//! shell exits (cwd and exported variables restored), close. This directory
+//! is the only place that extends [`Session`], one job per file; its fields
+//! are private to it.
+
+mod answer;
+mod call;
+mod interrupt;
+mod learn;
+mod link;
+mod outcome;
+mod ready;
+mod syntax;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_transport::{RemoteHost, TermSize, Terminal};
+use tether_transport::{TermSize, Terminal};
 
-use crate::place::Place;
-
+use crate::control::Pending;
 use crate::defaults::session_env;
-use crate::dialect::{Bash, Dialect, SplitNonce};
 use crate::error::ShellError;
-use crate::launch::{launch, private_dir};
+use crate::launch::{Restore, launch, private_dir};
+use crate::live::{Live, LiveWatch};
+use crate::options::SessionOptions;
+use crate::place::Place;
 use crate::pump::Shared;
-
-/// The variable every local session's processes inherit, set to the
-/// session directory's name: ending the session's tree also ends every
-/// process of ours that carries it (those that left the session with
-/// `setsid`, or double-forked), and a daemon that starts after a crash ends
-/// those a dead daemon's sessions left ([`end_leftovers`]).
-pub const TREE_MARKER: &str = "TETHER_SESSION_ID";
-
-/// Ends every process of ours that a session with directory name `id`
-/// started (found by [`TREE_MARKER`]), for a daemon cleaning up after one
-/// that was killed.
-pub fn end_leftovers(id: &str) {
-    tether_pty::kill_marked(&format!("{TREE_MARKER}={id}"), Duration::from_millis(300));
-}
-
-/// How a session is started.
-#[derive(Clone, Debug)]
-pub struct SessionOptions {
-    /// The shell dialect.
-    pub dialect: Arc<dyn Dialect>,
-    /// Run the user's start-up files (`.bashrc` …) first.
-    pub run_rc_files: bool,
-    /// The environment the shell inherits (before the defaults).
-    pub base_env: Vec<(String, String)>,
-    /// Variables that override the defaults.
-    pub env_overrides: Vec<(String, String)>,
-    /// The starting directory.
-    pub cwd: Option<PathBuf>,
-    /// The terminal size.
-    pub size: TermSize,
-    /// Deadline for the shell to report ready.
-    pub start_timeout: Duration,
-    /// Where private session directories go (default: the user's runtime
-    /// directory).
-    pub runtime_dir: Option<PathBuf>,
-    /// Extra secret values to redact.
-    pub secrets: Vec<String>,
-    /// Use the transport's kernel evidence (a local PTY's `/proc`) to tell a
-    /// program blocked reading the terminal. Off, or on a transport without
-    /// evidence, readiness falls back to `silence_fallback`.
-    pub kernel_evidence: bool,
-    /// How long a running command must be silent before it is reported as
-    /// waiting for input when there is no kernel evidence.
-    pub silence_fallback: Duration,
-    /// Keep output post-processing (OPOST: LF to CRLF) on. Off by default:
-    /// a flood of short lines runs about ten times faster without it, the
-    /// projection treats LF and CRLF alike, and the headless screen treats
-    /// a bare LF as a newline when it is off.
-    pub output_processing: bool,
-    /// Run the shell on this host instead of a local PTY. Its environment
-    /// is then the remote login's, plus the defaults and `env_overrides`
-    /// (`base_env` is local and not sent), and `cwd` is a remote path.
-    pub host: Option<Arc<dyn RemoteHost>>,
-    /// Start as the continuation of a session whose shell was lost (its
-    /// daemon was killed): its exports snapshot and cwd are restored, the
-    /// first result says `shell_restarted` and carries the notice.
-    pub resume: Option<Resume>,
-    /// The most bytes the session's spill files (each clipped result's
-    /// whole output) may use together; the oldest go first
-    /// ([`crate::spill::Spills`]). Default
-    /// [`crate::spill::DEFAULT_SPILL_CAP`] (64 MiB).
-    pub spill_cap: u64,
-}
-
-/// What a session whose shell was lost left to continue from.
-#[derive(Clone, Debug, Default)]
-pub struct Resume {
-    /// Its exported-variables snapshot (`export -p` output), if any.
-    pub env: Option<Vec<u8>>,
-    /// Its last working directory.
-    pub cwd: Option<PathBuf>,
-    /// What the first result tells the caller.
-    pub notice: String,
-    /// The lost shell's directory on its host (command files, the exports
-    /// snapshot): swept there, with what it left running, once the host is
-    /// reached again.
-    pub remote_dir: Option<PathBuf>,
-}
-
-impl Default for SessionOptions {
-    fn default() -> Self {
-        SessionOptions {
-            dialect: Arc::new(Bash),
-            run_rc_files: true,
-            base_env: std::env::vars().collect(),
-            env_overrides: Vec::new(),
-            cwd: None,
-            size: TermSize::default(),
-            start_timeout: Duration::from_secs(10),
-            runtime_dir: None,
-            secrets: Vec::new(),
-            kernel_evidence: true,
-            silence_fallback: Duration::from_secs(3),
-            output_processing: false,
-            host: None,
-            resume: None,
-            spill_cap: crate::spill::DEFAULT_SPILL_CAP,
-        }
-    }
-}
+use crate::tree::TREE_MARKER;
 
 /// A shell that stays alive between commands.
 pub struct Session {
-    pub(crate) opts: SessionOptions,
+    opts: SessionOptions,
     /// Where the shell runs.
-    pub(crate) place: Arc<dyn Place>,
+    place: Arc<dyn Place>,
     /// The shell's process tree has been ended where it runs (by
     /// [`Session::shut_down`]).
-    pub(crate) tree_ended: bool,
-    pub(crate) dir: PathBuf,
+    tree_ended: bool,
+    dir: PathBuf,
     /// Where the shell's own files are (setup, command files, the env
     /// snapshot): `dir` locally, a directory on the host remotely.
-    pub(crate) shell_dir: PathBuf,
-    pub(crate) terminal: Arc<dyn Terminal>,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) redactor: crate::secrets::Secrets,
-    pub(crate) last_status: i32,
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) seq: u64,
-    pub(crate) restarted: bool,
-    pub(crate) keep_spills: bool,
+    shell_dir: PathBuf,
+    terminal: Arc<dyn Terminal>,
+    shared: Arc<Shared>,
+    redactor: crate::secrets::Secrets,
+    last_status: i32,
+    cwd: Option<PathBuf>,
+    seq: u64,
+    restarted: bool,
+    keep_spills: bool,
     /// What tether must tell the caller, at the head of the next result's
     /// output (a start directory that could not be entered).
-    pub(crate) notice: Option<String>,
+    notice: Option<String>,
     /// The spill files and their cap (spills removed to make room are told
     /// at the head of the next result's output, like `notice`).
-    pub(crate) spills: Arc<crate::spill::Spills>,
+    spills: Arc<crate::spill::Spills>,
     /// The command files and exports snapshot of a local shell.
-    pub(crate) local_files: Option<crate::local_files::LocalFiles>,
+    local_files: Option<crate::local_files::LocalFiles>,
     /// The current terminal for watchers; replaced on restart.
-    pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
+    live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
-    pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
     /// Set when the link to the host failed under a call: the next `run`
     /// starts a fresh shell (over a fresh connection).
-    pub(crate) link_lost: Option<crate::result::LinkLoss>,
+    link_lost: Option<crate::result::LinkLoss>,
     /// What the host's probes said of the command in flight (remote).
-    pub(crate) probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
+    probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
     /// The holders of a remote terminal the last end mark named.
-    pub(crate) host_holders: Vec<crate::result::TerminalHolder>,
+    host_holders: Vec<crate::result::TerminalHolder>,
 }
 
 impl std::fmt::Debug for Session {
@@ -388,55 +301,55 @@ impl Session {
         let _ = self.terminal.kill(Duration::from_millis(300));
     }
 
+    /// Carries out a reset or close requested through the session's
+    /// [`crate::Control`] before this call: a close refuses the call, a
+    /// reset restarts the shell first.
+    async fn settle_pending(&mut self) -> Result<(), ShellError> {
+        let p = *self.pending.borrow();
+        match p {
+            Some(Pending::Close) => Err(ShellError::Closed),
+            Some(Pending::Reset) => {
+                self.restart().await?;
+                // A close requested meanwhile stays.
+                self.pending.send_if_modified(|p| {
+                    let was_reset = *p == Some(Pending::Reset);
+                    if was_reset {
+                        *p = None;
+                    }
+                    was_reset
+                });
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Carries out a requested reset (if no other call has yet); true
+    /// when this call restarted the shell.
+    pub async fn take_reset(&mut self) -> Result<bool, ShellError> {
+        if *self.pending.borrow() == Some(Pending::Reset) {
+            self.settle_pending().await?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// A fresh file path in the local session directory.
-    pub(crate) fn next_path(&mut self, stem: &str, ext: &str) -> PathBuf {
+    fn next_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;
         self.dir.join(format!("{stem}-{}.{ext}", self.seq))
     }
 
     /// A fresh file path in the shell's directory (remote for a remote
     /// shell).
-    pub(crate) fn next_shell_path(&mut self, stem: &str, ext: &str) -> PathBuf {
+    fn next_shell_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;
         self.shell_dir.join(format!("{stem}-{}.{ext}", self.seq))
     }
 
-    /// Writes a command's file where the shell reads it: through the
-    /// session directory's descriptor for a local shell (which removes it
-    /// once the next command starts), else by the place. A host's files
-    /// go with its directory when the session ends (removing each would
-    /// cost a process on the host per command).
-    pub(crate) async fn write_command_file(
-        &mut self,
-        file: PathBuf,
-        text: String,
-        deadline: std::time::Instant,
-    ) -> Result<crate::link::Staged, ShellError> {
-        match (
-            self.local_files.as_mut(),
-            file.file_name().and_then(|n| n.to_str()),
-        ) {
-            (Some(files), Some(name)) => files
-                .write_command(name, text.as_bytes())
-                .map(|()| crate::link::Staged::Written),
-            _ => {
-                self.write_before_typing(vec![(file, text.into_bytes())], deadline)
-                    .await
-            }
-        }
-    }
-
-    /// Removes the last command's file: call when no command is in flight
-    /// (so the shell has read it), so a session holds one at most.
-    pub(crate) fn remove_last_command_file(&mut self) {
-        if let Some(files) = self.local_files.as_mut() {
-            files.remove_last_command();
-        }
-    }
-
     /// Takes the working directory a shell that exited reported from its
     /// exit hook, as the one to restart in.
-    pub(crate) fn take_exit_cwd(&mut self) {
+    fn take_exit_cwd(&mut self) {
         let cwd = self.shared.lock().take_exit_cwd();
         if cwd.is_some() {
             self.cwd = cwd;
@@ -444,8 +357,19 @@ impl Session {
     }
 
     /// True while a command is in flight.
-    pub(crate) fn busy(&self) -> bool {
+    fn busy(&self) -> bool {
         self.shared.lock().busy()
+    }
+
+    /// A handle on the current terminal, for watching and typing.
+    pub fn live(&self) -> Live {
+        self.live.borrow().clone()
+    }
+
+    /// The current handle and every later one (after restarts), usable
+    /// without the session's call lock.
+    pub fn live_watch(&self) -> LiveWatch {
+        self.live.subscribe()
     }
 }
 
@@ -473,37 +397,11 @@ impl Drop for Session {
     }
 }
 
-impl SessionOptions {
-    /// The line modes this session's terminal is held to before each
-    /// command (`echo` on while a person is attached at the prompt).
-    pub(crate) fn line_modes(&self, echo: bool) -> tether_transport::LineModes {
-        tether_transport::LineModes {
-            echo,
-            output_processing: self.output_processing,
-        }
-    }
-}
-
-/// True when the shell sets its terminal's line modes itself, before each
-/// end mark: where the engine cannot (a remote terminal), and for a shell
-/// whose line reader would undo the engine's setting.
-pub(crate) fn shell_sets_modes(opts: &SessionOptions, place: &dyn Place) -> bool {
-    place.shell_sets_modes() || opts.dialect.line_reader_keeps_modes()
-}
-
 /// The shell's environment: the place's base (the local environment here,
 /// nothing sent to a host, whose login has its own), then the defaults,
 /// then the overrides.
-pub(crate) fn shell_env(opts: &SessionOptions, place: &dyn Place) -> Vec<(String, String)> {
+fn shell_env(opts: &SessionOptions, place: &dyn Place) -> Vec<(String, String)> {
     session_env(place.base_env(&opts.base_env), &opts.env_overrides)
-}
-
-/// What a restarted shell restores.
-pub(crate) struct Restore {
-    /// The exported-variables snapshot.
-    pub(crate) env: PathBuf,
-    /// The directory to return to.
-    pub(crate) cwd: Option<PathBuf>,
 }
 
 /// An exports snapshot without the line that sets [`TREE_MARKER`] (a
@@ -516,19 +414,6 @@ fn without_marker(snapshot: &[u8]) -> Vec<u8> {
         .flatten()
         .copied()
         .collect()
-}
-
-/// Fresh random hex: 16 digits per half.
-pub(crate) fn split_nonce() -> SplitNonce {
-    let mut buf = [0u8; 16];
-    // A failing OS RNG leaves zeros; the nonce is then still unknown to the
-    // program, only guessable. getrandom does not fail on Linux.
-    let _ = getrandom::fill(&mut buf);
-    let hex: String = buf.iter().map(|b| format!("{b:02x}")).collect();
-    SplitNonce {
-        a: hex[..16].to_owned(),
-        b: hex[16..].to_owned(),
-    }
 }
 
 fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {

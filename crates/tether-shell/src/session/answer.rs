@@ -19,11 +19,11 @@
 
 use std::time::{Duration, Instant};
 
+use super::Session;
 use crate::error::{NotWaiting, ShellError};
 use crate::pump::Phase;
 use crate::remote_probe::Evidence;
 use crate::result::RunResult;
-use crate::session::Session;
 
 /// The longest the check waits for the host's answer (a hung link must not
 /// hold the session).
@@ -49,7 +49,7 @@ impl Session {
     }
 
     /// `Ok` when the command in flight reads the terminal now.
-    async fn check_waiting(&mut self) -> Result<(), ShellError> {
+    pub(super) async fn check_waiting(&mut self) -> Result<(), ShellError> {
         self.phase_is_running()?;
         let delivered = match self.terminal.inspect()? {
             i if self.opts.kernel_evidence && i.foreground.is_some() => {
@@ -95,7 +95,10 @@ impl Session {
     /// foreground reads the terminal with all it wrote read (what it
     /// wrote last, an end mark perhaps, is still being read: looked at
     /// again as it is).
-    async fn local_reader(&self, mut i: tether_transport::Inspection) -> Result<u64, ShellError> {
+    pub(super) async fn local_reader(
+        &self,
+        mut i: tether_transport::Inspection,
+    ) -> Result<u64, ShellError> {
         let deadline = Instant::now() + SETTLE;
         loop {
             let changed = self.shared.changed();
@@ -122,7 +125,7 @@ impl Session {
     }
 
     /// `Ok` while a command's code runs (its start mark seen, its end not).
-    fn phase_is_running(&self) -> Result<(), ShellError> {
+    pub(super) fn phase_is_running(&self) -> Result<(), ShellError> {
         match self.shared.lock().phase() {
             Phase::Started => Ok(()),
             Phase::Ended(_) => Err(ShellError::NotWaiting(NotWaiting::Ended)),

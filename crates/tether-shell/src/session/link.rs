@@ -9,13 +9,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::Session;
 use crate::error::ShellError;
 use crate::result::{LinkFailure, LinkLoss, RunResult, Status};
-use crate::session::Session;
 
 /// What became of files written before a command is typed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Staged {
+pub(super) enum Staged {
     /// They were written.
     Written,
     /// The host stopped answering past the call's deadline: they were
@@ -25,7 +25,7 @@ pub(crate) enum Staged {
 
 /// How long a remote host has to answer a round trip, once an interrupt
 /// got nothing back, before its link is called hung.
-pub(crate) const LINK_GRACE: Duration = Duration::from_secs(5);
+pub(super) const LINK_GRACE: Duration = Duration::from_secs(5);
 
 impl Session {
     /// The result of a call whose host link failed (its capture finished):
@@ -33,7 +33,7 @@ impl Session {
     /// exit code or signal (the host sent none). Remembered in the session:
     /// the next `run` starts a fresh shell (over a fresh connection), which
     /// ends what this one left.
-    pub(crate) fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
+    pub(super) fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
         let command_started = self.shared.lock().command_over();
         let (output, truncated) = self.take_output();
         let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
@@ -51,7 +51,7 @@ impl Session {
     /// answering (the typed line's start mark, or a probe's answer,
     /// missing for [`LINK_GRACE`]), one round trip decides first, and a
     /// hung link is said so.
-    pub(crate) async fn deadline_result(&mut self, t0: Instant) -> RunResult {
+    pub(super) async fn deadline_result(&mut self, t0: Instant) -> RunResult {
         let suspect = self.place.host_name().is_some() && {
             let unanswered = self
                 .probes
@@ -70,7 +70,7 @@ impl Session {
     /// One round trip within [`LINK_GRACE`] decides whether the link hung:
     /// if so (the link is dropped), the terminal goes with it and the
     /// result says so; `None` when the host answered.
-    pub(crate) async fn if_hung(&mut self, t0: Instant) -> Option<RunResult> {
+    pub(super) async fn if_hung(&mut self, t0: Instant) -> Option<RunResult> {
         if !self.place.link_hung(LINK_GRACE).await {
             return None;
         }
@@ -86,7 +86,7 @@ impl Session {
     /// ([`Staged::LinkHung`]; the caller reports it with
     /// [`Session::hung_before_typing`]). A slow link that answers goes on
     /// writing (a large stdin takes its time).
-    pub(crate) async fn write_before_typing(
+    pub(super) async fn write_before_typing(
         &self,
         files: Vec<(PathBuf, Vec<u8>)>,
         deadline: Instant,
@@ -110,7 +110,7 @@ impl Session {
 
     /// The result of a call whose host hung before its command was typed:
     /// `connection_lost`, the command not started (nothing was typed).
-    pub(crate) fn hung_before_typing(&mut self, t0: Instant) -> RunResult {
+    pub(super) fn hung_before_typing(&mut self, t0: Instant) -> RunResult {
         let _ = self.terminal.kill(Duration::from_millis(300));
         self.link_failed(LinkFailure::Unanswered, t0)
     }

@@ -41,15 +41,15 @@ pub(crate) fn private_dir(root: Option<&Path>) -> Result<PrivateDir, ShellError>
 
 /// For a local shell whose start directory cannot be entered: moves it to
 /// `$HOME` (the session's, else `/`) and returns the notice saying so.
-pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
-    let cwd = opts.cwd.as_ref().filter(|_| opts.host.is_none())?;
-    let why = tether_pty::check_cwd(cwd).err()?;
+pub(crate) fn enterable_cwd(opts: &mut SessionOptions, place: &dyn Place) -> Option<String> {
+    let cwd = opts.cwd.as_ref()?;
+    let why = place.cannot_enter(cwd)?;
     let home = opts
         .base_env
         .iter()
         .find(|(k, _)| k == "HOME")
         .map(|(_, v)| PathBuf::from(v))
-        .filter(|h| h.is_absolute() && tether_pty::check_cwd(h).is_ok())
+        .filter(|h| h.is_absolute() && place.cannot_enter(h).is_none())
         .unwrap_or_else(|| PathBuf::from("/"));
     let notice = format!(
         "tether: cannot enter the working directory {}: {why}; the session started in {} instead",
@@ -63,10 +63,10 @@ pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
 pub(crate) async fn launch(
     opts: &SessionOptions,
     place: &dyn Place,
-    dir: &Path,
     env: &[(String, String)],
     restore: Option<&Restore>,
 ) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
+    let dir = place.dir();
     let nonce = crate::nonce::split();
     let dialect = &opts.dialect;
     // A remote terminal's modes are set by the host's `stty` (echo as the
@@ -81,7 +81,7 @@ pub(crate) async fn launch(
         restore_env: restore.map(|r| r.env.as_path()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
         line_modes: line_modes.as_deref(),
-        look_for_holders: place.host_name().is_some(),
+        look_for_holders: place.shell_lists_holders(),
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     let mut files = vec![(setup_path.clone(), setup.into_bytes())];
@@ -103,7 +103,6 @@ pub(crate) async fn launch(
             cwd: opts.cwd.as_deref(),
             size: opts.size,
             output_processing: opts.output_processing,
-            dir,
         })
         .await?;
     let output = terminal
@@ -176,12 +175,6 @@ pub(crate) async fn drain(shared: &Shared) {
         let changed = shared.changed();
         let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
     }
-}
-
-/// Writes `bytes` to a fresh file readable only by us (0600, never
-/// through a symlink; an old file of that name is replaced).
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
-    crate::private::write_file(path, bytes)
 }
 
 /// What a restarted shell restores.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tether_transport::{TermSize, Terminal};
 
 use crate::error::ShellError;
+use crate::place::Echo;
 use crate::pump::Shared;
 
 pub use crate::pump::Watcher;
@@ -18,8 +19,8 @@ pub use crate::pump::Watcher;
 pub struct Live {
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
-    /// For a remote shell: how its echo is changed (on the host).
-    remote: Option<Arc<crate::remote::RemoteEcho>>,
+    /// How its echo is changed for a person at the prompt.
+    echo: Arc<dyn Echo>,
     /// The session's secrets, redacted from the screen view.
     pub(crate) secrets: crate::secrets::Secrets,
 }
@@ -38,13 +39,13 @@ impl Live {
     pub(crate) fn new(
         terminal: &Arc<dyn Terminal>,
         shared: &Arc<Shared>,
-        remote: Option<crate::remote::RemoteEcho>,
+        echo: Arc<dyn Echo>,
         secrets: crate::secrets::Secrets,
     ) -> Live {
         Live {
             terminal: Arc::clone(terminal),
             shared: Arc::clone(shared),
-            remote: remote.map(Arc::new),
+            echo,
             secrets,
         }
     }
@@ -105,27 +106,7 @@ impl Live {
     /// change is made on the host in the background: this returns true
     /// once it has been made, so a caller asks again until then.
     pub fn set_echo(&self, on: bool) -> bool {
-        if let Some(remote) = &self.remote {
-            // Done, unless the last request (still in flight) said otherwise.
-            if self.shared.lock().echo_on() == on
-                && remote.last_requested().is_none_or(|last| last == on)
-            {
-                return true;
-            }
-            remote.request(on, Arc::clone(&self.shared));
-            return false;
-        }
-        let shell_in_front = self
-            .terminal
-            .inspect()
-            .ok()
-            .and_then(|i| i.foreground)
-            .is_some_and(|f| f.is_top);
-        let changed = shell_in_front && self.terminal.set_echo(on).unwrap_or(false);
-        if changed {
-            self.shared.lock().set_echo_on(on);
-        }
-        changed
+        self.echo.set(on, self.terminal.as_ref(), &self.shared)
     }
 
     /// How this terminal's program ended, once it has.

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use super::Session;
 use crate::error::{NotWaiting, ShellError};
+use crate::place::probe::Evidence;
 use crate::pump::Phase;
-use crate::remote_probe::Evidence;
 use crate::result::RunResult;
 
 /// The longest the check waits for the host's answer (a hung link must not
@@ -56,10 +56,10 @@ impl Session {
                 self.local_reader(i).await?
             }
             _ => {
-                let Some(probe) = self.place.probe(&self.shell_dir) else {
+                let Some(prober) = self.place.prober() else {
                     return Err(ShellError::NotWaiting(NotWaiting::CannotTell));
                 };
-                match tokio::time::timeout(PROBE_WITHIN, probe)
+                match tokio::time::timeout(PROBE_WITHIN, prober.probe())
                     .await
                     .unwrap_or(Evidence::Unknown)
                 {

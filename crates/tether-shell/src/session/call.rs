@@ -3,17 +3,16 @@
 //! (what came since the last result). Each waits for the session to be
 //! ready again and returns one result.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Session;
-use super::link::Staged;
 use super::ready::Woke;
 use crate::capture::Capture;
 use crate::dialect::Rename;
 use crate::error::ShellError;
 use crate::keys::key_bytes;
 use crate::options::{OnTimeout, RunOptions};
+use crate::place::Staged;
 use crate::result::{RunResult, Status};
 
 /// What a person attached sees of a command the session runs: its first
@@ -42,7 +41,8 @@ impl Session {
         if self.busy() {
             return Err(ShellError::Busy);
         }
-        self.remove_last_command_file();
+        // No command is in flight: the last one's file has been read.
+        self.place.command_over();
         if self.incomplete(code).await? {
             return Ok(self.result(Status::IncompleteInput, t0, String::new(), None, None));
         }
@@ -63,16 +63,15 @@ impl Session {
         let seq = self.seq;
         let text = self.opts.dialect.command_file(grouped, self.last_status);
         let wrapper = self.opts.dialect.wrapper_line(&file, seq, code);
-        // A remote shell writes a short command file itself, on the typed
-        // line: no channel (and no remote process) per command.
+        // Written by the typed line itself where that saves a round trip,
+        // else first.
         let inline = self
             .place
-            .types_command_files()
-            .then(|| self.opts.dialect.inline_file(&file, text.as_bytes()))
-            .flatten();
+            .inline_command(self.opts.dialect.as_ref(), &file, &text);
         if inline.is_none()
             && self
-                .write_command_file(file.clone(), text, deadline)
+                .place
+                .write_command(file.clone(), text, deadline)
                 .await?
                 == Staged::LinkHung
         {
@@ -144,7 +143,7 @@ impl Session {
 
     /// With `stdin`, writes it to a private file where the shell reads it
     /// and returns that file with `code` reading from it; by `deadline`
-    /// (then the link is checked, see [`Session::write_before_typing`]),
+    /// (then the link is checked, see `Place::write_before_typing`),
     /// else `Err(Staged::LinkHung)`.
     #[allow(clippy::type_complexity)]
     pub(super) async fn stdin_file(
@@ -164,6 +163,7 @@ impl Session {
             .with_stdin(code, &path)
             .ok_or(ShellError::StdinUnsupported(dialect))?;
         match self
+            .place
             .write_before_typing(vec![(path.clone(), bytes.to_vec())], deadline)
             .await?
         {
@@ -175,39 +175,6 @@ impl Session {
     /// Removes a file written by `write_shell_file` (best effort).
     pub(super) async fn remove_shell_file(&self, path: std::path::PathBuf) {
         self.place.remove_file(&path).await;
-    }
-
-    /// Writes a command's file where the shell reads it: through the
-    /// session directory's descriptor for a local shell (which removes it
-    /// once the next command starts), else by the place. A host's files
-    /// go with its directory when the session ends (removing each would
-    /// cost a process on the host per command).
-    pub(super) async fn write_command_file(
-        &mut self,
-        file: PathBuf,
-        text: String,
-        deadline: std::time::Instant,
-    ) -> Result<super::link::Staged, ShellError> {
-        match (
-            self.local_files.as_mut(),
-            file.file_name().and_then(|n| n.to_str()),
-        ) {
-            (Some(files), Some(name)) => files
-                .write_command(name, text.as_bytes())
-                .map(|()| super::link::Staged::Written),
-            _ => {
-                self.write_before_typing(vec![(file, text.into_bytes())], deadline)
-                    .await
-            }
-        }
-    }
-
-    /// Removes the last command's file: call when no command is in flight
-    /// (so the shell has read it), so a session holds one at most.
-    pub(super) fn remove_last_command_file(&mut self) {
-        if let Some(files) = self.local_files.as_mut() {
-            files.remove_last_command();
-        }
     }
 
     /// Writes `input` and named `keys` to the foreground program, then waits

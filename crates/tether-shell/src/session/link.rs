@@ -6,26 +6,11 @@
 //! `connection_lost` with what is known, never an exit code or signal the
 //! host did not send; the session remembers it until a fresh shell runs.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Session;
-use crate::error::ShellError;
+use crate::place::LINK_GRACE;
 use crate::result::{LinkFailure, LinkLoss, RunResult, Status};
-
-/// What became of files written before a command is typed.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Staged {
-    /// They were written.
-    Written,
-    /// The host stopped answering past the call's deadline: they were
-    /// given up, and nothing was typed.
-    LinkHung,
-}
-
-/// How long a remote host has to answer a round trip, once an interrupt
-/// got nothing back, before its link is called hung.
-pub(super) const LINK_GRACE: Duration = Duration::from_secs(5);
 
 impl Session {
     /// The result of a call whose host link failed (its capture finished):
@@ -52,7 +37,8 @@ impl Session {
     /// missing for [`LINK_GRACE`]), one round trip decides first, and a
     /// hung link is said so.
     pub(super) async fn deadline_result(&mut self, t0: Instant) -> RunResult {
-        let suspect = self.place.host_name().is_some() && {
+        // (A local place's link never hangs: `link_hung` says so at once.)
+        let suspect = {
             let unanswered = self
                 .probes
                 .lock()
@@ -77,35 +63,6 @@ impl Session {
         self.shared.lock().finish_capture();
         let _ = self.terminal.kill(Duration::from_millis(300));
         Some(self.link_failed(LinkFailure::Unanswered, t0))
-    }
-
-    /// Writes `files` where the shell reads them (a command too long to
-    /// type, a command's stdin) before its line is typed, bounded by the
-    /// call's `deadline`: once it passes, one round trip within
-    /// [`LINK_GRACE`] decides, and a hung link gives the write up
-    /// ([`Staged::LinkHung`]; the caller reports it with
-    /// [`Session::hung_before_typing`]). A slow link that answers goes on
-    /// writing (a large stdin takes its time).
-    pub(super) async fn write_before_typing(
-        &self,
-        files: Vec<(PathBuf, Vec<u8>)>,
-        deadline: Instant,
-    ) -> Result<Staged, ShellError> {
-        let place = std::sync::Arc::clone(&self.place);
-        let write = place.write_files(files);
-        tokio::pin!(write);
-        let mut check = tokio::time::Instant::from_std(deadline);
-        loop {
-            tokio::select! {
-                r = &mut write => return r.map(|()| Staged::Written),
-                _ = tokio::time::sleep_until(check) => {
-                    if place.link_hung(LINK_GRACE).await {
-                        return Ok(Staged::LinkHung);
-                    }
-                    check = tokio::time::Instant::now() + LINK_GRACE;
-                }
-            }
-        }
     }
 
     /// The result of a call whose host hung before its command was typed:

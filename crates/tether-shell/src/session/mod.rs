@@ -36,10 +36,9 @@ pub struct Session {
     /// The shell's process tree has been ended where it runs (by
     /// [`Session::shut_down`]).
     tree_ended: bool,
+    /// The session's private local directory (spill files; the shell's
+    /// own files too when the place is this machine).
     dir: PathBuf,
-    /// Where the shell's own files are (setup, command files, the env
-    /// snapshot): `dir` locally, a directory on the host remotely.
-    shell_dir: PathBuf,
     terminal: Arc<dyn Terminal>,
     shared: Arc<Shared>,
     redactor: crate::secrets::Secrets,
@@ -54,8 +53,6 @@ pub struct Session {
     /// The spill files and their cap (spills removed to make room are told
     /// at the head of the next result's output, like `notice`).
     spills: Arc<crate::spill::Spills>,
-    /// The command files and exports snapshot of a local shell.
-    local_files: Option<crate::local_files::LocalFiles>,
     /// The current terminal for watchers; replaced on restart.
     live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
@@ -64,7 +61,7 @@ pub struct Session {
     /// starts a fresh shell (over a fresh connection).
     link_lost: Option<crate::result::LinkLoss>,
     /// What the host's probes said of the command in flight (remote).
-    probes: std::sync::Mutex<crate::remote_probe::ProbeMemory>,
+    probes: std::sync::Mutex<crate::place::probe::ProbeMemory>,
     /// The holders of a remote terminal the last end mark named.
     host_holders: Vec<crate::result::TerminalHolder>,
 }
@@ -84,36 +81,38 @@ impl Session {
         if let Some(cwd) = resume.as_ref().and_then(|r| r.cwd.clone()) {
             opts.cwd = Some(cwd);
         }
-        let mut notice = crate::launch::enterable_cwd(&mut opts);
+        let private = private_dir(opts.runtime_dir.as_deref())?;
+        let dir = private.path().to_path_buf();
+        let place = match crate::place::open(opts.host.as_ref(), private).await {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let mut notice = crate::launch::enterable_cwd(&mut opts, place.as_ref());
         if let Some(r) = &resume {
             notice = Some(match notice {
                 Some(n) => format!("{}\n{n}", r.notice),
                 None => r.notice.clone(),
             });
         }
-        let private = private_dir(opts.runtime_dir.as_deref())?;
-        let dir = private.path().to_path_buf();
-        let place = crate::place::of(opts.host.as_ref());
-        let local_files = place
-            .host_name()
-            .is_none()
-            .then(|| crate::local_files::LocalFiles::new(private));
         let env = shell_env(&opts, place.as_ref());
         // One matcher per session; each command's capture takes a fresh clone.
-        let redactor = crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets))?;
-        let shell_dir = match place.make_dir(&dir).await {
-            Ok(d) => d,
+        let redactor = match crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets)) {
+            Ok(r) => r,
             Err(e) => {
+                place.end_tree_later();
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(e);
             }
         };
         if let Some(old) = resume.as_ref().and_then(|r| r.remote_dir.as_deref()) {
-            place.end_tree(old, true).await;
+            place.sweep(old).await;
         }
         let restore = match resume.as_ref().and_then(|r| r.env.as_deref()) {
             Some(snapshot) => {
-                let path = shell_dir.join("env");
+                let path = place.dir().join("env");
                 place
                     .write_files(vec![(path.clone(), without_marker(snapshot))])
                     .await?;
@@ -124,16 +123,15 @@ impl Session {
             }
             None => None,
         };
-        let (terminal, shared) =
-            match launch(&opts, place.as_ref(), &shell_dir, &env, restore.as_ref()).await {
-                Ok(t) => t,
-                Err(e) => {
-                    place.end_tree_later(shell_dir);
-                    let _ = std::fs::remove_dir_all(&dir);
-                    return Err(e);
-                }
-            };
-        let echo = place.remote_echo(&shell_dir);
+        let (terminal, shared) = match launch(&opts, place.as_ref(), &env, restore.as_ref()).await {
+            Ok(t) => t,
+            Err(e) => {
+                place.end_tree_later();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let echo = place.echo();
         let live = tokio::sync::watch::Sender::new(crate::live::Live::new(
             &terminal,
             &shared,
@@ -142,7 +140,6 @@ impl Session {
         ));
         Ok(Session {
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
-            local_files,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
             probes: Default::default(),
@@ -150,7 +147,6 @@ impl Session {
             link_lost: None,
             place,
             tree_ended: false,
-            shell_dir,
             cwd: opts.cwd.clone(),
             opts,
             dir,
@@ -188,7 +184,7 @@ impl Session {
 
     /// The shell's directory on its host (`None` when local).
     pub fn remote_dir(&self) -> Option<&Path> {
-        self.place.host_name().map(|_| self.shell_dir.as_path())
+        self.place.remote_dir()
     }
 
     /// The working directory after the last command.
@@ -233,28 +229,22 @@ impl Session {
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
         self.take_exit_cwd();
-        self.place.end_tree(&self.shell_dir, false).await;
+        self.place.end_tree(false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
         // A person attached may have resized the terminal since the start.
         let (rows, cols) = self.shared.lock().size();
         self.opts.size = TermSize { rows, cols };
         let env = shell_env(&self.opts, self.place.as_ref());
         let restore = Restore {
-            env: self.shell_dir.join("env"),
+            env: self.place.dir().join("env"),
             cwd: self.cwd.clone(),
         };
-        let (terminal, shared) = launch(
-            &self.opts,
-            self.place.as_ref(),
-            &self.shell_dir,
-            &env,
-            Some(&restore),
-        )
-        .await?;
+        let (terminal, shared) =
+            launch(&self.opts, self.place.as_ref(), &env, Some(&restore)).await?;
         self.live.send_replace(crate::live::Live::new(
             &terminal,
             &shared,
-            self.place.remote_echo(&self.shell_dir),
+            self.place.echo(),
             self.redactor.clone(),
         ));
         self.terminal = terminal;
@@ -296,7 +286,7 @@ impl Session {
     pub async fn shut_down(&mut self) {
         if !self.tree_ended {
             self.tree_ended = true;
-            self.place.end_tree(&self.shell_dir, true).await;
+            self.place.end_tree(true).await;
         }
         let _ = self.terminal.kill(Duration::from_millis(300));
     }
@@ -344,7 +334,7 @@ impl Session {
     /// shell).
     fn next_shell_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;
-        self.shell_dir.join(format!("{stem}-{}.{ext}", self.seq))
+        self.place.dir().join(format!("{stem}-{}.{ext}", self.seq))
     }
 
     /// Takes the working directory a shell that exited reported from its
@@ -377,7 +367,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.terminal.kill(Duration::from_millis(300));
         if !self.tree_ended {
-            self.place.end_tree_later(self.shell_dir.clone());
+            self.place.end_tree_later();
         }
         if !self.keep_spills {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -435,5 +425,5 @@ fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
 /// its directory's marker) and removes its directory `dir` there: for a
 /// session closed after its daemon was killed, never continued.
 pub async fn sweep_remote(host: &dyn tether_transport::RemoteHost, dir: &Path) {
-    crate::remote::end_tree(host, dir, true).await;
+    crate::place::end_tree(host, dir, true).await;
 }

@@ -9,8 +9,8 @@ use tether_transport::ExitInfo;
 
 use super::Session;
 use crate::control::Pending;
+use crate::place::probe::ProbeWatch;
 use crate::pump::{EndMark, Progress, QUIET};
-use crate::remote_probe::ProbeWatch;
 use crate::result::ForegroundProgram;
 
 /// The longest a wait sleeps between looks at the session; looks at a
@@ -48,9 +48,8 @@ impl Session {
         // across the calls that wait for this command.
         let mut remote = self
             .place
-            .host_name()
-            .is_some()
-            .then(|| ProbeWatch::take(self.place.as_ref(), &self.shell_dir, &self.probes));
+            .prober()
+            .map(|p| ProbeWatch::take(p, &self.probes));
         let mut pending = self.pending.subscribe();
         loop {
             let changed = self.shared.changed();

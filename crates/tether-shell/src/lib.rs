@@ -68,6 +68,8 @@ pub mod result;
 mod secrets;
 mod session;
 pub mod spill;
+#[cfg(test)]
+mod testing;
 mod text;
 pub mod timeout;
 mod tree;

@@ -11,6 +11,8 @@ mod link;
 mod outcome;
 mod ready;
 mod syntax;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

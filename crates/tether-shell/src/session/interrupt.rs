@@ -1,6 +1,6 @@
 //! Interrupts: a command past its deadline is stopped and the prompt
 //! recovered (INT, TERM, KILL to the verified foreground; remotely the
-//! terminal's C-c, then C-\\, then a look at the link), else the shell is
+//! terminal's C-c, then C-\, then a look at the link), else the shell is
 //! restarted; and a signal asked for by the caller.
 
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@ use tether_term::{ByteLog, MarkerScanner, Redactor, Since};
 use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, broadcast};
 
-use super::marks::{EndMark, Phase};
+use super::{EndMark, Phase};
 use crate::capture::Capture;
 use crate::dialect::Rename;
 use crate::emulator::Emulator;

@@ -7,7 +7,10 @@
 //! (kept in memory), the typed wrapper line, the marks, the host's `/proc`
 //! probes (answered from the fake shell's state in the probe script's own
 //! output format), the terminal's C-c and C-\, `link_hung`, the tree's
-//! end and a restart. No process is started.
+//! end and a restart. [`FakeLocal`] is a place like this machine's for
+//! the same shell, whose terminal shows its foreground as the kernel shows
+//! a local PTY's: the engine's local paths (one look at `reading_terminal`,
+//! INT, TERM, KILL to the verified foreground). No process is started.
 //!
 //! A command file holds steps, one a line:
 //! - `print TEXT`: writes `TEXT` and a newline;
@@ -31,7 +34,14 @@ use tether_transport::{
 };
 use tokio::sync::{mpsc, watch};
 
+use tether_term::Redactor;
+
 use crate::dialect::{Dialect, SetupContext};
+use crate::error::ShellError;
+use crate::place::probe::Prober;
+use crate::place::{Echo, Place, ShellStart, Staged, SyntaxCheck};
+use crate::pump::Shared;
+use crate::secrets::Secrets;
 
 /// What the fake host and its terminals share: the files written on the
 /// host, what was typed and signalled, and the knobs a test turns.
@@ -142,7 +152,21 @@ impl RemoteHost for FakeHost {
         &self,
         request: TerminalRequest,
     ) -> BoxFuture<'_, Result<Arc<dyn Terminal>, TransportError>> {
-        let opened = self.nonce().ok_or(TransportError::Closed).map(|nonce| {
+        let opened = self.open(request.size, false);
+        Box::pin(async move { opened })
+    }
+
+    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
+        let hung = self.world().link_hung;
+        Box::pin(async move { hung })
+    }
+}
+
+impl FakeHost {
+    /// A fresh terminal running the fake shell; with `evidence`, it shows
+    /// its foreground as a local PTY does (the kernel's view).
+    fn open(&self, size: TermSize, evidence: bool) -> Result<Arc<dyn Terminal>, TransportError> {
+        self.nonce().ok_or(TransportError::Closed).map(|nonce| {
             let (tx, rx) = mpsc::channel(1024);
             let (exit, _) = watch::channel(None);
             let shell = Arc::new(Mutex::new(Shell {
@@ -165,16 +189,11 @@ impl RemoteHost for FakeHost {
                 shell,
                 output: Mutex::new(Some(rx)),
                 world: Arc::clone(&self.world),
-                size: Mutex::new(request.size),
+                size: Mutex::new(size),
+                evidence,
             });
             terminal
-        });
-        Box::pin(async move { opened })
-    }
-
-    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
-        let hung = self.world().link_hung;
-        Box::pin(async move { hung })
+        })
     }
 }
 
@@ -283,6 +302,8 @@ pub(crate) struct FakeTerminal {
     output: Mutex<Option<OutputStream>>,
     world: Arc<Mutex<World>>,
     size: Mutex<TermSize>,
+    /// Shows its foreground (a local PTY), else not (a remote one).
+    evidence: bool,
 }
 
 impl FakeTerminal {
@@ -344,9 +365,10 @@ impl Terminal for FakeTerminal {
         self.files().signals.push(signal);
         let mut shell = lock(&self.shell);
         let ends = match (&shell.step, signal) {
-            (Step::Hanging(0), Signal::Int) => Some(130),
+            (Step::Hanging(0) | Step::Reading, Signal::Int) => Some(130),
             (Step::Hanging(0 | 1), Signal::Quit) => Some(131),
-            (Step::Reading, Signal::Int) => Some(130),
+            (Step::Hanging(0 | 1), Signal::Term) => Some(143),
+            (Step::Hanging(_), Signal::Kill) => Some(137),
             _ => None,
         };
         if let Some(status) = ends {
@@ -371,16 +393,33 @@ impl Terminal for FakeTerminal {
 
     fn inspect(&self) -> Result<Inspection, TransportError> {
         let shell = lock(&self.shell);
-        // A remote terminal: no view of its foreground.
-        Ok(Inspection {
-            top: (shell.step != Step::Exited).then(|| ProcessInfo {
-                pid: 7,
-                start_time: 1,
-                command: "fake-shell".to_owned(),
+        let top = ProcessInfo {
+            pid: 7,
+            start_time: 1,
+            command: "fake-shell".to_owned(),
+        };
+        let at_prompt = shell.step == Step::Idle;
+        // As a local PTY sees it: the shell reads at its prompt, a program
+        // in its own group otherwise; a remote terminal shows nothing.
+        let foreground = (self.evidence && shell.step != Step::Exited).then(|| Foreground {
+            pgid: if at_prompt { 7 } else { 40 },
+            process: Some(if at_prompt {
+                top.clone()
+            } else {
+                ProcessInfo {
+                    pid: 40,
+                    start_time: 2,
+                    command: "prog".to_owned(),
+                }
             }),
-            foreground: None,
-            input_queued: None,
-            output_unread: None,
+            reading_terminal: at_prompt || shell.step == Step::Reading,
+            is_top: at_prompt,
+        });
+        Ok(Inspection {
+            top: (shell.step != Step::Exited).then_some(top),
+            foreground,
+            input_queued: self.evidence.then_some(0),
+            output_unread: self.evidence.then_some(0),
             output_delivered: shell.delivered,
         })
     }
@@ -444,4 +483,129 @@ fn quoted_after(command: &str, after: &str) -> Option<PathBuf> {
     let rest = &command[command.find(after)? + after.len()..];
     let rest = rest.strip_prefix('\'')?;
     Some(PathBuf::from(&rest[..rest.find('\'')?]))
+}
+
+/// A place like this machine: the fake shell's terminal shows its
+/// foreground (as the kernel shows a local PTY's), so readiness and
+/// interrupts take the local paths (`reading_terminal`, INT, TERM, KILL
+/// to the verified foreground); its files are kept in the host's memory.
+pub(crate) struct FakeLocal {
+    host: FakeHost,
+    dir: PathBuf,
+}
+
+impl FakeLocal {
+    /// The place, with its files and terminals kept by `host`.
+    pub(crate) fn new(host: &FakeHost) -> FakeLocal {
+        FakeLocal {
+            host: host.clone(),
+            dir: PathBuf::from("/fake/local/s1"),
+        }
+    }
+}
+
+impl Place for FakeLocal {
+    fn host_name(&self) -> Option<&str> {
+        None
+    }
+
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn remote_dir(&self) -> Option<&Path> {
+        None
+    }
+
+    fn cannot_enter(&self, _dir: &Path) -> Option<String> {
+        None
+    }
+
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, ()> {
+        self.host.world().files.remove(path);
+        Box::pin(async {})
+    }
+
+    fn write_files(&self, files: Vec<(PathBuf, Vec<u8>)>) -> BoxFuture<'_, Result<(), ShellError>> {
+        self.host.world().files.extend(files);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn inline_command(&self, _: &dyn Dialect, _: &Path, _: &str) -> Option<String> {
+        None
+    }
+
+    fn write_command(
+        &self,
+        file: PathBuf,
+        text: String,
+        _deadline: std::time::Instant,
+    ) -> BoxFuture<'_, Result<Staged, ShellError>> {
+        self.host.world().files.insert(file, text.into_bytes());
+        Box::pin(async { Ok(Staged::Written) })
+    }
+
+    fn command_over(&self) {}
+
+    fn learn_exports<'a>(&'a self, _secrets: &'a Secrets) -> BoxFuture<'a, Option<Redactor>> {
+        Box::pin(async { None })
+    }
+
+    fn open_terminal<'a>(
+        &'a self,
+        start: ShellStart<'a>,
+    ) -> BoxFuture<'a, Result<Arc<dyn Terminal>, ShellError>> {
+        let opened = self.host.open(start.size, true).map_err(ShellError::from);
+        Box::pin(async move { opened })
+    }
+
+    fn check_syntax<'a>(
+        &'a self,
+        _check: SyntaxCheck<'a>,
+    ) -> BoxFuture<'a, Result<String, ShellError>> {
+        Box::pin(async { Ok(String::new()) })
+    }
+
+    fn end_tree(&self, _remove: bool) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn sweep<'a>(&'a self, _dir: &'a Path) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    fn end_tree_later(&self) {}
+
+    fn prober(&self) -> Option<&dyn Prober> {
+        None
+    }
+
+    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+
+    fn shell_sets_modes(&self) -> bool {
+        false
+    }
+
+    fn shell_lists_holders(&self) -> bool {
+        false
+    }
+
+    fn echo(&self) -> Arc<dyn Echo> {
+        Arc::new(NoEcho)
+    }
+
+    fn base_env(&self, local: &[(String, String)]) -> Vec<(String, String)> {
+        local.to_vec()
+    }
+}
+
+/// Echo that never changes (no person attaches in these tests).
+struct NoEcho;
+
+impl Echo for NoEcho {
+    fn set(&self, _on: bool, _terminal: &dyn Terminal, _shared: &Arc<Shared>) -> bool {
+        false
+    }
 }

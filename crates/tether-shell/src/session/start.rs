@@ -16,14 +16,27 @@ use crate::tree::TREE_MARKER;
 
 impl Session {
     /// Starts a shell and waits until it is ready.
-    pub async fn start(mut opts: SessionOptions) -> Result<Session, ShellError> {
+    pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
+        Session::start_at(opts, None).await
+    }
+
+    /// [`Session::start`], at `given` instead of the place `opts` names
+    /// (the unit tests' scripted place).
+    pub(super) async fn start_at(
+        mut opts: SessionOptions,
+        given: Option<Arc<dyn Place>>,
+    ) -> Result<Session, ShellError> {
         let resume = opts.resume.take();
         if let Some(cwd) = resume.as_ref().and_then(|r| r.cwd.clone()) {
             opts.cwd = Some(cwd);
         }
         let private = private_dir(opts.runtime_dir.as_deref())?;
         let dir = private.path().to_path_buf();
-        let place = match crate::place::open(opts.host.as_ref(), private).await {
+        let opened = match given {
+            Some(place) => Ok(place),
+            None => crate::place::open(opts.host.as_ref(), private).await,
+        };
+        let place = match opened {
             Ok(p) => p,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);

@@ -13,7 +13,7 @@ use tether_transport::Signal;
 use super::Session;
 use crate::options::{OnTimeout, RunOptions, SessionOptions};
 use crate::result::{LinkFailure, Status};
-use crate::testing::{FakeHost, Scripted};
+use crate::testing::{FakeHost, FakeLocal, Scripted};
 
 async fn start(host: &FakeHost) -> Session {
     let runtime = std::env::temp_dir().join(format!("tether-unit-{}", std::process::id()));
@@ -27,6 +27,22 @@ async fn start(host: &FakeHost) -> Session {
     })
     .await
     .expect("the scripted shell starts")
+}
+
+/// A session on the place like this machine (the kernel's view of the
+/// foreground), its files and terminals kept by `host`.
+async fn start_here(host: &FakeHost) -> Session {
+    let runtime = std::env::temp_dir().join(format!("tether-unit-{}", std::process::id()));
+    let opts = SessionOptions {
+        dialect: Arc::new(Scripted),
+        run_rc_files: false,
+        base_env: Vec::new(),
+        runtime_dir: Some(runtime),
+        ..SessionOptions::default()
+    };
+    Session::start_at(opts, Some(Arc::new(FakeLocal::new(host))))
+        .await
+        .expect("the scripted shell starts")
 }
 
 fn within(timeout: Duration, on_timeout: OnTimeout) -> RunOptions {
@@ -265,4 +281,80 @@ async fn a_reset_ends_the_call_in_flight() {
     let r = s.run("print after", &RunOptions::default()).await.unwrap();
     assert_eq!((r.status, r.shell_restarted), (Status::Exited, true));
     assert_eq!(host.world().terminals, 2);
+}
+
+/// Locally one look at the kernel's view decides: a program blocked
+/// reading the terminal is waiting for input at once, with no probe.
+#[tokio::test]
+async fn locally_the_kernel_s_word_decides_waiting() {
+    let host = FakeHost::default();
+    let mut s = start_here(&host).await;
+    let r = s
+        .run(
+            "read name? \nprint done",
+            &within(Duration::from_secs(10), OnTimeout::Interrupt),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, "name? ")
+    );
+    assert_eq!(r.foreground.map(|f| f.pid), Some(40));
+    assert_eq!(host.world().probes, 0);
+    let r = s
+        .send(Some("x\n"), &[], Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "got x\ndone\n")
+    );
+}
+
+/// A silent local program that is not reading is `running` at its kept
+/// deadline, named as the foreground.
+#[tokio::test]
+async fn locally_a_silent_program_is_running() {
+    let host = FakeHost::default();
+    let mut s = start_here(&host).await;
+    let r = s
+        .run("hang", &within(Duration::from_millis(300), OnTimeout::Keep))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::Running, "{r:?}");
+    assert_eq!(r.foreground.map(|f| f.command).as_deref(), Some("prog"));
+    assert!(host.world().signals.is_empty());
+}
+
+/// Locally the interrupt escalates INT, TERM, KILL to the verified
+/// foreground, stopping at the first that brings the prompt back; the
+/// shell is kept.
+#[tokio::test]
+async fn locally_an_interrupt_escalates_until_the_prompt_comes_back() {
+    for (script, signals) in [
+        ("hang", vec![Signal::Int]),
+        ("hang ignore-int", vec![Signal::Int, Signal::Term]),
+        (
+            "hang ignore-all",
+            vec![Signal::Int, Signal::Term, Signal::Kill],
+        ),
+    ] {
+        let host = FakeHost::default();
+        let mut s = start_here(&host).await;
+        let r = s
+            .run(
+                script,
+                &within(Duration::from_millis(200), OnTimeout::Interrupt),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            (r.status, r.shell_restarted),
+            (Status::TimedOut, false),
+            "{script}: {r:?}"
+        );
+        assert_eq!(host.world().signals, signals, "{script}");
+        assert_eq!(host.world().terminals, 1, "{script}");
+    }
 }

@@ -1,7 +1,15 @@
-//! A persistent shell session: start (with one deadline), restart after the
-//! shell exits (cwd and exported variables restored), close. This directory
-//! is the only place that extends [`Session`], one job per file; its fields
-//! are private to it.
+//! A persistent shell session. This directory is the only place that
+//! extends [`Session`], one job per file, and its fields are private to it:
+//! - `start.rs`: start (within one deadline), restart after the shell exits
+//!   or a reset (cwd and exported variables restored), shut down;
+//! - `call.rs`: `run`, `send`, `read`;
+//! - `ready.rs`: the wait for the session to be ready again;
+//! - `interrupt.rs`: a command past its deadline, and signals;
+//! - `syntax.rs`: unfinished input, and a command that never ran;
+//! - `outcome.rs`: a call's result;
+//! - `link.rs`: a remote link that failed under a call;
+//! - `learn.rs`: secrets learned from the exports snapshot;
+//! - `answer.rs`: input typed only into a program waiting for it.
 
 mod answer;
 mod call;

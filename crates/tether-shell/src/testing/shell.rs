@@ -1,6 +1,6 @@
 //! The fake shell and its terminal: the engine's protocol (ready, start
 //! and end marks under the session secret) for the script language of
-//! [`super`], with C-c, C-\\, TERM and KILL as a foreground program takes
+//! [`super`], with C-c, C-\, TERM and KILL as a foreground program takes
 //! them.
 
 use std::collections::VecDeque;

@@ -358,3 +358,53 @@ async fn locally_an_interrupt_escalates_until_the_prompt_comes_back() {
         assert_eq!(host.world().terminals, 1, "{script}");
     }
 }
+
+/// Input typed only into a program that waits for it: refused, with
+/// nothing typed, when no command runs, when the program does not read
+/// the terminal (the kernel's word here, the host's `/proc` there), and
+/// typed when it does.
+#[tokio::test]
+async fn send_if_waiting_types_only_into_a_reader() {
+    use crate::error::{NotWaiting, ShellError};
+    let wait = Duration::from_secs(5);
+    for local in [true, false] {
+        let host = FakeHost::default();
+        let mut s = if local {
+            start_here(&host).await
+        } else {
+            start(&host).await
+        };
+        let refused = s.send_if_waiting(Some("no\n"), &[], wait).await;
+        assert!(
+            matches!(refused, Err(ShellError::NotWaiting(NotWaiting::NoCommand))),
+            "{refused:?}"
+        );
+        let r = s
+            .run("hang", &within(Duration::from_millis(300), OnTimeout::Keep))
+            .await
+            .unwrap();
+        assert_eq!(r.status, Status::Running);
+        let typed = host.world().typed.len();
+        let refused = s.send_if_waiting(Some("no\n"), &[], wait).await;
+        let told = if local { "prog" } else { "" };
+        assert!(
+            matches!(&refused, Err(ShellError::NotWaiting(NotWaiting::NotReading(p))) if p == told),
+            "local {local}: {refused:?}"
+        );
+        assert_eq!(host.world().typed.len(), typed, "nothing typed");
+        s.signal(Signal::Int).unwrap();
+        let r = s.read(wait).await.unwrap();
+        assert_eq!(r.exit_code, Some(130));
+        let r = s
+            .run("read ? \nprint done", &within(wait, OnTimeout::Interrupt))
+            .await
+            .unwrap();
+        assert_eq!(r.status, Status::WaitingForInput, "local {local}: {r:?}");
+        let r = s.send_if_waiting(Some("yes\n"), &[], wait).await.unwrap();
+        assert_eq!(
+            (r.status, r.output.as_str()),
+            (Status::Exited, "got yes\ndone\n"),
+            "local {local}"
+        );
+    }
+}

@@ -16,7 +16,6 @@ use tokio::sync::watch;
 
 use crate::error::ShellError;
 use crate::live::{Live, LiveWatch};
-use crate::pump::Phase;
 use crate::result::{ForegroundProgram, RunResult, Status};
 
 /// A request that ends the call in flight.
@@ -80,8 +79,8 @@ impl Live {
 
     async fn peek(&self, t0: Instant, deadline: Instant) -> RunResult {
         loop {
-            let changed = self.shared.changed.notified();
-            if !matches!(self.shared.lock().phase, Phase::Sent | Phase::Started) {
+            let changed = self.shared.changed();
+            if !self.shared.lock().busy() {
                 break;
             }
             let now = Instant::now();
@@ -90,30 +89,17 @@ impl Live {
             }
             let _ = tokio::time::timeout(deadline - now, changed).await;
         }
-        let (phase, last_end, raw) = {
-            let st = self.shared.lock();
-            let from = st
-                .command_start
-                .max(st.processed.saturating_sub(PEEK_BYTES));
-            // Only the end of the command typed last counts: between
-            // commands, the call holding the session is still at work.
-            let end = st
-                .last_end
-                .as_ref()
-                .filter(|(at, _)| *at == st.command_start)
-                .map(|(_, e)| e.exit);
-            (st.phase.clone(), end, st.log.since(from).bytes)
-        };
-        let running = matches!(phase, Phase::Sent | Phase::Started) || last_end.is_none();
+        let look = self.shared.lock().look(PEEK_BYTES);
+        let running = look.running;
         let (status, exit_code, output) = if running {
             (
                 Status::Running,
                 None,
                 self.secrets
-                    .redact(&crate::run::project_all(&raw, PEEK_CHARS)),
+                    .redact(&crate::text::project_all(&look.raw, PEEK_CHARS)),
             )
         } else {
-            (Status::Exited, last_end, String::new())
+            (Status::Exited, look.exit, String::new())
         };
         let foreground: Option<ForegroundProgram> = self.foreground();
         RunResult {

@@ -10,10 +10,10 @@ use tether_transport::Terminal;
 
 use crate::dialect::SetupContext;
 use crate::error::ShellError;
+use crate::options::SessionOptions;
 use crate::place::{Place, ShellStart};
 use crate::private::PrivateDir;
 use crate::pump::{self, Shared};
-use crate::session::{Restore, SessionOptions, shell_sets_modes, split_nonce};
 
 /// A new 0700 directory for one session, `sessions/ID` under `root`, else
 /// under `$XDG_RUNTIME_DIR/tether`, else `/dev/shm/tether-UID` (memory: the
@@ -36,20 +36,20 @@ pub(crate) fn private_dir(root: Option<&Path>) -> Result<PrivateDir, ShellError>
     };
     PrivateDir::root(&base)?
         .dir("sessions")?
-        .new_dir(&split_nonce().a)
+        .new_dir(&crate::nonce::split().a)
 }
 
 /// For a local shell whose start directory cannot be entered: moves it to
 /// `$HOME` (the session's, else `/`) and returns the notice saying so.
-pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
-    let cwd = opts.cwd.as_ref().filter(|_| opts.host.is_none())?;
-    let why = tether_pty::check_cwd(cwd).err()?;
+pub(crate) fn enterable_cwd(opts: &mut SessionOptions, place: &dyn Place) -> Option<String> {
+    let cwd = opts.cwd.as_ref()?;
+    let why = place.cannot_enter(cwd)?;
     let home = opts
         .base_env
         .iter()
         .find(|(k, _)| k == "HOME")
         .map(|(_, v)| PathBuf::from(v))
-        .filter(|h| h.is_absolute() && tether_pty::check_cwd(h).is_ok())
+        .filter(|h| h.is_absolute() && place.cannot_enter(h).is_none())
         .unwrap_or_else(|| PathBuf::from("/"));
     let notice = format!(
         "tether: cannot enter the working directory {}: {why}; the session started in {} instead",
@@ -63,11 +63,11 @@ pub(crate) fn enterable_cwd(opts: &mut SessionOptions) -> Option<String> {
 pub(crate) async fn launch(
     opts: &SessionOptions,
     place: &dyn Place,
-    dir: &Path,
     env: &[(String, String)],
     restore: Option<&Restore>,
 ) -> Result<(Arc<dyn Terminal>, Arc<Shared>), ShellError> {
-    let nonce = split_nonce();
+    let dir = place.dir();
+    let nonce = crate::nonce::split();
     let dialect = &opts.dialect;
     // A remote terminal's modes are set by the host's `stty` (echo as the
     // typed line says: a person's attach may have turned it on).
@@ -81,7 +81,7 @@ pub(crate) async fn launch(
         restore_env: restore.map(|r| r.env.as_path()),
         restore_cwd: restore.and_then(|r| r.cwd.as_deref()),
         line_modes: line_modes.as_deref(),
-        look_for_holders: place.host_name().is_some(),
+        look_for_holders: place.shell_lists_holders(),
     });
     let setup_path = dir.join(format!("setup.{}", dialect.name()));
     let mut files = vec![(setup_path.clone(), setup.into_bytes())];
@@ -103,7 +103,6 @@ pub(crate) async fn launch(
             cwd: opts.cwd.as_deref(),
             size: opts.size,
             output_processing: opts.output_processing,
-            dir,
         })
         .await?;
     let output = terminal
@@ -137,10 +136,10 @@ async fn wait_ready(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut exit = terminal.exit();
     loop {
-        let changed = shared.changed.notified();
+        let changed = shared.changed();
         let (ready, eof) = {
             let st = shared.lock();
-            (st.ready, st.eof)
+            (st.ready(), st.eof())
         };
         if ready {
             return Ok(());
@@ -151,13 +150,13 @@ async fn wait_ready(
             if exited {
                 drain(shared).await;
             }
-            let raw = shared.lock().log.since(0).bytes;
+            let raw = shared.lock().raw_since(0).bytes;
             let _ = terminal.kill(Duration::from_millis(200));
             return Err(ShellError::StartFailed {
                 dialect,
                 waited_ms: started.elapsed().as_millis() as u64,
                 exited,
-                output: crate::run::project_all(&raw, 4000),
+                output: crate::text::project_all(&raw, 4000),
             });
         }
         tokio::select! {
@@ -172,14 +171,23 @@ async fn wait_ready(
 /// pump (the exit can be seen before the bytes written just before it).
 pub(crate) async fn drain(shared: &Shared) {
     let deadline = Instant::now() + Duration::from_millis(300);
-    while !shared.lock().eof && Instant::now() < deadline {
-        let changed = shared.changed.notified();
+    while !shared.lock().eof() && Instant::now() < deadline {
+        let changed = shared.changed();
         let _ = tokio::time::timeout(Duration::from_millis(20), changed).await;
     }
 }
 
-/// Writes `bytes` to a fresh file readable only by us (0600, never
-/// through a symlink; an old file of that name is replaced).
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ShellError> {
-    crate::private::write_file(path, bytes)
+/// What a restarted shell restores.
+pub(crate) struct Restore {
+    /// The exported-variables snapshot.
+    pub(crate) env: PathBuf,
+    /// The directory to return to.
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+/// True when the shell sets its terminal's line modes itself, before each
+/// end mark: where the engine cannot (a remote terminal), and for a shell
+/// whose line reader would undo the engine's setting.
+pub(crate) fn shell_sets_modes(opts: &SessionOptions, place: &dyn Place) -> bool {
+    place.shell_sets_modes() || opts.dialect.line_reader_keeps_modes()
 }

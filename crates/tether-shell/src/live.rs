@@ -7,23 +7,20 @@
 use std::sync::Arc;
 
 use tether_transport::{TermSize, Terminal};
-use tokio::sync::broadcast;
 
 use crate::error::ShellError;
+use crate::place::Echo;
 use crate::pump::Shared;
-use crate::session::Session;
 
-/// What a watcher receives: display output, or how many chunks it missed
-/// by falling behind (redraw the screen then).
-pub type Watcher = broadcast::Receiver<Arc<Vec<u8>>>;
+pub use crate::pump::Watcher;
 
 /// A handle on the session's current terminal.
 #[derive(Clone)]
 pub struct Live {
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) shared: Arc<Shared>,
-    /// For a remote shell: how its echo is changed (on the host).
-    remote: Option<Arc<crate::remote::RemoteEcho>>,
+    /// How its echo is changed for a person at the prompt.
+    echo: Arc<dyn Echo>,
     /// The session's secrets, redacted from the screen view.
     pub(crate) secrets: crate::secrets::Secrets,
 }
@@ -38,30 +35,17 @@ impl std::fmt::Debug for Live {
 /// restarted; `changed()` fails once the session has ended.
 pub type LiveWatch = tokio::sync::watch::Receiver<Live>;
 
-impl Session {
-    /// A handle on the current terminal, for watching and typing.
-    pub fn live(&self) -> Live {
-        self.live.borrow().clone()
-    }
-
-    /// The current handle and every later one (after restarts), usable
-    /// without the session's call lock.
-    pub fn live_watch(&self) -> LiveWatch {
-        self.live.subscribe()
-    }
-}
-
 impl Live {
     pub(crate) fn new(
         terminal: &Arc<dyn Terminal>,
         shared: &Arc<Shared>,
-        remote: Option<crate::remote::RemoteEcho>,
+        echo: Arc<dyn Echo>,
         secrets: crate::secrets::Secrets,
     ) -> Live {
         Live {
             terminal: Arc::clone(terminal),
             shared: Arc::clone(shared),
-            remote: remote.map(Arc::new),
+            echo,
             secrets,
         }
     }
@@ -80,20 +64,18 @@ impl Live {
     /// output after it (nothing lost or repeated between the two). `None`
     /// when this terminal has ended.
     pub fn watch(&self) -> Option<(Vec<u8>, Watcher)> {
-        let st = self.shared.lock();
-        let rx = st.watch.as_ref()?.subscribe();
-        Some((st.emulator.redraw(), rx))
+        self.shared.lock().watch()
     }
 
     /// The current screen as text, secrets redacted (like every result).
     pub fn screen(&self) -> String {
-        let contents = self.shared.lock().emulator.contents();
+        let contents = self.shared.lock().screen_text();
         self.secrets.redact(&contents)
     }
 
     /// The bytes that draw the current screen.
     pub fn redraw(&self) -> Vec<u8> {
-        self.shared.lock().emulator.redraw()
+        self.shared.lock().redraw()
     }
 
     /// Types `bytes` into the terminal, as a person at its keyboard.
@@ -107,13 +89,13 @@ impl Live {
     pub fn resize(&self, size: TermSize) -> Result<(), ShellError> {
         let size = size.clamped();
         self.terminal.resize(size)?;
-        self.shared.lock().emulator.resize(size.rows, size.cols);
+        self.shared.lock().resize(size.rows, size.cols);
         Ok(())
     }
 
     /// The terminal size now.
     pub fn size(&self) -> TermSize {
-        let (rows, cols) = self.shared.lock().emulator.size();
+        let (rows, cols) = self.shared.lock().size();
         TermSize { rows, cols }
     }
 
@@ -124,27 +106,7 @@ impl Live {
     /// change is made on the host in the background: this returns true
     /// once it has been made, so a caller asks again until then.
     pub fn set_echo(&self, on: bool) -> bool {
-        if let Some(remote) = &self.remote {
-            // Done, unless the last request (still in flight) said otherwise.
-            if self.shared.lock().echo_on == on
-                && remote.last_requested().is_none_or(|last| last == on)
-            {
-                return true;
-            }
-            remote.request(on, Arc::clone(&self.shared));
-            return false;
-        }
-        let shell_in_front = self
-            .terminal
-            .inspect()
-            .ok()
-            .and_then(|i| i.foreground)
-            .is_some_and(|f| f.is_top);
-        let changed = shell_in_front && self.terminal.set_echo(on).unwrap_or(false);
-        if changed {
-            self.shared.lock().echo_on = on;
-        }
-        changed
+        self.echo.set(on, self.terminal.as_ref(), &self.shared)
     }
 
     /// How this terminal's program ended, once it has.
@@ -168,6 +130,6 @@ impl Live {
 
     /// True once this terminal's output has ended.
     pub fn ended(&self) -> bool {
-        self.shared.lock().eof
+        self.shared.lock().eof()
     }
 }

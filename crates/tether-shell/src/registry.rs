@@ -11,8 +11,9 @@ use tokio::sync::Mutex;
 use crate::control::{Control, Pending};
 use crate::error::ShellError;
 use crate::live::LiveWatch;
+use crate::options::SessionOptions;
 use crate::result::ForegroundProgram;
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 
 /// One session as [`Registry::list`] shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +65,7 @@ pub struct LostSession {
     /// The host its shell ran on.
     pub host: Option<String>,
     /// What it left: exports, cwd, and the notice for the first result.
-    pub resume: crate::session::Resume,
+    pub resume: crate::options::Resume,
 }
 
 /// The sessions of every owner.

@@ -20,7 +20,6 @@ use tether_term::redact::{MIN_ENV_SECRET_LEN, is_secret_name};
 
 use crate::error::ShellError;
 use crate::exports::parse_exports;
-use crate::session::Session;
 
 /// Most values learned from a session's exports (the oldest are kept: a
 /// session that exports ever new secrets stops learning, it never forgets).
@@ -134,7 +133,7 @@ impl Secrets {
         }
     }
 
-    fn take_read_remote(&self) -> bool {
+    pub(crate) fn take_read_remote(&self) -> bool {
         std::mem::take(&mut self.lock().read_remote)
     }
 }
@@ -146,31 +145,4 @@ fn could_change_secrets(code: &str) -> bool {
     let words = code.split(|c: char| c.is_whitespace() || ";&|()`".contains(c));
     names.clone().any(|w| !w.is_empty() && is_secret_name(w))
         || names.chain(words).any(|w| CHANGES_EXPORTS.contains(&w))
-}
-
-impl Session {
-    /// After an end mark: learns the secret-named values the session has
-    /// exported, and redacts the current command's output with them too
-    /// (the command that set them gets its result redacted).
-    pub(crate) async fn learn_exports(&mut self) {
-        let path = self.shell_dir.join("env");
-        // A host's file costs a round trip: read only after a command that
-        // could have changed a secret.
-        if !self.place.reads_are_cheap() && !self.redactor.take_read_remote() {
-            return;
-        }
-        let learned = match self.local_files.as_mut() {
-            Some(files) => files.read_env().and_then(|s| self.redactor.learn(s)),
-            None => {
-                let snapshot = self.place.read_file(&path).await;
-                let Some(snapshot) = snapshot else { return };
-                self.redactor.learn(&snapshot)
-            }
-        };
-        if let Some(redactor) = learned
-            && let Some(c) = self.shared.lock().capture.as_mut()
-        {
-            c.learn(&redactor);
-        }
-    }
 }

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::heredoc::ends_with_continuation;
 use super::{Dialect, SetupContext, sh_quote};
 
 /// GNU bash, started interactive without line editing (input is not
@@ -176,11 +177,4 @@ impl Dialect for Bash {
     fn has_pipe_status(&self) -> bool {
         true
     }
-}
-
-/// True when the last line ends in an unescaped backslash: an interactive
-/// shell would wait for the next line.
-pub(crate) fn ends_with_continuation(code: &str) -> bool {
-    let trailing = code.bytes().rev().take_while(|b| *b == b'\\').count();
-    trailing % 2 == 1
 }

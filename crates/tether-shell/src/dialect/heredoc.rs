@@ -1,7 +1,7 @@
-//! A rough check for an unterminated here-document, for shells whose
-//! syntax checker does not report one (zsh, dash, busybox sh): a sourced
+//! Rough checks for unfinished input that a syntax checker does not
+//! report: an unterminated here-document (zsh, dash, busybox sh: a sourced
 //! file's heredoc simply runs to the end of the file, which would swallow
-//! the engine's own last line.
+//! the engine's own last line), and a last line continued by a backslash.
 
 /// True when some `<<WORD` (or `<<-WORD`) outside quotes has no line equal
 /// to `WORD` after it.
@@ -82,6 +82,13 @@ fn delimiter(chars: &[char], mut i: usize) -> (String, bool, usize) {
         i += 1;
     }
     (word, strip, i)
+}
+
+/// True when the last line ends in an unescaped backslash: an interactive
+/// shell would wait for the next line.
+pub(crate) fn ends_with_continuation(code: &str) -> bool {
+    let trailing = code.bytes().rev().take_while(|b| *b == b'\\').count();
+    trailing % 2 == 1
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 
 use std::path::Path;
 
-use super::{Dialect, SetupContext, bash::ends_with_continuation, sh_quote};
+use super::heredoc::ends_with_continuation;
+use super::{Dialect, SetupContext, sh_quote};
 
 /// A POSIX shell: `dash`, `busybox sh`, or another `sh`.
 #[derive(Clone, Debug)]

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Dialect, SetupContext, bash::ends_with_continuation, sh_quote};
+use super::heredoc::ends_with_continuation;
+use super::{Dialect, SetupContext, sh_quote};
 
 /// zsh, interactive, without its line editor (`+Z`: no echo, no redraws).
 #[derive(Clone, Copy, Debug, Default)]

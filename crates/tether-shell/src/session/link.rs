@@ -6,27 +6,11 @@
 //! `connection_lost` with what is known, never an exit code or signal the
 //! host did not send; the session remembers it until a fresh shell runs.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::ShellError;
-use crate::pump::Phase;
+use super::Session;
+use crate::place::LINK_GRACE;
 use crate::result::{LinkFailure, LinkLoss, RunResult, Status};
-use crate::session::Session;
-
-/// What became of files written before a command is typed.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Staged {
-    /// They were written.
-    Written,
-    /// The host stopped answering past the call's deadline: they were
-    /// given up, and nothing was typed.
-    LinkHung,
-}
-
-/// How long a remote host has to answer a round trip, once an interrupt
-/// got nothing back, before its link is called hung.
-pub(crate) const LINK_GRACE: Duration = Duration::from_secs(5);
 
 impl Session {
     /// The result of a call whose host link failed (its capture finished):
@@ -34,13 +18,8 @@ impl Session {
     /// exit code or signal (the host sent none). Remembered in the session:
     /// the next `run` starts a fresh shell (over a fresh connection), which
     /// ends what this one left.
-    pub(crate) fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
-        let command_started = {
-            let mut st = self.shared.lock();
-            let started = st.phase == Phase::Started;
-            st.phase = Phase::Idle;
-            started
-        };
+    pub(super) fn link_failed(&mut self, failure: LinkFailure, t0: Instant) -> RunResult {
+        let command_started = self.shared.lock().command_over();
         let (output, truncated) = self.take_output();
         let mut r = self.result(Status::ConnectionLost, t0, output, truncated, None);
         let link = LinkLoss {
@@ -57,15 +36,15 @@ impl Session {
     /// answering (the typed line's start mark, or a probe's answer,
     /// missing for [`LINK_GRACE`]), one round trip decides first, and a
     /// hung link is said so.
-    pub(crate) async fn deadline_result(&mut self, t0: Instant) -> RunResult {
-        let suspect = self.place.host_name().is_some() && {
+    pub(super) async fn deadline_result(&mut self, t0: Instant) -> RunResult {
+        // (A local place's link never hangs: `link_hung` says so at once.)
+        let suspect = {
             let unanswered = self
                 .probes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .unanswered_for();
-            let st = self.shared.lock();
-            let unmarked = st.phase == Phase::Sent && st.last_output.elapsed() >= LINK_GRACE;
+            let unmarked = self.shared.lock().typed_unanswered(LINK_GRACE);
             unmarked || unanswered.is_some_and(|d| d >= LINK_GRACE)
         };
         if suspect && let Some(r) = self.if_hung(t0).await {
@@ -77,7 +56,7 @@ impl Session {
     /// One round trip within [`LINK_GRACE`] decides whether the link hung:
     /// if so (the link is dropped), the terminal goes with it and the
     /// result says so; `None` when the host answered.
-    pub(crate) async fn if_hung(&mut self, t0: Instant) -> Option<RunResult> {
+    pub(super) async fn if_hung(&mut self, t0: Instant) -> Option<RunResult> {
         if !self.place.link_hung(LINK_GRACE).await {
             return None;
         }
@@ -86,38 +65,9 @@ impl Session {
         Some(self.link_failed(LinkFailure::Unanswered, t0))
     }
 
-    /// Writes `files` where the shell reads them (a command too long to
-    /// type, a command's stdin) before its line is typed, bounded by the
-    /// call's `deadline`: once it passes, one round trip within
-    /// [`LINK_GRACE`] decides, and a hung link gives the write up
-    /// ([`Staged::LinkHung`]; the caller reports it with
-    /// [`Session::hung_before_typing`]). A slow link that answers goes on
-    /// writing (a large stdin takes its time).
-    pub(crate) async fn write_before_typing(
-        &self,
-        files: Vec<(PathBuf, Vec<u8>)>,
-        deadline: Instant,
-    ) -> Result<Staged, ShellError> {
-        let place = std::sync::Arc::clone(&self.place);
-        let write = place.write_files(files);
-        tokio::pin!(write);
-        let mut check = tokio::time::Instant::from_std(deadline);
-        loop {
-            tokio::select! {
-                r = &mut write => return r.map(|()| Staged::Written),
-                _ = tokio::time::sleep_until(check) => {
-                    if place.link_hung(LINK_GRACE).await {
-                        return Ok(Staged::LinkHung);
-                    }
-                    check = tokio::time::Instant::now() + LINK_GRACE;
-                }
-            }
-        }
-    }
-
     /// The result of a call whose host hung before its command was typed:
     /// `connection_lost`, the command not started (nothing was typed).
-    pub(crate) fn hung_before_typing(&mut self, t0: Instant) -> RunResult {
+    pub(super) fn hung_before_typing(&mut self, t0: Instant) -> RunResult {
         let _ = self.terminal.kill(Duration::from_millis(300));
         self.link_failed(LinkFailure::Unanswered, t0)
     }

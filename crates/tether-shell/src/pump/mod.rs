@@ -2,47 +2,47 @@
 //! output, feeds the headless emulator (and writes its replies at once), the
 //! marker scanner, the raw byte log, and the current command's capture.
 
+mod state;
+
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tether_term::{ByteLog, Marker, MarkerEvent, MarkerScanner};
+use tether_term::{Marker, MarkerEvent};
 use tether_transport::{OutputStream, Terminal};
-use tokio::sync::{Notify, broadcast};
 
-use crate::capture::Capture;
-use crate::dialect::Rename;
-use crate::emulator::Emulator;
 use crate::result::Truncation;
+pub use state::Watcher;
+pub(crate) use state::{Progress, PumpState, Shared, initial_state};
 
-/// Raw bytes kept per session for "since offset N" reads.
-pub const RAW_LOG_BYTES: usize = 1 << 20;
-
-/// Output chunks a watcher may fall behind by before it is redrawn.
-const WATCH_CHUNKS: usize = 1024;
+/// How long output must be quiet before the kernel is asked whether the
+/// foreground program is reading the terminal (a program that asks for
+/// input has just written its prompt); output after such a quiet wakes
+/// the waiters.
+pub(crate) const QUIET: Duration = Duration::from_millis(3);
 
 /// What the end mark of a command said.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EndMark {
+pub(crate) struct EndMark {
     /// `$?` after the command.
-    pub exit: i32,
+    pub(crate) exit: i32,
     /// Each pipeline stage's status.
-    pub pipe: Vec<i32>,
+    pub(crate) pipe: Vec<i32>,
     /// The working directory after it.
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Whether the command file started: `Some(false)` when the shell
     /// printed the end mark without running it (the wrapper line was not
     /// delivered whole); `None` from a dialect that does not say.
-    pub ran: Option<bool>,
+    pub(crate) ran: Option<bool>,
     /// The processes other than the shell that hold its terminal, as the
     /// shell saw them on the host (`held=`); `None` when it did not look
     /// (a local terminal, which the engine inspects itself).
-    pub held: Option<Vec<crate::result::TerminalHolder>>,
+    pub(crate) held: Option<Vec<crate::result::TerminalHolder>>,
 }
 
 /// Where the current command is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// No command in flight.
     Idle,
     /// Wrapper sent; its start mark not seen yet.
@@ -53,89 +53,19 @@ pub enum Phase {
     Ended(EndMark),
 }
 
-/// State shared between the pump and the session's calls.
-#[derive(Debug)]
-pub struct PumpState {
-    /// Marks of the current nonce.
-    pub markers: MarkerScanner,
-    /// Output the marker scanner still holds (an unfinished sequence that
-    /// may be a mark): routed to the capture once it is known not to be.
-    unrouted: Vec<u8>,
-    /// The screen.
-    pub emulator: Emulator,
-    /// Raw output, bounded.
-    pub log: ByteLog,
-    /// The current command's output pipeline.
-    pub capture: Option<Capture>,
-    /// Renames the command file in the current command's output (before
-    /// the capture).
-    pub rename: Option<Rename>,
-    /// Where the current command is.
-    pub phase: Phase,
-    /// The output offset where the current command's wrapper was typed.
-    pub command_start: u64,
-    /// The last end mark seen, with the `command_start` of its command
-    /// (for a look at a command without its call).
-    pub last_end: Option<(u64, EndMark)>,
-    /// The session's setup reported ready.
-    pub ready: bool,
-    /// The working directory the shell reported as it exited during the
-    /// current command (its exit hook's `exiting` mark: an `exit` prints
-    /// no end mark).
-    pub exit_cwd: Option<PathBuf>,
-    /// When output last arrived, or a command was typed (its quiet is
-    /// timed from then).
-    pub last_output: Instant,
-    /// The output stream ended.
-    pub eof: bool,
-    /// Bytes processed so far.
-    pub processed: u64,
-    /// The terminal echoes typed input (turned on for a person attached).
-    pub echo_on: bool,
-    /// Marks a waiter wakes for (ready, end, exiting) seen so far: not a
-    /// start mark, which a waiter needs only on its own clock (a
-    /// command's quiet is timed from it), so a fast command wakes its
-    /// caller once.
-    pub marks_seen: u64,
-    /// Display output for people watching the session (`None` after the
-    /// stream ends, which tells them the terminal is gone).
-    pub watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
-}
-
-/// The pump's state and the notification of every change.
-#[derive(Debug)]
-pub struct Shared {
-    state: Mutex<PumpState>,
-    /// Signalled after a chunk with a mark a waiter waits for (ready, end,
-    /// exit) or after a quiet spell, and at end of stream.
-    pub changed: Notify,
-}
-
-impl Shared {
-    /// Shared state for a new session.
-    pub fn new(state: PumpState) -> Arc<Self> {
-        Arc::new(Shared {
-            state: Mutex::new(state),
-            changed: Notify::new(),
-        })
-    }
-
-    /// Locks the state (a poisoned lock is still usable: the state is
-    /// plain data).
-    pub fn lock(&self) -> MutexGuard<'_, PumpState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// Runs until the output stream ends.
-pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: Arc<Shared>) {
+pub(crate) async fn run(
+    terminal: Arc<dyn Terminal>,
+    mut output: OutputStream,
+    shared: Arc<Shared>,
+) {
     while let Some(chunk) = output.recv().await {
         let mut st = shared.lock();
         let marks_before = st.marks_seen;
         // Output after a quiet spell may find a waiter asleep for long (its
         // looks grow apart with the quiet): it is woken to time the quiet
         // afresh.
-        let after_quiet = st.last_output.elapsed() >= crate::run::QUIET;
+        let after_quiet = st.last_output.elapsed() >= QUIET;
         let replies = st.process(&chunk);
         if !replies.is_empty() {
             // Replies go out before any later caller input, and under the
@@ -149,7 +79,7 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
         // stream; output alone they look at on their own clock (the quiet
         // before a look), so a chunk close behind another wakes nobody.
         if marked || after_quiet {
-            shared.changed.notify_waiters();
+            shared.wake();
         }
     }
     shared.lock().finish_capture();
@@ -158,7 +88,7 @@ pub async fn run(terminal: Arc<dyn Terminal>, mut output: OutputStream, shared: 
         st.eof = true;
         st.watch = None;
     }
-    shared.changed.notify_waiters();
+    shared.wake();
 }
 
 impl PumpState {
@@ -229,18 +159,6 @@ impl PumpState {
         replies
     }
 
-    /// True when someone watches the display output.
-    pub fn watched(&self) -> bool {
-        self.watch.as_ref().is_some_and(|w| w.receiver_count() > 0)
-    }
-
-    /// Sends `bytes` to the people watching (not to the screen).
-    pub fn tell_watchers(&self, bytes: Vec<u8>) {
-        if let Some(w) = &self.watch {
-            let _ = w.send(Arc::new(bytes));
-        }
-    }
-
     /// Feeds the emulator; watchers get the display bytes, except the
     /// terminal's echo of a wrapper line (typed while echo is on for a
     /// person attached), which they are told about in words instead.
@@ -263,7 +181,7 @@ impl PumpState {
 
     /// Ends the current command's output: what the renaming holds, then
     /// the capture's last partial line.
-    pub fn finish_capture(&mut self) {
+    pub(crate) fn finish_capture(&mut self) {
         let held = std::mem::take(&mut self.unrouted);
         self.route(&held);
         if let Some(c) = self.capture.as_mut() {
@@ -276,7 +194,7 @@ impl PumpState {
 
     /// The current command's output since the last result (a result
     /// boundary: nothing stays held for renaming).
-    pub fn take_output(&mut self) -> (String, Option<Truncation>) {
+    pub(crate) fn take_output(&mut self) -> (String, Option<Truncation>) {
         let Some(c) = self.capture.as_mut() else {
             return Default::default();
         };
@@ -372,32 +290,4 @@ fn percent_decode(s: &str) -> Vec<u8> {
         }
     }
     out
-}
-
-/// A fresh pump state whose marks must carry `nonce`.
-pub fn initial_state(
-    nonce: &str,
-    rows: u16,
-    cols: u16,
-    lf_is_newline: bool,
-) -> Result<PumpState, tether_term::TermError> {
-    Ok(PumpState {
-        markers: MarkerScanner::new(nonce)?,
-        emulator: Emulator::new(rows, cols, lf_is_newline),
-        log: ByteLog::new(RAW_LOG_BYTES)?,
-        capture: None,
-        rename: None,
-        unrouted: Vec::new(),
-        phase: Phase::Idle,
-        command_start: 0,
-        last_end: None,
-        ready: false,
-        exit_cwd: None,
-        last_output: Instant::now(),
-        eof: false,
-        processed: 0,
-        echo_on: false,
-        marks_seen: 0,
-        watch: Some(broadcast::channel(WATCH_CHUNKS).0),
-    })
 }

@@ -19,11 +19,11 @@
 
 use std::time::{Duration, Instant};
 
+use super::Session;
 use crate::error::{NotWaiting, ShellError};
+use crate::place::probe::Evidence;
 use crate::pump::Phase;
-use crate::remote_probe::Evidence;
 use crate::result::RunResult;
-use crate::session::Session;
 
 /// The longest the check waits for the host's answer (a hung link must not
 /// hold the session).
@@ -49,17 +49,17 @@ impl Session {
     }
 
     /// `Ok` when the command in flight reads the terminal now.
-    async fn check_waiting(&mut self) -> Result<(), ShellError> {
+    pub(super) async fn check_waiting(&mut self) -> Result<(), ShellError> {
         self.phase_is_running()?;
         let delivered = match self.terminal.inspect()? {
             i if self.opts.kernel_evidence && i.foreground.is_some() => {
                 self.local_reader(i).await?
             }
             _ => {
-                let Some(probe) = self.place.probe(&self.shell_dir) else {
+                let Some(prober) = self.place.prober() else {
                     return Err(ShellError::NotWaiting(NotWaiting::CannotTell));
                 };
-                match tokio::time::timeout(PROBE_WITHIN, probe)
+                match tokio::time::timeout(PROBE_WITHIN, prober.probe())
                     .await
                     .unwrap_or(Evidence::Unknown)
                 {
@@ -78,8 +78,8 @@ impl Session {
         // end mark among it is seen.
         let deadline = Instant::now() + SETTLE;
         loop {
-            let changed = self.shared.changed.notified();
-            if self.shared.lock().processed >= delivered {
+            let changed = self.shared.changed();
+            if self.shared.lock().processed() >= delivered {
                 break;
             }
             let now = Instant::now();
@@ -95,10 +95,13 @@ impl Session {
     /// foreground reads the terminal with all it wrote read (what it
     /// wrote last, an end mark perhaps, is still being read: looked at
     /// again as it is).
-    async fn local_reader(&self, mut i: tether_transport::Inspection) -> Result<u64, ShellError> {
+    pub(super) async fn local_reader(
+        &self,
+        mut i: tether_transport::Inspection,
+    ) -> Result<u64, ShellError> {
         let deadline = Instant::now() + SETTLE;
         loop {
-            let changed = self.shared.changed.notified();
+            let changed = self.shared.changed();
             let reads = i.foreground.as_ref().is_some_and(|f| f.reading_terminal);
             if reads && i.output_unread.unwrap_or(0) == 0 {
                 return Ok(i.output_delivered);
@@ -122,8 +125,8 @@ impl Session {
     }
 
     /// `Ok` while a command's code runs (its start mark seen, its end not).
-    fn phase_is_running(&self) -> Result<(), ShellError> {
-        match self.shared.lock().phase {
+    pub(super) fn phase_is_running(&self) -> Result<(), ShellError> {
+        match self.shared.lock().phase() {
             Phase::Started => Ok(()),
             Phase::Ended(_) => Err(ShellError::NotWaiting(NotWaiting::Ended)),
             Phase::Idle => Err(ShellError::NotWaiting(NotWaiting::NoCommand)),

@@ -18,7 +18,7 @@
 //! evidence gathered across them, and a read that starts after a long
 //! silence does not decide before the host has answered.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -46,7 +46,7 @@ pub(crate) enum Evidence {
 /// COMM` line per thread of the foreground group (NR `?` when the system
 /// call is hidden, FD the target of a read's descriptor, of stdin when the
 /// call is hidden, or `-`).
-/// (It follows [`crate::remote::SHELL_STAT`].)
+/// (It follows [`super::host::SHELL_STAT`].)
 const SCRIPT: &str = r#"echo "arch $(uname -m)"
 echo "tty $(readlink "/proc/$s/fd/0")"
 for p in /proc/[0-9]*; do
@@ -69,7 +69,7 @@ done
 /// Starts a probe of the shell whose directory is `dir`.
 pub(crate) fn probe(host: Arc<dyn RemoteHost>, dir: PathBuf) -> BoxFuture<'static, Evidence> {
     Box::pin(async move {
-        let line = crate::remote::in_dir(&dir, &format!("{}{SCRIPT}", crate::remote::SHELL_STAT));
+        let line = super::host::in_dir(&dir, &format!("{}{SCRIPT}", super::host::SHELL_STAT));
         match host.run(line, Vec::new()).await {
             Ok(out) if out.status == Some(0) => judge(&String::from_utf8_lossy(&out.stdout)),
             _ => Evidence::Unknown,
@@ -195,27 +195,28 @@ impl ProbeMemory {
     }
 }
 
+/// A place that can look at its shell's foreground from outside the
+/// terminal (a host's `/proc`).
+pub(crate) trait Prober: Send + Sync {
+    /// Starts a probe of the shell's foreground.
+    fn probe(&self) -> BoxFuture<'static, Evidence>;
+}
+
 /// One wait's use of the session's [`ProbeMemory`]: taken when the wait
 /// starts, put back when it ends (however it ends: a wait dropped midway
 /// keeps its probe in flight for the next).
 pub(crate) struct ProbeWatch<'a> {
-    place: &'a dyn crate::place::Place,
-    dir: &'a Path,
+    prober: &'a dyn Prober,
     memory: ProbeMemory,
     home: &'a Mutex<ProbeMemory>,
 }
 
 impl<'a> ProbeWatch<'a> {
-    /// The watch of a shell in `dir` on `place`, from the memory in `home`.
-    pub(crate) fn take(
-        place: &'a dyn crate::place::Place,
-        dir: &'a Path,
-        home: &'a Mutex<ProbeMemory>,
-    ) -> ProbeWatch<'a> {
+    /// The watch of `prober`'s shell, from the memory in `home`.
+    pub(crate) fn take(prober: &'a dyn Prober, home: &'a Mutex<ProbeMemory>) -> ProbeWatch<'a> {
         let memory = std::mem::take(&mut *home.lock().unwrap_or_else(|p| p.into_inner()));
         ProbeWatch {
-            place,
-            dir,
+            prober,
             memory,
             home,
         }
@@ -234,8 +235,8 @@ impl<'a> ProbeWatch<'a> {
             Some((at, _, _)) => at.elapsed() >= PROBE_EVERY,
             None => true,
         };
-        if due && let Some(probe) = self.place.probe(self.dir) {
-            self.memory.pending = Some((processed, probe));
+        if due {
+            self.memory.pending = Some((processed, self.prober.probe()));
             self.memory.since = Some(Instant::now());
         }
     }

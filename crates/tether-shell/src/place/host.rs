@@ -1,7 +1,8 @@
-//! A session's files and shell on a [`RemoteHost`]: the private session
-//! directory there, the setup and command files written into it over the
-//! host's command channel, the syntax check run there, and the command
-//! line that starts the shell on a remote terminal.
+//! The commands a remote place runs on its [`RemoteHost`]: the private
+//! session directory there, the setup and command files written into it
+//! over the host's command channel, the syntax check run there, the
+//! command line that starts the shell on a remote terminal, and the end of
+//! its process tree.
 //!
 //! The remote user's login shell runs these lines, so they are POSIX sh
 //! (bash, zsh, dash, ksh and busybox sh all take them).
@@ -147,78 +148,6 @@ pub(crate) fn end_tree_later(host: Arc<dyn RemoteHost>, dir: PathBuf) {
         return;
     };
     rt.spawn(async move { end_tree(host.as_ref(), &dir, true).await });
-}
-
-/// Changes a remote shell's terminal echo for a person attached: on the
-/// host, with `stty` on the shell's terminal, only while the shell itself
-/// is in the foreground in line mode (as locally). The same request is
-/// repeated at most once a second.
-pub(crate) struct RemoteEcho {
-    host: Arc<dyn RemoteHost>,
-    dir: PathBuf,
-    last: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
-    /// Requests reach the host in the order they were made (an `off`
-    /// made after an `on` still in flight must land last).
-    order: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl RemoteEcho {
-    pub(crate) fn new(host: Arc<dyn RemoteHost>, dir: PathBuf) -> RemoteEcho {
-        RemoteEcho {
-            host,
-            dir,
-            last: std::sync::Mutex::new(None),
-            order: Arc::new(tokio::sync::Mutex::new(())),
-        }
-    }
-
-    /// What was asked last (`None`: nothing yet).
-    pub(crate) fn last_requested(&self) -> Option<bool> {
-        self.last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .map(|(_, on)| on)
-    }
-
-    /// Asks the host to turn echo `on` (or off); `shared.echo_on` follows
-    /// once it has.
-    pub(crate) fn request(&self, on: bool, shared: Arc<crate::pump::Shared>) {
-        const SCRIPT: &str = r#"[ "$pg" = "$fg" ] || exit 1
-t=$(readlink "/proc/$s/fd/0") || exit 3
-case $(stty -a < "$t") in *-icanon*) exit 1 ;; esac
-stty $e < "$t"
-"#;
-        {
-            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-            if last.is_some_and(|(t, was)| {
-                was == on && t.elapsed() < std::time::Duration::from_secs(1)
-            }) {
-                return;
-            }
-            *last = Some((std::time::Instant::now(), on));
-        }
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let host = Arc::clone(&self.host);
-        let mode = if on { "e=echo\n" } else { "e=-echo\n" };
-        let line = in_dir(&self.dir, &format!("{mode}{SHELL_STAT}{SCRIPT}"));
-        let order = Arc::clone(&self.order);
-        // Taken now when free, in the caller's order, not when the task
-        // first runs.
-        let held = Arc::clone(&order).try_lock_owned().ok();
-        rt.spawn(async move {
-            let _turn = match held {
-                Some(turn) => turn,
-                None => order.lock_owned().await,
-            };
-            if let Ok(out) = host.run(line, Vec::new()).await
-                && out.status == Some(0)
-            {
-                shared.lock().echo_on = on;
-            }
-        });
-    }
 }
 
 /// The line that starts `program args` in `cwd` (the login directory when

@@ -1,0 +1,99 @@
+//! Interrupts: a command past its deadline is stopped and the prompt
+//! recovered (INT, TERM, KILL to the verified foreground; remotely the
+//! terminal's C-c, then C-\, then a look at the link), else the shell is
+//! restarted; and a signal asked for by the caller.
+
+use std::time::{Duration, Instant};
+
+use tether_transport::{ExitInfo, Signal, TransportError};
+
+use super::Session;
+use super::ready::Woke;
+use crate::error::ShellError;
+use crate::result::{LinkFailure, RunResult, Status};
+
+/// Grace after each signal of the interrupt escalation.
+const SIGNAL_GRACE: Duration = Duration::from_millis(300);
+
+/// Grace after each control character of a remote interrupt (it crosses
+/// the network twice before the end mark comes back).
+const REMOTE_SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+impl Session {
+    /// Sends `signal` to the verified foreground process group.
+    pub fn signal(&self, signal: Signal) -> Result<i32, ShellError> {
+        let fg = self.terminal.inspect()?.foreground;
+        Ok(self.terminal.signal_foreground(signal, fg.as_ref())?)
+    }
+
+    /// Interrupts the foreground (INT, TERM, KILL; the shell itself only
+    /// ever gets INT), recovers the prompt, and returns `timed_out` with the
+    /// partial output. A shell that cannot be recovered is restarted.
+    pub(super) async fn interrupt(&mut self, t0: Instant) -> Result<RunResult, ShellError> {
+        let mut recovered = false;
+        let evidence = self.terminal.inspect()?.foreground.is_some();
+        if evidence {
+            recovered = self.interrupt_verified().await?;
+        } else {
+            // No view of the foreground (a remote terminal): the terminal's
+            // own C-c, then C-\, reach whatever is in the foreground; a
+            // program that ignores both is ended with the shell.
+            for signal in [Signal::Int, Signal::Quit] {
+                self.terminal.signal_foreground(signal, None)?;
+                match self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
+                    Woke::Ended(_) => {
+                        recovered = true;
+                        break;
+                    }
+                    Woke::ShellExited(ExitInfo::LinkLost) => {
+                        self.drain_after_exit().await;
+                        return Ok(self.link_failed(LinkFailure::Lost, t0));
+                    }
+                    _ => {}
+                }
+            }
+            // Nothing came back: a hung link (or host) is said so, by the
+            // deadline plus a bounded grace, and dropped; a restart over it
+            // would wait on it.
+            if !recovered && let Some(r) = self.if_hung(t0).await {
+                return Ok(r);
+            }
+        }
+        let pending = *self.pending.borrow();
+        if let Some(p) = pending {
+            return Ok(self.aborted(p, t0));
+        }
+        if recovered {
+            self.learn_exports().await;
+        }
+        let (output, truncated) = self.take_output();
+        self.shared.lock().command_over();
+        self.last_status = 130;
+        if !recovered {
+            self.restart().await?;
+        }
+        let mut r = self.result(Status::TimedOut, t0, output, truncated, None);
+        r.shell_restarted = !recovered || r.shell_restarted;
+        Ok(r)
+    }
+
+    /// INT, TERM, KILL to the verified foreground (the shell itself only
+    /// ever gets INT); true when the shell came back to its prompt.
+    pub(super) async fn interrupt_verified(&mut self) -> Result<bool, ShellError> {
+        for signal in [Signal::Int, Signal::Term, Signal::Kill] {
+            let fg = self.terminal.inspect()?.foreground;
+            let Some(fg) = fg else { break };
+            if fg.is_top && signal != Signal::Int {
+                break;
+            }
+            match self.terminal.signal_foreground(signal, Some(&fg)) {
+                Ok(_) | Err(TransportError::ForegroundChanged) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,195 @@
+//! Starting the shell (within one deadline), restarting it after it exits
+//! or is reset (cwd and exported variables restored), and ending it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_transport::TermSize;
+
+use super::Session;
+use crate::defaults::session_env;
+use crate::error::ShellError;
+use crate::launch::{Restore, launch, private_dir};
+use crate::options::SessionOptions;
+use crate::place::Place;
+use crate::tree::TREE_MARKER;
+
+impl Session {
+    /// Starts a shell and waits until it is ready.
+    pub async fn start(opts: SessionOptions) -> Result<Session, ShellError> {
+        Session::start_at(opts, None).await
+    }
+
+    /// [`Session::start`], at `given` instead of the place `opts` names
+    /// (the unit tests' scripted place).
+    pub(super) async fn start_at(
+        mut opts: SessionOptions,
+        given: Option<Arc<dyn Place>>,
+    ) -> Result<Session, ShellError> {
+        let resume = opts.resume.take();
+        if let Some(cwd) = resume.as_ref().and_then(|r| r.cwd.clone()) {
+            opts.cwd = Some(cwd);
+        }
+        let private = private_dir(opts.runtime_dir.as_deref())?;
+        let dir = private.path().to_path_buf();
+        let opened = match given {
+            Some(place) => Ok(place),
+            None => crate::place::open(opts.host.as_ref(), private).await,
+        };
+        let place = match opened {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let mut notice = crate::launch::enterable_cwd(&mut opts, place.as_ref());
+        if let Some(r) = &resume {
+            notice = Some(match notice {
+                Some(n) => format!("{}\n{n}", r.notice),
+                None => r.notice.clone(),
+            });
+        }
+        let env = shell_env(&opts, place.as_ref());
+        // One matcher per session; each command's capture takes a fresh clone.
+        let redactor = match crate::secrets::Secrets::new(secrets_of(&env, &opts.secrets)) {
+            Ok(r) => r,
+            Err(e) => {
+                place.end_tree_later();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        if let Some(old) = resume.as_ref().and_then(|r| r.remote_dir.as_deref()) {
+            place.sweep(old).await;
+        }
+        let restore = match resume.as_ref().and_then(|r| r.env.as_deref()) {
+            Some(snapshot) => {
+                let path = place.dir().join("env");
+                place
+                    .write_files(vec![(path.clone(), without_marker(snapshot))])
+                    .await?;
+                Some(Restore {
+                    env: path,
+                    cwd: None,
+                })
+            }
+            None => None,
+        };
+        let (terminal, shared) = match launch(&opts, place.as_ref(), &env, restore.as_ref()).await {
+            Ok(t) => t,
+            Err(e) => {
+                place.end_tree_later();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let echo = place.echo();
+        let live = tokio::sync::watch::Sender::new(crate::live::Live::new(
+            &terminal,
+            &shared,
+            echo,
+            redactor.clone(),
+        ));
+        Ok(Session {
+            spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
+            live,
+            pending: Arc::new(tokio::sync::watch::Sender::new(None)),
+            probes: Default::default(),
+            host_holders: Vec::new(),
+            link_lost: None,
+            place,
+            tree_ended: false,
+            cwd: opts.cwd.clone(),
+            opts,
+            dir,
+            terminal,
+            shared,
+            redactor,
+            last_status: 0,
+            seq: 0,
+            restarted: resume.is_some(),
+            keep_spills: false,
+            notice,
+        })
+    }
+
+    /// Kills the shell and everything it started, and starts a fresh one in
+    /// the same directory with the same exported variables.
+    pub async fn restart(&mut self) -> Result<(), ShellError> {
+        self.take_exit_cwd();
+        self.place.end_tree(false).await;
+        let _ = self.terminal.kill(Duration::from_millis(300));
+        // A person attached may have resized the terminal since the start.
+        let (rows, cols) = self.shared.lock().size();
+        self.opts.size = TermSize { rows, cols };
+        let env = shell_env(&self.opts, self.place.as_ref());
+        let restore = Restore {
+            env: self.place.dir().join("env"),
+            cwd: self.cwd.clone(),
+        };
+        let (terminal, shared) =
+            launch(&self.opts, self.place.as_ref(), &env, Some(&restore)).await?;
+        self.live.send_replace(crate::live::Live::new(
+            &terminal,
+            &shared,
+            self.place.echo(),
+            self.redactor.clone(),
+        ));
+        self.terminal = terminal;
+        self.shared = shared;
+        self.last_status = 0;
+        self.restarted = true;
+        self.host_holders.clear();
+        // (Kept until a fresh shell runs: a restart that fails is tried
+        // again by the next call.)
+        self.link_lost = None;
+        Ok(())
+    }
+
+    /// Ends the shell and, for a remote shell, waits for its process tree
+    /// to end and its directory on the host to be removed (dropping only
+    /// starts that). The session is
+    /// then dropped by the caller.
+    pub async fn shut_down(&mut self) {
+        if !self.tree_ended {
+            self.tree_ended = true;
+            self.place.end_tree(true).await;
+        }
+        let _ = self.terminal.kill(Duration::from_millis(300));
+    }
+}
+
+/// The shell's environment: the place's base (the local environment here,
+/// nothing sent to a host, whose login has its own), then the defaults,
+/// then the overrides.
+fn shell_env(opts: &SessionOptions, place: &dyn Place) -> Vec<(String, String)> {
+    session_env(place.base_env(&opts.base_env), &opts.env_overrides)
+}
+
+/// An exports snapshot without the line that sets [`TREE_MARKER`] (a
+/// continued session has its own).
+fn without_marker(snapshot: &[u8]) -> Vec<u8> {
+    let marker = format!("{TREE_MARKER}=");
+    snapshot
+        .split_inclusive(|b| *b == b'\n')
+        .filter(|line| !line.windows(marker.len()).any(|w| w == marker.as_bytes()))
+        .flatten()
+        .copied()
+        .collect()
+}
+
+fn secrets_of(env: &[(String, String)], extra: &[String]) -> Vec<String> {
+    let mut s: Vec<String> = env
+        .iter()
+        .filter(|(k, v)| {
+            tether_term::redact::is_secret_name(k)
+                && v.len() >= tether_term::redact::MIN_ENV_SECRET_LEN
+        })
+        .map(|(_, v)| v.clone())
+        .chain(extra.iter().filter(|s| !s.is_empty()).cloned())
+        .collect();
+    s.sort();
+    s.dedup();
+    s
+}

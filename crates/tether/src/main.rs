@@ -65,6 +65,7 @@ mod daemon_cmd;
 mod exec_cmd;
 mod exec_output;
 mod fleet_cmd;
+mod host_route;
 mod interactive;
 mod local_term;
 mod mcp;

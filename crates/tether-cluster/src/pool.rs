@@ -106,13 +106,9 @@ impl std::fmt::Debug for PooledHost {
 }
 
 impl PooledHost {
+    /// A failure of this host; the messages name no host (tether-ssh's
+    /// name none), `TransportError::Host` says it once.
     fn error(&self, kind: HostFailure, message: String) -> TransportError {
-        // The SSH layer's messages start with the host; say it once.
-        let prefix = format!("{}: ", self.slot.route.target.host);
-        let message = message
-            .strip_prefix(&prefix)
-            .map(str::to_owned)
-            .unwrap_or(message);
         TransportError::Host {
             host: self.slot.name.clone(),
             kind,

@@ -24,8 +24,7 @@ pub fn overrides(ssh: &SshArgs, settings: &Settings) -> Result<Overrides> {
 /// why not, naming the host once.
 pub fn resolve(name: &str, ov: &Overrides) -> Result<HostRoute, String> {
     let spec = HostSpec::parse(name).map_err(|e| e.to_string())?;
-    let (target, options) =
-        exec::resolve(&spec, ov, false).map_err(|e| format!("host {name:?}: {e}"))?;
+    let (target, options) = exec::resolve(&spec, ov, false).map_err(|e| format!("{name}: {e}"))?;
     Ok(HostRoute {
         name: name.to_owned(),
         route: Box::new(tether_ssh::Route { target, options }),

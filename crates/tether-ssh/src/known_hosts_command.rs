@@ -128,10 +128,7 @@ fn expand(arg: &str, t: &Invocation<'_>) -> Result<String, String> {
 
 /// Runs `command` for `t`; its output, named for known_hosts [`Place`]s
 /// (`crate::known_hosts::Place`).
-pub(crate) async fn run(
-    command: &str,
-    t: &Invocation<'_>,
-) -> Result<(PathBuf, String), SshError> {
+pub(crate) async fn run(command: &str, t: &Invocation<'_>) -> Result<(PathBuf, String), SshError> {
     let bad = |problem: String| SshError::Config {
         place: format!("KnownHostsCommand {command:?}"),
         problem,

@@ -140,3 +140,40 @@ fn run_host_is_reached_with_the_callers_ssh_config_not_the_daemons() {
     let out = r.tether(&["run", "-p", "2222", "--", "true"]);
     assert_eq!(out.status.code(), Some(255), "{out:?}");
 }
+
+/// MCP's `host` is resolved in the MCP server's process (the agent's
+/// environment), not by a daemon started from another `HOME`.
+#[test]
+fn mcp_host_is_reached_with_the_servers_ssh_config_not_the_daemons() {
+    let Some(mut m) = common::McpFleet::start("route-mcp", &["127.0.0.2"]) else {
+        return;
+    };
+    // The daemon starts first, from a HOME without any ssh_config.
+    let elsewhere = Scratch::new("route-mcp-daemon-home");
+    let started = std::process::Command::new(common::TETHER)
+        .args(["run", "-s", "local", "--", "true"])
+        .env("HOME", &elsewhere.0)
+        .env("TETHER_DIR", &m.tether_dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .unwrap();
+    assert_eq!(started.status.code(), Some(0), "{started:?}");
+    let r = m.call(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "shell_run", "arguments": {"host": "127.0.0.2", "command": "echo reached"}}),
+    );
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(
+        (s["host"].as_str(), s["output"].as_str()),
+        (Some("127.0.0.2"), Some("reached\n")),
+        "{r}"
+    );
+    let _ = std::process::Command::new(common::TETHER)
+        .args(["daemon", "stop"])
+        .env("TETHER_DIR", &m.tether_dir)
+        .output();
+    m.finish();
+}

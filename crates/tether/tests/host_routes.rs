@@ -154,6 +154,8 @@ fn mcp_host_is_reached_with_the_servers_ssh_config_not_the_daemons() {
         .args(["run", "-s", "local", "--", "true"])
         .env("HOME", &elsewhere.0)
         .env("TETHER_DIR", &m.tether_dir)
+        // (Gone by itself should the test fail before it is stopped.)
+        .env("TETHER_IDLE_EXIT", "30")
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SSH_AUTH_SOCK")

@@ -239,3 +239,46 @@ impl RemoteHost for PooledHost {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(port: u16) -> Route {
+        Route {
+            target: tether_ssh::Target {
+                host: "n1".into(),
+                hostname: "127.0.0.1".into(),
+                port,
+                user: "ops".into(),
+            },
+            options: tether_ssh::ConnectOptions::default(),
+        }
+    }
+
+    /// The slots the pool holds: (all, those still used).
+    fn slots(pool: &HostPool) -> (usize, usize) {
+        let slots = pool.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let used = slots.values().filter(|s| s.strong_count() > 0).count();
+        (slots.len(), used)
+    }
+
+    #[test]
+    fn one_slot_per_name_and_route_while_used() {
+        let pool = HostPool::new();
+        let a = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        let b = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (1, 1));
+        // Another route (another caller's settings) is another connection.
+        let c = pool
+            .host("n1", route(2222))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (2, 2));
+        assert_eq!((a.name(), c.name()), ("n1", "n1"));
+        drop((a, b, c));
+        assert_eq!(slots(&pool).1, 0);
+        // Slots nobody holds are dropped when the next host is asked for.
+        let _d = pool.host("n2", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (1, 1));
+    }
+}

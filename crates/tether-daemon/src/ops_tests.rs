@@ -175,7 +175,12 @@ async fn a_host_is_refused_without_an_ssh_layer_and_named_when_it_fails() {
     );
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&asked);
-    let hosts: HostProvider = Arc::new(move |_name| {
+    let hosts: HostProvider = Arc::new(move |host| {
+        // The provider is given the caller's route as it was sent.
+        assert_eq!(
+            (host.name.as_str(), host.route.target.user.as_str()),
+            ("n1", "nobody")
+        );
         counter.fetch_add(1, Ordering::SeqCst);
         Err("the host name does not resolve".to_owned())
     });

@@ -129,9 +129,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // The host is resolved here, with this process's files and flags.
     let host = match &args.host {
         Some(name) => Some(crate::host_route::single(name, &args.ssh)?),
-        None if ssh_flags_given(&args.ssh) => {
-            anyhow::bail!("-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host")
-        }
+        None if ssh_flags_given(&args.ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
         None => None,
     };
     let command = command_text(&args)?;
@@ -164,8 +162,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     result_out::print(&r, args.json)
 }
 
+/// The refusal of SSH flags given without a host.
+pub const SSH_FLAGS_WITHOUT_HOST: &str =
+    "-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host";
+
 /// Any of the SSH flags was given.
-fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {
+pub fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {
     ssh.user.is_some()
         || ssh.port.is_some()
         || ssh.jump.is_some()

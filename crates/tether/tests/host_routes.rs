@@ -137,8 +137,18 @@ fn run_host_is_reached_with_the_callers_ssh_config_not_the_daemons() {
         "{v}"
     );
     // Flags without a host are a mistake, not ignored.
-    let out = r.tether(&["run", "-p", "2222", "--", "true"]);
-    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    for once in [false, true] {
+        let mut args = vec!["run", "-p", "2222", "--", "true"];
+        if once {
+            args.insert(1, "--once");
+        }
+        let out = r.tether(&args);
+        assert_eq!(out.status.code(), Some(255), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("name the host"),
+            "{out:?}"
+        );
+    }
 }
 
 /// MCP's `host` is resolved in the MCP server's process (the agent's

@@ -30,7 +30,8 @@
 //!   before anything is sent); `gather` for identical results; kept
 //!   outputs (`kept.rs`) and one shared `--stdin` (`input.rs`); a host's
 //!   failure is a typed `HostError`.
-//! - [`pool`]: `HostPool`, one shared SSH connection per host, a
+//! - [`pool`]: `HostPool`, one shared SSH connection per host and route
+//!   (the caller's resolved `tether_ssh::Route`, used as given), a
 //!   `RemoteHost` per user of it.
 //! - [`copy`]: `tether cp` on the executor's resolution and window:
 //!   `plan.rs` walks a push's local sources once; `push.rs`/`pull.rs` copy

@@ -1,19 +1,19 @@
-//! One SSH connection per host, shared by everything that runs there (that
-//! host's persistent shells): connected on first use, again after it drops,
-//! and closed when the last user of it is gone. Each user holds a
-//! [`RemoteHost`] whose commands and terminals are channels of the shared
-//! connection.
+//! One SSH connection per host and route, shared by everything that runs
+//! there (that host's persistent shells): connected on first use, again
+//! after it drops, and closed when the last user of it is gone. Each user
+//! holds a [`RemoteHost`] whose commands and terminals are channels of the
+//! shared connection. The pool resolves nothing: each host comes with the
+//! [`Route`] its caller resolved, and two routes that differ (another
+//! user's settings, another ssh_config) never share a connection.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tether_ssh::{Connection, Event, PtyRequest};
+use tether_ssh::{Connection, Event, PtyRequest, Route};
 use tether_transport::{
     BoxFuture, HostFailure, HostOutput, RemoteHost, Terminal, TerminalRequest, TransportError,
 };
-
-use crate::exec::{HostSpec, Resolver};
 
 /// Longest a file command (write, check, remove) may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -27,10 +27,9 @@ const TERMINAL_TIMEOUT: Duration = Duration::from_secs(30);
 /// `tether ssh` uses it too, for the same reason.
 pub const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
 
-/// The connections, by host name as written.
+/// The connections, by host name as written and route.
 pub struct HostPool {
-    resolve: Resolver,
-    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    slots: Mutex<HashMap<(String, String), Weak<Slot>>>,
 }
 
 impl std::fmt::Debug for HostPool {
@@ -41,34 +40,52 @@ impl std::fmt::Debug for HostPool {
 
 /// One host's connection, while someone uses it.
 struct Slot {
-    spec: HostSpec,
+    /// The host as its caller named it.
+    name: String,
+    /// How it is reached (as given: the pool resolves nothing).
+    route: Route,
     /// Held while connecting, so concurrent users share one connection.
     conn: tokio::sync::Mutex<Weak<Connection>>,
 }
 
 impl HostPool {
-    /// A pool that finds how to reach each host with `resolve`.
-    pub fn new(resolve: Resolver) -> Arc<HostPool> {
+    /// An empty pool.
+    pub fn new() -> Arc<HostPool> {
         Arc::new(HostPool {
-            resolve,
             slots: Mutex::new(HashMap::new()),
         })
     }
 
-    /// A handle on host `name` (`[user@]host[:port]`); it connects when
-    /// first used.
-    pub fn host(&self, name: &str) -> Result<Arc<dyn RemoteHost>, crate::ClusterError> {
-        let spec = HostSpec::parse(name)?;
+    /// A handle on host `name` reached by `route`; it connects when first
+    /// used. Users of the same name and route share one connection.
+    pub fn host(
+        &self,
+        name: &str,
+        route: Route,
+    ) -> Result<Arc<dyn RemoteHost>, crate::ClusterError> {
+        let key = route.key().ok_or_else(|| crate::ClusterError::BadHost {
+            name: name.to_owned(),
+            problem: "its settings name a path that is not UTF-8",
+        })?;
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = slots.entry(name.to_owned()).or_insert_with(|| {
-            Arc::new(Slot {
-                spec,
-                conn: tokio::sync::Mutex::new(Weak::new()),
-            })
-        });
+        // Slots nobody holds any more go (a pool that lives as long as the
+        // daemon would otherwise keep every route it ever saw).
+        slots.retain(|_, s| s.strong_count() > 0);
+        let key = (name.to_owned(), key);
+        let slot = match slots.get(&key).and_then(Weak::upgrade) {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(Slot {
+                    name: name.to_owned(),
+                    route,
+                    conn: tokio::sync::Mutex::new(Weak::new()),
+                });
+                slots.insert(key, Arc::downgrade(&s));
+                s
+            }
+        };
         Ok(Arc::new(PooledHost {
-            slot: Arc::clone(slot),
-            resolve: Arc::clone(&self.resolve),
+            slot,
             held: Mutex::new(None),
         }))
     }
@@ -77,28 +94,23 @@ impl HostPool {
 /// One user's handle on a host: it keeps the shared connection open.
 struct PooledHost {
     slot: Arc<Slot>,
-    resolve: Resolver,
     held: Mutex<Option<Arc<Connection>>>,
 }
 
 impl std::fmt::Debug for PooledHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PooledHost")
-            .field("host", &self.slot.spec.name)
+            .field("host", &self.slot.name)
             .finish_non_exhaustive()
     }
 }
 
 impl PooledHost {
+    /// A failure of this host; the messages name no host (tether-ssh's
+    /// name none), `TransportError::Host` says it once.
     fn error(&self, kind: HostFailure, message: String) -> TransportError {
-        // The SSH layer's messages start with the host; say it once.
-        let prefix = format!("{}: ", self.slot.spec.host);
-        let message = message
-            .strip_prefix(&prefix)
-            .map(str::to_owned)
-            .unwrap_or(message);
         TransportError::Host {
-            host: self.slot.spec.name.clone(),
+            host: self.slot.name.clone(),
             kind,
             message,
         }
@@ -114,11 +126,11 @@ impl PooledHost {
         let conn = match shared.upgrade().filter(|c| !c.is_closed()) {
             Some(c) => c,
             None => {
-                let (target, mut opts) = (self.resolve)(&self.slot.spec)
-                    .map_err(|e| self.error(HostFailure::Config, e))?;
+                let target = &self.slot.route.target;
+                let mut opts = self.slot.route.options.clone();
                 opts.keepalive.get_or_insert(DEFAULT_KEEPALIVE);
                 let c = Arc::new(
-                    tether_ssh::connect(&target, &opts)
+                    tether_ssh::connect(target, &opts)
                         .await
                         .map_err(|e| self.error(e.kind(), e.to_string()))?,
                 );
@@ -133,7 +145,7 @@ impl PooledHost {
 
 impl RemoteHost for PooledHost {
     fn name(&self) -> &str {
-        &self.slot.spec.name
+        &self.slot.name
     }
 
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool> {
@@ -225,5 +237,48 @@ impl RemoteHost for PooledHost {
             let terminal: Arc<dyn Terminal> = Arc::new(pty);
             Ok(terminal)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(port: u16) -> Route {
+        Route {
+            target: tether_ssh::Target {
+                host: "n1".into(),
+                hostname: "127.0.0.1".into(),
+                port,
+                user: "ops".into(),
+            },
+            options: tether_ssh::ConnectOptions::default(),
+        }
+    }
+
+    /// The slots the pool holds: (all, those still used).
+    fn slots(pool: &HostPool) -> (usize, usize) {
+        let slots = pool.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let used = slots.values().filter(|s| s.strong_count() > 0).count();
+        (slots.len(), used)
+    }
+
+    #[test]
+    fn one_slot_per_name_and_route_while_used() {
+        let pool = HostPool::new();
+        let a = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        let b = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (1, 1));
+        // Another route (another caller's settings) is another connection.
+        let c = pool
+            .host("n1", route(2222))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (2, 2));
+        assert_eq!((a.name(), c.name()), ("n1", "n1"));
+        drop((a, b, c));
+        assert_eq!(slots(&pool).1, 0);
+        // Slots nobody holds are dropped when the next host is asked for.
+        let _d = pool.host("n2", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (1, 1));
     }
 }

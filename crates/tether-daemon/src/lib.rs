@@ -24,6 +24,12 @@
 //! - [`ops`]: every request's checks and messages, shared by the CLI and
 //!   MCP; a session is addressed as `name` or `namespace/name`, each part
 //!   1–128 bytes, no `/`, controls or invisible characters, not `.`/`..`.
+//!   A `run`'s host is a typed `protocol::HostRoute` (the name and the
+//!   `tether_ssh::Route` the caller resolved): the daemon reads no SSH or
+//!   tether config of its own, and `ops::HostProvider` connects with the
+//!   route as given; a session keeps the route it started with
+//!   (`recover.rs` keeps it beside the record for a session lost with a
+//!   killed daemon).
 //! - `attach`: the daemon's side of a person's terminal.
 //! - `quiet`: a connection's halves (server and async client alike): the
 //!   read half registered for readability only, the write half written at

@@ -10,16 +10,18 @@ use tether_shell::{
 use tether_transport::{RemoteHost, Signal};
 
 use crate::protocol::{
-    CloseReply, Create, Failure, FailureKind, ListReply, OnTimeout, Request, ResetReply, Response,
-    ScreenReply,
+    CloseReply, Create, Failure, FailureKind, HostRoute, ListReply, OnTimeout, Request, ResetReply,
+    Response, ScreenReply,
 };
 use crate::wire::entry;
 pub use crate::wire::shell_result;
 
-/// Finds a remote host by name (`[user@]host[:port]`, resolved through
-/// the user's ssh_config and tether's config); the error is the message.
-pub type HostProvider =
-    std::sync::Arc<dyn Fn(&str) -> Result<std::sync::Arc<dyn RemoteHost>, String> + Send + Sync>;
+/// A remote host as its caller named and resolved it (the provider
+/// connects with the route as given, reading no config of its own); the
+/// error is the message.
+pub type HostProvider = std::sync::Arc<
+    dyn Fn(&HostRoute) -> Result<std::sync::Arc<dyn RemoteHost>, String> + Send + Sync,
+>;
 
 /// Longest timeout or wait accepted, in seconds (the engine's rule).
 pub use tether_shell::timeout::MAX_SECONDS;
@@ -248,31 +250,50 @@ pub async fn handle(
             // The options of a session this request starts, made only when
             // it does not exist (they hold the caller's environment).
             let mut prepared = None;
+            // The route a session this request starts is started with,
+            // recorded with it so that it continues on it after a crash.
+            let mut started_with = None;
+            let named = host.as_ref().map(|h| h.name.clone());
             match registry.host_of(&address.owner, &address.name) {
-                Some(existing) if host.is_some() && existing != host => {
+                Some(existing) if named.is_some() && existing != named => {
                     return Err(bad_request(format!(
                         "session {session:?} runs on {}, not {}; name another session (or close this one)",
                         existing.as_deref().unwrap_or("this machine"),
-                        host.as_deref().unwrap_or("this machine"),
+                        named.as_deref().unwrap_or("this machine"),
                     )));
                 }
                 Some(_) => {}
                 None => {
                     // A session lost with a killed daemon continues on its
-                    // own host.
+                    // own host, by the route it was started with unless
+                    // this call gives the host's again.
                     let lost_host = registry
                         .lost(&address.owner, &address.name)
                         .and_then(|l| l.host);
-                    if let (Some(lost), Some(asked)) = (&lost_host, &host)
+                    if let (Some(lost), Some(asked)) = (&lost_host, &named)
                         && lost != asked
                     {
                         return Err(bad_request(format!(
                             "session {session:?} ran on {lost} before its daemon stopped, not {asked}; name another session (or close this one)"
                         )));
                     }
+                    let route = match (&host, &lost_host) {
+                        (Some(h), _) => Some(h.clone()),
+                        (None, Some(lost)) => Some(
+                            crate::recover::lost_route(&address.owner, &address.name).ok_or_else(
+                                || {
+                                    bad_request(format!(
+                                        "session {session:?} ran on {lost} before its daemon stopped, and how to reach it was not kept; name the host again (--host {lost}) to continue it"
+                                    ))
+                                },
+                            )?,
+                        ),
+                        (None, None) => None,
+                    };
                     let mut base = base.clone();
-                    base.host = remote_host(hosts, host.as_deref().or(lost_host.as_deref()))?;
+                    base.host = remote_host(hosts, route.as_ref())?;
                     prepared = Some(session_options(&base, &create)?);
+                    started_with = route;
                 }
             }
             if let Some(input) = &stdin
@@ -306,6 +327,9 @@ pub async fn handle(
             let result = registry
                 .with_lazy_options(&address.owner, &address.name, options, async move |s| {
                     crate::recover::record_new(s, &owner, &name);
+                    if let Some(route) = &started_with {
+                        crate::recover::record_route(s, route);
+                    }
                     if let Some(dir) = workdir {
                         let cd = s
                             .run(
@@ -323,7 +347,7 @@ pub async fn handle(
                 })
                 .await;
             // The session's host, named by this call or not.
-            let host = host.or_else(|| registry.host_of(&address.owner, &address.name).flatten());
+            let host = named.or_else(|| registry.host_of(&address.owner, &address.name).flatten());
             match result {
                 Ok(r) => Ok(Response::Shell(shell_result(&session, host.as_deref(), r))),
                 Err(ShellError::Busy) => Err(failure(
@@ -402,8 +426,9 @@ pub async fn handle(
             // A session lost with a killed daemon left its directory (and
             // perhaps processes) on its host: swept before it is forgotten.
             if let Some(lost) = registry.lost(&address.owner, &address.name)
-                && let (Some(name), Some(dir)) = (&lost.host, &lost.resume.remote_dir)
-                && let Ok(Some(host)) = remote_host(hosts, Some(name))
+                && let Some(dir) = &lost.resume.remote_dir
+                && let Some(route) = crate::recover::lost_route(&address.owner, &address.name)
+                && let Ok(Some(host)) = remote_host(hosts, Some(&route))
             {
                 tether_shell::sweep_remote(host.as_ref(), dir).await;
             }
@@ -490,18 +515,19 @@ async fn on_existing(
     Ok(Response::Shell(shell_result(session, s.host(), r)))
 }
 
-/// The remote host `name` names, through `hosts`.
+/// The remote host `host` names, through `hosts`.
 fn remote_host(
     hosts: Option<&HostProvider>,
-    name: Option<&str>,
+    host: Option<&HostRoute>,
 ) -> Result<Option<std::sync::Arc<dyn RemoteHost>>, Failure> {
-    let Some(name) = name else { return Ok(None) };
+    let Some(host) = host else { return Ok(None) };
+    let name = &host.name;
     let Some(hosts) = hosts else {
         return Err(bad_request(format!(
             "this server has no SSH layer to reach {name:?}; omit the host to run locally"
         )));
     };
-    hosts(name)
+    hosts(host)
         .map(Some)
         .map_err(|e| bad_request(format!("host {name:?}: {e}")))
 }

@@ -13,6 +13,23 @@ use tether_shell::{Registry, SessionOptions};
 use super::{HostProvider, handle};
 use crate::protocol::{Create, Failure, FailureKind, OnTimeout, Request, Response, Status};
 
+/// Host `n1` as a caller resolved it (nothing listens there: these tests
+/// never connect).
+fn n1() -> crate::protocol::HostRoute {
+    crate::protocol::HostRoute {
+        name: "n1".into(),
+        route: Box::new(tether_ssh::Route {
+            target: tether_ssh::Target {
+                host: "n1".into(),
+                hostname: "n1".into(),
+                port: 22,
+                user: "nobody".into(),
+            },
+            options: tether_ssh::ConnectOptions::default(),
+        }),
+    }
+}
+
 /// A private runtime directory of this test's own.
 fn runtime_dir() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -146,7 +163,7 @@ async fn a_host_is_refused_without_an_ssh_layer_and_named_when_it_fails() {
     let on_host = || {
         let mut r = run("h1", "hostname");
         if let Request::Run { host, .. } = &mut r {
-            *host = Some("n1".into());
+            *host = Some(n1());
         }
         r
     };
@@ -158,7 +175,12 @@ async fn a_host_is_refused_without_an_ssh_layer_and_named_when_it_fails() {
     );
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&asked);
-    let hosts: HostProvider = Arc::new(move |_name| {
+    let hosts: HostProvider = Arc::new(move |host| {
+        // The provider is given the caller's route as it was sent.
+        assert_eq!(
+            (host.name.as_str(), host.route.target.user.as_str()),
+            ("n1", "nobody")
+        );
         counter.fetch_add(1, Ordering::SeqCst);
         Err("the host name does not resolve".to_owned())
     });
@@ -280,7 +302,7 @@ async fn a_local_session_runs_keeps_its_shell_and_host_and_closes() {
     assert!(f.message.contains("bash"), "{f:?}");
     let mut remote = run("s1", "echo never");
     if let Request::Run { host, .. } = &mut remote {
-        *host = Some("n1".into());
+        *host = Some(n1());
     }
     let f = refused(&registry, &base, None, "ns1", remote).await;
     assert_eq!(f.kind, FailureKind::BadRequest);

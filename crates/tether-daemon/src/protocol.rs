@@ -31,6 +31,19 @@ pub fn run_session(session: Option<String>, host: Option<&str>) -> String {
         .unwrap_or_else(|| DEFAULT_SESSION.to_owned())
 }
 
+/// A remote host as the caller named it and resolved it, in the caller's
+/// process (its ssh_config, its flags, tether's config as it reads it):
+/// the daemon connects with [`HostRoute::route`] as given and reads no
+/// file to find how to reach a host.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HostRoute {
+    /// The host as written (`[user@]host[:port]`): the session's default
+    /// name, and how results and messages name it.
+    pub name: String,
+    /// Where and how to reach it (boxed: a request stays small).
+    pub route: Box<tether_ssh::Route>,
+}
+
 /// The client's first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Hello {
@@ -127,11 +140,12 @@ pub enum Request {
         session: String,
         /// The command text.
         command: String,
-        /// A remote host (`[user@]host[:port]`) to start the session's shell
-        /// on, through the daemon's hosts; a session keeps the host it
-        /// started on.
+        /// A remote host to start the session's shell on, through the
+        /// daemon's hosts; a session keeps the host (and the route) it
+        /// started with: naming the same host with another route later
+        /// changes nothing for it (close it to start over).
         #[serde(default)]
-        host: Option<String>,
+        host: Option<HostRoute>,
         /// Seconds before the deadline.
         timeout_s: f64,
         /// What happens at the deadline.

@@ -4,7 +4,10 @@
 //! the lock after one that was killed ends the processes those sessions
 //! left (by their marker) and remembers each as lost, so the next call on
 //! its name continues it: a new shell with its cwd and exports, and a
-//! result that says so. Nothing is run again.
+//! result that says so. Nothing is run again. A remote session's directory
+//! also holds the route it was started with (`route.json`, written once),
+//! so that it continues on its host as its caller resolved it, never by
+//! the daemon's own files.
 
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -14,9 +17,13 @@ use serde::{Deserialize, Serialize};
 use tether_shell::{LostSession, Registry, Resume, Session};
 
 use crate::paths::Paths;
+use crate::protocol::HostRoute;
 
 /// The record's file name in a session directory.
 const RECORD: &str = "session.json";
+
+/// The remote session's route's file name in its directory.
+const ROUTE: &str = "route.json";
 
 /// What a session directory says of its session.
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,6 +92,47 @@ pub fn record(s: &Session, owner: &str, name: &str) {
     }
 }
 
+/// Writes the route a remote session was started with, once (a session
+/// keeps its route: a later call's is not written). Private to the user
+/// like the record; a failure is ignored as the record's is.
+pub fn record_route(s: &Session, host: &HostRoute) {
+    let path = s.dir().join(ROUTE);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return;
+    }
+    let Ok(bytes) = serde_json::to_vec(host) else {
+        return;
+    };
+    let tmp = s.dir().join(format!("{ROUTE}.tmp"));
+    let _ = std::fs::remove_file(&tmp);
+    let saved = tether_shell::private::create_file(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
+    if saved.is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+}
+
+/// The route a session lost with a killed daemon was started with, by
+/// owner and name, as [`gather`] read it.
+pub fn lost_route(owner: &str, name: &str) -> Option<HostRoute> {
+    lost_routes()
+        .get(&(owner.to_owned(), name.to_owned()))
+        .cloned()
+}
+
+/// The lost sessions' routes. One daemon holds one registry, so they are
+/// kept beside it for the daemon's life (a few records, read once).
+fn lost_routes()
+-> std::sync::MutexGuard<'static, std::collections::HashMap<(String, String), HostRoute>> {
+    static ROUTES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<(String, String), HostRoute>>,
+    > = std::sync::OnceLock::new();
+    ROUTES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
 /// The records this daemon wrote last, by path.
 fn written() -> std::sync::MutexGuard<'static, std::collections::HashMap<PathBuf, Vec<u8>>> {
     static WRITTEN: std::sync::OnceLock<
@@ -106,6 +154,12 @@ pub fn gather(paths: &Paths, registry: &Registry) -> usize {
     for (id, dir) in &dead {
         tether_shell::end_leftovers(id);
         if let Some((r, lost)) = read(dir).filter(|(r, _)| owner_alive(&r.owner)) {
+            if let Some(route) = read_private(&dir.join(ROUTE))
+                .and_then(|b| serde_json::from_slice::<HostRoute>(&b).ok())
+                .filter(|h| r.host.as_deref() == Some(h.name.as_str()))
+            {
+                lost_routes().insert((r.owner.clone(), r.name.clone()), route);
+            }
             registry.add_lost(&r.owner, &r.name, lost);
         }
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use russh::client;
 use russh::keys::{PublicKey, PublicKeyOrCertificate};
+use serde::{Deserialize, Serialize};
 use tokio::net::TcpStream;
 
 use crate::error::SshError;
@@ -21,7 +22,8 @@ const READ_BUFFER: usize = 256 * 1024;
 use crate::known_hosts;
 
 /// `StrictHostKeyChecking`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum HostKeyPolicy {
     /// Unknown and changed keys are refused (the default).
     #[default]
@@ -34,7 +36,7 @@ pub enum HostKeyPolicy {
 }
 
 /// Where and as whom to connect.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     /// The name the user gave (for known_hosts and messages).
     pub host: String,
@@ -46,8 +48,11 @@ pub struct Target {
     pub user: String,
 }
 
-/// How to connect.
-#[derive(Clone, Debug)]
+/// How to connect. Its data crosses a process boundary as a [`crate::Route`]
+/// (serde); who asks for secrets and who hears the steps belong to the
+/// process that connects, so they are not carried (`None` on the other side:
+/// batch mode, nobody told).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConnectOptions {
     /// known_hosts files to read; new keys go to the first.
     pub known_hosts: Vec<PathBuf>,
@@ -79,6 +84,7 @@ pub struct ConnectOptions {
     pub env: Vec<(String, String)>,
     /// Asks for passphrases and passwords (`None`: no one to ask; keys
     /// with a passphrase then work only through the agent).
+    #[serde(skip)]
     pub secrets: Option<Arc<crate::secrets::Secrets>>,
     /// Try password and keyboard-interactive authentication
     /// (`PasswordAuthentication`, `KbdInteractiveAuthentication`).
@@ -111,11 +117,12 @@ pub struct ConnectOptions {
     /// forwarding, the default).
     pub forward_agent: Option<PathBuf>,
     /// Who hears the connection's steps (`-v`); `None`: nobody.
+    #[serde(skip)]
     pub steps: Option<crate::Steps>,
 }
 
 /// One jump host and how to connect to it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Jump {
     /// The host.
     pub target: Target,

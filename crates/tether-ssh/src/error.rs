@@ -1,5 +1,9 @@
 //! The crate's error type. No message carries a secret: passwords and
-//! passphrases never reach an error.
+//! passphrases never reach an error. No message names the host it is
+//! about either (as russh's `Error` names none): the caller knows which
+//! host it asked for and says it once, in front (`tether ssh`, the
+//! executor's per-host lines, the daemon's `TransportError::Host`); the
+//! variants keep the host as data.
 
 use std::path::PathBuf;
 
@@ -9,7 +13,7 @@ use tether_transport::HostFailure;
 #[derive(Debug, thiserror::Error)]
 pub enum SshError {
     /// The host name did not resolve.
-    #[error("{host}: cannot resolve the host name: {reason}")]
+    #[error("cannot resolve the host name: {reason}")]
     Resolve {
         /// The host.
         host: String,
@@ -17,7 +21,7 @@ pub enum SshError {
         reason: String,
     },
     /// The TCP connection failed (refused, unreachable).
-    #[error("{host}: cannot connect to {addr}: {source}")]
+    #[error("cannot connect to {addr}: {source}")]
     Connect {
         /// The host.
         host: String,
@@ -27,7 +31,7 @@ pub enum SshError {
         source: std::io::Error,
     },
     /// No answer within the connect timeout.
-    #[error("{host}: no answer within {seconds} s (connect timeout); is the host up?")]
+    #[error("no answer within {seconds} s (connect timeout); is the host up?")]
     Timeout {
         /// The host.
         host: String,
@@ -36,7 +40,7 @@ pub enum SshError {
     },
     /// The host key is not in known_hosts and the policy refuses unknown keys.
     #[error(
-        "{host}: the host key ({fingerprint}) is not known; add it to {file} (ssh-keyscan), or connect once with StrictHostKeyChecking=accept-new"
+        "the host key ({fingerprint}) is not known; add it to {file} (ssh-keyscan), or connect once with StrictHostKeyChecking=accept-new"
     )]
     UnknownHostKey {
         /// The host.
@@ -48,7 +52,7 @@ pub enum SshError {
     },
     /// The host key differs from the one known.
     #[error(
-        "{host}: THE HOST KEY HAS CHANGED ({fingerprint}); the known key is at {place}. Someone may be intercepting the connection; if the change is expected, remove that line (ssh-keygen -R)"
+        "THE HOST KEY HAS CHANGED ({fingerprint}); the known key is at {place}. Someone may be intercepting the connection; if the change is expected, remove that line (ssh-keygen -R)"
     )]
     ChangedHostKey {
         /// The host.
@@ -59,7 +63,7 @@ pub enum SshError {
         place: crate::known_hosts::Place,
     },
     /// The host key is marked `@revoked`.
-    #[error("{host}: the host key ({fingerprint}) is revoked at {place}; refusing to connect")]
+    #[error("the host key ({fingerprint}) is revoked at {place}; refusing to connect")]
     RevokedHostKey {
         /// The host.
         host: String,
@@ -70,7 +74,7 @@ pub enum SshError {
     },
     /// Every authentication method failed.
     #[error(
-        "{host}: authentication failed for user {user} (tried: {tried}); check the key, the agent, or the user name"
+        "authentication failed for user {user} (tried: {tried}); check the key, the agent, or the user name"
     )]
     Auth {
         /// The host.
@@ -90,10 +94,7 @@ pub enum SshError {
     },
     /// A jump host (`ProxyJump`, `-J`) could not be reached, or would not
     /// let tether through: the jump host is named, not the target.
-    #[error(
-        "{host}: cannot get through the jump host {jump}: {}",
-        without_host(source, jump)
-    )]
+    #[error("cannot get through the jump host {jump}: {source}")]
     Jump {
         /// The host tether was going to.
         host: String,
@@ -107,7 +108,7 @@ pub enum SshError {
     /// before the SSH handshake finished. Its own messages went to
     /// stderr.
     #[error(
-        "{host}: the ProxyCommand `{command}` {what}; its own messages, if any, are above. Check the command (run it by hand: it should print the server's SSH banner)"
+        "the ProxyCommand `{command}` {what}; its own messages, if any, are above. Check the command (run it by hand: it should print the server's SSH banner)"
     )]
     ProxyCommand {
         /// The host.
@@ -126,7 +127,7 @@ pub enum SshError {
         problem: String,
     },
     /// The SSH protocol failed after connecting.
-    #[error("{host}: {what}")]
+    #[error("{what}")]
     Protocol {
         /// The host.
         host: String,
@@ -134,7 +135,7 @@ pub enum SshError {
         what: String,
     },
     /// An SFTP request failed (a file operation on the host).
-    #[error("{host}: {what}: {reason}")]
+    #[error("{what}: {reason}")]
     Sftp {
         /// The host.
         host: String,
@@ -204,15 +205,6 @@ pub enum SftpProblem {
     Other,
 }
 
-/// `e`'s message without the `host: ` it starts with.
-fn without_host(e: &SshError, host: &str) -> String {
-    let m = e.to_string();
-    match m.strip_prefix(host).and_then(|r| r.strip_prefix(": ")) {
-        Some(rest) => rest.to_owned(),
-        None => m,
-    }
-}
-
 impl SshError {
     /// Its kind; a jump host's failure is the kind of what failed there
     /// (the `Jump` variant says it was the jump host).
@@ -268,7 +260,7 @@ mod tests {
         assert_eq!(jump.kind().as_str(), "timed_out");
         assert_eq!(
             jump.to_string(),
-            "t: cannot get through the jump host j: no answer within 1 s (connect timeout); is the host up?"
+            "cannot get through the jump host j: no answer within 1 s (connect timeout); is the host up?"
         );
     }
 }

@@ -64,7 +64,7 @@ impl Checker {
                 alias: &self.alias,
                 key,
             };
-            sources.push(crate::known_hosts_command::run(command, &t.host, &invocation).await?);
+            sources.push(crate::known_hosts_command::run(command, &invocation).await?);
         }
         Ok(sources)
     }

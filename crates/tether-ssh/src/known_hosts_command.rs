@@ -128,11 +128,7 @@ fn expand(arg: &str, t: &Invocation<'_>) -> Result<String, String> {
 
 /// Runs `command` for `t`; its output, named for known_hosts [`Place`]s
 /// (`crate::known_hosts::Place`).
-pub(crate) async fn run(
-    command: &str,
-    host: &str,
-    t: &Invocation<'_>,
-) -> Result<(PathBuf, String), SshError> {
+pub(crate) async fn run(command: &str, t: &Invocation<'_>) -> Result<(PathBuf, String), SshError> {
     let bad = |problem: String| SshError::Config {
         place: format!("KnownHostsCommand {command:?}"),
         problem,
@@ -154,10 +150,10 @@ pub(crate) async fn run(
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|e| bad(format!("{host}: cannot run {program}: {e}")))?;
+        .map_err(|e| bad(format!("cannot run {program}: {e}")))?;
     if !out.status.success() {
         return Err(bad(format!(
-            "{host}: it failed ({}); fix it, or set KnownHostsCommand none",
+            "it failed ({}); fix it, or set KnownHostsCommand none",
             out.status
         )));
     }

@@ -38,6 +38,9 @@
 //!   for backpressure, stdin, SetEnv, exit status or signal, deadline,
 //!   cancellation); `exec_stop.rs` ends a stopped command's processes on a
 //!   second channel and says whether that was confirmed ([`Halted`]).
+//! - [`Route`] (`route.rs`): a [`Target`] and its [`ConnectOptions`] as
+//!   data (serde), resolved by the process that named the host and
+//!   carried to the daemon, which connects with it as given.
 //! - `pty.rs`: [`PtyTerminal`], a remote PTY as a `Terminal` (no process
 //!   evidence; INT/QUIT/TSTP as control characters, TERM/KILL/HUP as SSH
 //!   signals; a channel that ends without an exit status is
@@ -80,6 +83,7 @@ pub mod percent;
 mod proxy;
 mod pty;
 pub mod pubkey_algorithms;
+mod route;
 mod secrets;
 mod sftp;
 mod steps;
@@ -89,6 +93,7 @@ pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, conne
 pub use error::{ProxyFailure, SftpProblem, SshError};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
+pub use route::Route;
 pub use secrets::{Prompter, Secrets};
 pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};
 pub use steps::Steps;

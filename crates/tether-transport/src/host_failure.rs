@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// What kind of failure a remote host's is, for callers that decide by it
 /// (policies, structured output, retries, the daemon's replies) instead of
 /// matching its words. The SSH transport says which (`SshError::kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HostFailure {
     /// The host name did not resolve.

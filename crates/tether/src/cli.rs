@@ -87,9 +87,12 @@ pub struct RunArgs {
     /// (default: the host's name with --host, else `main`).
     #[arg(short, long)]
     pub session: Option<String>,
-    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`,
-    /// as ~/.ssh/config resolves it; keys from the agent or unencrypted
-    /// files). The host's sessions share one connection.
+    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`),
+    /// reached as `tether exec -H HOST` reaches it with the same SSH flags
+    /// (resolved here: your ssh_config and tether's config defaults; keys
+    /// from the agent or unencrypted files). The host's sessions with the
+    /// same settings share one connection; a session keeps the settings it
+    /// started with.
     #[arg(long = "host", short = 'H')]
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or, with --keep, left
@@ -138,6 +141,9 @@ pub struct RunArgs {
         trailing_var_arg = true
     )]
     pub command: Vec<String>,
+    /// How --host is reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// The exit codes, for `--help`.
@@ -388,7 +394,7 @@ pub struct SshCmdArgs {
 /// Arguments of `tether shell`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether run --host` reaches them: ~/.ssh/config and tether's config. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
+    after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether exec` reaches them with the same words: the SSH flags, tether's config (a cluster's settings with -C) and ~/.ssh/config, resolved by this process. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
 )]
 pub struct ShellArgs {
     /// The nodes: a node set (`web[01-10]`, `@group`).
@@ -418,6 +424,9 @@ pub struct ShellArgs {
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// How the nodes are reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// Arguments of `tether exec`.

@@ -79,6 +79,8 @@ pub fn json_lines(results: &[CopyResult]) -> Result<()> {
             "dirs": r.dirs, "links": r.links, "skipped": r.skipped,
             "error": r.error.as_ref().map(ToString::to_string),
             "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
+            // An SSH failure's kind, as tether-ssh typed it.
+            "host_failure": r.error.as_ref().and_then(|e| e.failure()).map(|f| f.as_str()),
             "connect_ms": r.connect_ms, "duration_ms": r.total_ms,
         });
         writeln!(out, "{v}")?;

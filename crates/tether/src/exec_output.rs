@@ -113,6 +113,8 @@ pub fn json_lines(results: &[HostResult]) -> Result<()> {
             "host": r.host, "exit_code": r.exit_code, "signal": r.signal,
             "error": r.error.as_ref().map(ToString::to_string),
             "error_kind": r.error.as_ref().map(|e| e.kind().as_str()),
+            // An SSH failure's kind, as tether-ssh typed it.
+            "host_failure": r.error.as_ref().and_then(|e| e.failure()).map(|f| f.as_str()),
             "halt": r.error.as_ref().and_then(exec::HostError::halt).map(exec::Halt::as_str),
             "connect_ms": r.connect_ms, "total_ms": r.total_ms,
             "output_lost_bytes": r.stdout.lost() + r.stderr.lost(),

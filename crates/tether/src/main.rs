@@ -29,8 +29,11 @@
 //!   `-l -p -i -J -o -F`, flattened into `exec`, `ssh` and `cp`, whose port
 //!   is `-P` as in scp); tether's config and `~/.ssh/config` found by one
 //!   function each; `overrides` makes the executor's `Overrides` for
-//!   `exec`, `cp`, `ssh`, the daemon's hosts and MCP's `exec_hosts`. `remote_hosts.rs` gives
-//!   the daemon its `HostPool`. `tty_prompt.rs` reads secrets on
+//!   `exec`, `cp`, `ssh`, the daemon's hosts and MCP's `exec_hosts`.
+//!   `host_route.rs` resolves a host for the daemon (`run --host`, `tether
+//!   shell`'s nodes, MCP's `host`) in the caller's process, as `exec` would,
+//!   into the `HostRoute` a `run` request carries; `remote_hosts.rs` gives
+//!   the daemon its `HostPool`, which connects with that route as given. `tty_prompt.rs` reads secrets on
 //!   `/dev/tty`.
 //! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
 //!   resolver, runtime, Ctrl-C once to name the running hosts and twice to
@@ -65,6 +68,7 @@ mod daemon_cmd;
 mod exec_cmd;
 mod exec_output;
 mod fleet_cmd;
+mod host_route;
 mod interactive;
 mod local_term;
 mod mcp;

@@ -126,6 +126,12 @@ pub fn piped_stdin(args: &RunArgs) -> Result<Option<Vec<u8>>> {
 pub fn run(args: RunArgs) -> Result<i32> {
     // Refused here, before stdin is read, with the flag's name.
     tether_shell::Timeout::from_secs("--timeout", args.timeout)?;
+    // The host is resolved here, with this process's files and flags.
+    let host = match &args.host {
+        Some(name) => Some(crate::host_route::single(name, &args.ssh)?),
+        None if ssh_flags_given(&args.ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
+        None => None,
+    };
     let command = command_text(&args)?;
     let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()
@@ -135,7 +141,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let request = Request::Run {
         session: session.clone(),
         command,
-        host: args.host,
+        host,
         timeout_s: args.timeout,
         on_timeout: if args.keep {
             OnTimeout::Keep
@@ -154,6 +160,20 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let r = crate::run_interrupt::call(&session, &request)?;
     result_out::print(&r, args.json)
+}
+
+/// The refusal of SSH flags given without a host.
+pub const SSH_FLAGS_WITHOUT_HOST: &str =
+    "-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host";
+
+/// Any of the SSH flags was given.
+pub fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {
+    ssh.user.is_some()
+        || ssh.port.is_some()
+        || ssh.jump.is_some()
+        || ssh.ssh_config.is_some()
+        || !ssh.identities.is_empty()
+        || !ssh.options.is_empty()
 }
 
 pub fn send(args: SendArgs) -> Result<i32> {

@@ -140,7 +140,12 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
             "connecting to {} port {} as {}",
             target.hostname, target.port, target.user
         ));
-        let conn = Arc::new(tether_ssh::connect(&target, &opts).await?);
+        // tether-ssh's messages name no host: said once, here.
+        let conn = Arc::new(
+            tether_ssh::connect(&target, &opts)
+                .await
+                .map_err(|e| anyhow!("{}: {e}", target.host))?,
+        );
         if let Some(banner) = conn.banner().filter(|_| !quiet) {
             eprint!(
                 "{}",
@@ -185,7 +190,9 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
             }
             FAILED
         } else if mode == crate::ssh_front::Tty::Plain {
-            crate::ssh_front::plain_pty(&conn, command, stdin_null).await?
+            crate::ssh_front::plain_pty(&conn, command, stdin_null)
+                .await
+                .with_context(|| host.clone())?
         } else if tty {
             with_terminal(&conn, &forwards, command, &host, escape, quiet).await?
         } else {
@@ -232,7 +239,10 @@ async fn with_terminal(
         ],
         command,
     };
-    let remote = conn.open_pty_channel(&request).await?;
+    let remote = conn
+        .open_pty_channel(&request)
+        .await
+        .map_err(|e| anyhow!("{host}: {e}"))?;
     let writer = remote.writer().clone();
     let (mut term, typed) = LocalTerminal::enter()?;
     let bridge = Bridge {

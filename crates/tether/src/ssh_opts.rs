@@ -5,8 +5,9 @@
 //! config ([`ssh_config_file`]: `-F FILE`, `-F none`, else
 //! `~/.ssh/config`), turned into the executor's [`Overrides`] by one
 //! function ([`overrides`]).
-//! `tether exec`, the daemon's hosts (`run --host`) and MCP `exec_hosts`
-//! all build their connection settings here, so they cannot disagree.
+//! `tether exec`, the daemon's hosts (`run --host`, `tether shell`, MCP's
+//! `host`, through `host_route.rs`) and MCP `exec_hosts` all build their
+//! connection settings here, so they cannot disagree.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -206,6 +206,16 @@ fn a_host_down_a_read_only_one_and_a_full_one_fail_alone() {
     assert_eq!(k.as_deref(), Some("copy"), "{e}");
     assert!(e.contains("cannot write"), "{e}");
     assert_eq!(kind("down").0.as_deref(), Some("ssh"));
+    // Its kind as tether-ssh typed it, and a message naming no host (the
+    // text output puts it in front, once).
+    let down = v.iter().find(|r| r["host"] == "down").unwrap();
+    assert_eq!(down["host_failure"], "refused", "{down}");
+    assert!(
+        down["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("cannot connect to 127.0.0.99:")),
+        "{down}"
+    );
     for i in [0, 3] {
         assert_eq!(std::fs::read(h.root(i).join("big")).unwrap().len(), 8 << 20);
     }

@@ -208,7 +208,7 @@ fn a_node_that_never_connects_is_reported_once() {
     text.push_str("Host ghost\n  HostName 127.0.0.9\n  Port 1\n  ConnectTimeout 5\n");
     std::fs::write(&config, text).unwrap();
     let p = shell(&r, &["-H", "node[1-2],ghost"]);
-    p.sees("cannot reach it");
+    p.sees("cannot reach ghost: ");
     p.sees("[✗ ghost ● node1 ● node2]");
     line(&p, "echo one");
     p.sees("node2: one");
@@ -217,7 +217,7 @@ fn a_node_that_never_connects_is_reported_once() {
     line(&p, "!list");
     wait_lines(&p, "!list", &["ghost", "down"]);
     assert_eq!(
-        p.text().matches("cannot reach it").count(),
+        p.text().matches("cannot reach ghost").count(),
         1,
         "reported once: {:?}",
         p.text()

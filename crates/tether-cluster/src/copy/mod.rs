@@ -176,7 +176,7 @@ impl Ctx {
     }
 
     fn err(&self, e: tether_ssh::SshError) -> HostError {
-        HostError::from_ssh(&self.host, e)
+        HostError::from_ssh(e)
     }
 
     fn temp_started(&self, t: &str) {
@@ -241,7 +241,7 @@ async fn one(
     let sftp = match conn.sftp().await {
         Ok(s) => s,
         Err(e) => {
-            result.error = Some(HostError::from_ssh(&host, e));
+            result.error = Some(HostError::from_ssh(e));
             conn.disconnect().await;
             result.total_ms = ms_since(t0);
             return result;

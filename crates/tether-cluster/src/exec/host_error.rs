@@ -1,6 +1,8 @@
 //! Why a host's command did not run or did not finish: a typed kind (for
 //! policies, folding and structured output) with the one line a person
-//! reads. The line never names the host; the front-end puts it in front.
+//! reads. The line never names the host (tether-ssh's messages name none,
+//! nor do the resolver's); the front-end puts it in front. An SSH failure
+//! keeps its typed `HostFailure` from tether-ssh.
 
 use std::time::Duration;
 
@@ -122,8 +124,14 @@ pub enum HostError {
     },
     /// The host could not be resolved.
     Resolve(String),
-    /// An SSH failure (connect, host key, auth, channel), as one line.
-    Ssh(String),
+    /// An SSH failure (connect, host key, auth, channel): its kind, from
+    /// tether-ssh, and its one line.
+    Ssh {
+        /// What kind of failure (unresolvable, refused, auth, host key …).
+        failure: tether_transport::HostFailure,
+        /// The line, without the host.
+        message: String,
+    },
     /// A copy failure (a file operation here or on the host), as one line.
     Copy(String),
     /// The command had been sent and its channel ended without an exit
@@ -135,21 +143,17 @@ pub enum HostError {
 }
 
 impl HostError {
-    /// An SSH failure's message, without the host name it may start with.
-    pub fn ssh(host: &str, message: String) -> Self {
-        Self::Ssh(strip_host(host, message))
-    }
-
-    /// A resolution failure's message, without the host name it may start
-    /// with.
-    pub fn resolve(host: &str, message: String) -> Self {
-        Self::Resolve(strip_host(host, message))
+    /// An SSH failure, with its kind.
+    pub fn ssh(e: &tether_ssh::SshError) -> Self {
+        Self::Ssh {
+            failure: e.kind(),
+            message: e.to_string(),
+        }
     }
 
     /// An SSH error met while copying: a lost session or connection is an
-    /// SSH failure, a file operation's failure a copy failure; either
-    /// without the host name.
-    pub fn from_ssh(host: &str, e: tether_ssh::SshError) -> Self {
+    /// SSH failure, a file operation's failure a copy failure.
+    pub fn from_ssh(e: tether_ssh::SshError) -> Self {
         match e {
             tether_ssh::SshError::Sftp {
                 problem,
@@ -159,7 +163,15 @@ impl HostError {
             } if problem != tether_ssh::SftpProblem::Lost => {
                 Self::Copy(format!("{what}: {reason}"))
             }
-            e => Self::ssh(host, e.to_string()),
+            e => Self::ssh(&e),
+        }
+    }
+
+    /// The kind of an SSH failure.
+    pub fn failure(&self) -> Option<tether_transport::HostFailure> {
+        match self {
+            Self::Ssh { failure, .. } => Some(*failure),
+            _ => None,
         }
     }
 
@@ -185,20 +197,10 @@ impl HostError {
             Self::Cancelled { .. } => HostErrorKind::Cancelled,
             Self::Timeout { .. } => HostErrorKind::Timeout,
             Self::Resolve(_) => HostErrorKind::Resolve,
-            Self::Ssh(_) => HostErrorKind::Ssh,
+            Self::Ssh { .. } => HostErrorKind::Ssh,
             Self::Copy(_) => HostErrorKind::Copy,
             Self::ConnectionLost { .. } => HostErrorKind::ConnectionLost,
         }
-    }
-}
-
-fn strip_host(host: &str, message: String) -> String {
-    match message
-        .strip_prefix(host)
-        .and_then(|r| r.strip_prefix(": "))
-    {
-        Some(rest) => rest.to_owned(),
-        None => message,
     }
 }
 
@@ -214,7 +216,7 @@ impl std::fmt::Display for HostError {
                 *after_ms as f64 / 1000.0,
                 halt.says()
             ),
-            Self::Resolve(m) | Self::Ssh(m) | Self::Copy(m) => f.write_str(m),
+            Self::Resolve(m) | Self::Ssh { message: m, .. } | Self::Copy(m) => f.write_str(m),
             Self::ConnectionLost {
                 connection_closed: true,
             } => f.write_str(
@@ -236,12 +238,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn messages_lose_the_host_and_keep_their_kind() {
-        let e = HostError::ssh("web1", "web1: cannot connect to 1.2.3.4:22: refused".into());
-        assert_eq!(e.to_string(), "cannot connect to 1.2.3.4:22: refused");
+    fn messages_name_no_host_and_keep_their_kind() {
+        let e = HostError::ssh(&tether_ssh::SshError::Connect {
+            host: "web1".into(),
+            addr: "1.2.3.4:22".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        });
+        assert!(
+            e.to_string().starts_with("cannot connect to 1.2.3.4:22: "),
+            "{e}"
+        );
         assert_eq!(e.kind(), HostErrorKind::Ssh);
-        let e = HostError::ssh("web1", "web10: no answer".into());
-        assert_eq!(e.to_string(), "web10: no answer");
+        assert_eq!(e.failure(), Some(tether_transport::HostFailure::Refused));
         let e = HostError::timeout(Duration::from_millis(500), Halt::MayStillRun);
         assert_eq!(e.kind().as_str(), "timeout");
         assert!(

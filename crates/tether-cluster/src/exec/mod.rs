@@ -248,7 +248,7 @@ pub(crate) async fn connect(
     if let Some(e) = not_started(*cancel.borrow()) {
         return Err(e);
     }
-    let (target, options) = resolve(spec).map_err(|e| HostError::resolve(&spec.name, e))?;
+    let (target, options) = resolve(spec).map_err(HostError::Resolve)?;
     let cancelled = async {
         let why = cancel.wait_for(Option::is_some).await.map(|why| *why);
         match why {
@@ -267,7 +267,7 @@ pub(crate) async fn connect(
     if let Some(e) = not_started(*cancel.borrow()) {
         return Err(e);
     }
-    connected.map_err(|e| HostError::ssh(&spec.name, e.to_string()))
+    connected.map_err(|e| HostError::ssh(&e))
 }
 
 /// One host's run, in its place in the window.
@@ -356,7 +356,7 @@ async fn one(
             result.exit_code = e.exit_code;
             result.signal = e.signal;
         }
-        Err(e) => result.error = Some(HostError::ssh(&host, e.to_string())),
+        Err(e) => result.error = Some(HostError::ssh(&e)),
     }
     result.total_ms = ms_since(t0);
     result

@@ -170,7 +170,7 @@ pub fn resolver(ov: Overrides) -> Resolver {
 
 /// Where and how to reach `spec`: the host spec, then the command line,
 /// then ssh_config, then the defaults (`hop`: a jump host, whose own
-/// jumps are not followed).
+/// jumps are not followed). The error names no host: the caller says it.
 pub fn resolve(
     spec: &HostSpec,
     ov: &Overrides,
@@ -190,8 +190,7 @@ pub fn resolve(
         .filter(|_| !hop && !ov.runs_remote_command)
     {
         return Err(format!(
-            "{}: ssh_config sets RemoteCommand {command:?}; tether exec, cp and shell run the command they are given, not RemoteCommand: use tether ssh, or -o RemoteCommand=none",
-            spec.host
+            "ssh_config sets RemoteCommand {command:?}; tether exec, cp and shell run the command they are given, not RemoteCommand: use tether ssh, or -o RemoteCommand=none"
         ));
     }
     let defaults = ConnectOptions::default();

@@ -235,10 +235,21 @@ impl TetherMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let session = tether_daemon::protocol::run_session(p.session, p.host.as_deref());
+        // Resolved in this server's process (the agent's environment), as
+        // `tether exec -H HOST` would resolve it here.
+        let host = match p
+            .host
+            .as_deref()
+            .map(|name| crate::host_route::single(name, &crate::ssh_opts::SshArgs::default()))
+        {
+            Some(Err(e)) => return Ok(tool_error(format!("{e:#}"))),
+            Some(Ok(h)) => Some(h),
+            None => None,
+        };
         let request = Request::Run {
             session: session.clone(),
             command: p.command,
-            host: p.host,
+            host,
             timeout_s: p.timeout_s,
             on_timeout: p.on_timeout,
             output_limit: p.output_limit,

@@ -69,7 +69,7 @@ pub struct RunParams {
     /// The persistent session to run it in; created on first use (default: the host's name with `host`, else `main`).
     #[serde(default)]
     pub session: Option<String>,
-    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`, as ~/.ssh/config resolves it); absent runs locally. The session's other tools then need its name.
+    /// Run in a persistent shell on this host over SSH (`[user@]host[:port]`, as `tether exec -H` resolves it here: ~/.ssh/config and tether's config defaults); absent runs locally. The session's other tools then need its name.
     #[serde(default)]
     pub host: Option<String>,
     /// Seconds before the command is interrupted (or kept); at most 3600.

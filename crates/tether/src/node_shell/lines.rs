@@ -278,12 +278,9 @@ impl MultiShell {
                     node.last_ms = Some(r.duration_ms);
                 }
                 Some(Ended::Unreachable(why)) if node.failed(why.clone(), now) => {
-                    let why = why
-                        .strip_prefix(&format!("{}: ", node.name))
-                        .unwrap_or(&why);
+                    // The daemon's message names the host once, in front.
                     eprintln!(
-                        "tether: {}: cannot reach it: {why} (tried again later, less and less often)",
-                        node.name
+                        "tether: cannot reach {why} (tried again later, less and less often)"
                     );
                 }
                 Some(Ended::Busy) => {

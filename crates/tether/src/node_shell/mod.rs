@@ -8,6 +8,9 @@
 //! continuation prompt, its end shown once) is `lines.rs`; which ends are
 //! still owed, for a client that comes back, `journal.rs`. The pure parts
 //! (the `!` parser, the prompt, the summaries) are `tether_cluster::multi`.
+//! Each node is resolved here, as `tether exec` resolves it with the same
+//! flags (a cluster's settings with `-C`), and its route goes with its
+//! `run` requests (`host_route.rs`).
 
 mod editor;
 mod journal;
@@ -56,17 +59,24 @@ struct MultiShell {
 
 pub fn run(args: ShellArgs) -> Result<i32> {
     let config = ssh_opts::load_config(args.config.as_deref())?;
-    let (name, names) = match (&args.attach, &args.hosts, &args.cluster) {
-        (Some(name), None, None) => (name.clone(), existing_nodes(name)?),
+    // The settings are the cluster's with -C, else the defaults, as
+    // `tether exec` takes them.
+    let (name, names, settings) = match (&args.attach, &args.hosts, &args.cluster) {
+        (Some(name), None, None) => (name.clone(), existing_nodes(name)?, config.defaults.clone()),
         (None, Some(expr), None) => {
-            let (set, _) = config.select(Selection::Nodes(expr))?;
-            (args.name.clone().unwrap_or_else(|| set.fold()), set.names())
+            let (set, settings) = config.select(Selection::Nodes(expr))?;
+            (
+                args.name.clone().unwrap_or_else(|| set.fold()),
+                set.names(),
+                settings,
+            )
         }
         (None, None, Some(cluster)) => {
-            let (set, _) = config.select(Selection::Cluster(cluster))?;
+            let (set, settings) = config.select(Selection::Cluster(cluster))?;
             (
                 args.name.clone().unwrap_or_else(|| cluster.clone()),
                 set.names(),
+                settings,
             )
         }
         _ => bail!("name the nodes with -H or a cluster with -C, or a session with --attach"),
@@ -83,6 +93,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         &args,
         &name,
     )?;
+    let hosts = routes(&args.ssh, &settings, &names)?;
     let journal = Journal::new(&namespace(&name));
     // Lines a client before this one sent whose end it did not show.
     let owed = journal.load();
@@ -98,7 +109,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         })
         .collect();
     let mut sh = MultiShell {
-        pool: Pool::new(namespace(&name), names.len()),
+        pool: Pool::new(namespace(&name), hosts),
         ns: namespace(&name),
         name,
         nodes,
@@ -109,6 +120,28 @@ pub fn run(args: ShellArgs) -> Result<i32> {
     };
     watch_ctrl_c(sh.pool.interrupts());
     sh.session_loop()
+}
+
+/// How each node is reached, resolved here as `tether exec` resolves it
+/// (a mistake in the OpenSSH client config stops the session before it
+/// starts; a node that cannot be resolved is a node that cannot be
+/// reached). A node's session keeps the route it started with.
+fn routes(
+    ssh: &ssh_opts::SshArgs,
+    settings: &tether_cluster::config::Settings,
+    names: &[String],
+) -> Result<Vec<Result<tether_daemon::protocol::HostRoute, String>>> {
+    let ov = crate::host_route::overrides(ssh, settings)?;
+    if let Some(first) = names
+        .first()
+        .and_then(|n| tether_cluster::exec::HostSpec::parse(n).ok())
+    {
+        ssh_opts::check_ssh_config(&ov, &first.host)?;
+    }
+    Ok(names
+        .iter()
+        .map(|n| crate::host_route::resolve(n, &ov))
+        .collect())
 }
 
 /// The nodes of an existing multi-node session `name`.

@@ -26,6 +26,7 @@ use tether_daemon::protocol::{ShellResult, Status};
 
 use super::printer::Printer;
 use super::worker::{Job, Watch, interrupt, serve};
+use tether_daemon::protocol::HostRoute;
 /// One node's part of one line (or the collection of a command left
 /// running there), unique in the session.
 pub type JobId = u64;
@@ -131,6 +132,9 @@ pub enum Ask {
 /// connection to the daemon, for the next ones; and the jobs they run.
 pub struct Pool {
     namespace: String,
+    /// How each node is reached, resolved when the session started (or
+    /// why it could not be).
+    hosts: Vec<Result<HostRoute, String>>,
     workers: Vec<Option<Sender<Job>>>,
     /// Each node's job whose end has not been taken yet (it runs, or was
     /// left running).
@@ -154,11 +158,14 @@ enum Fate {
 }
 
 impl Pool {
-    /// No workers yet, for `nodes` nodes of the session's `namespace`.
-    pub fn new(namespace: String, nodes: usize) -> Pool {
+    /// No workers yet, for the nodes of the session's `namespace`, each
+    /// reached as `hosts` says.
+    pub fn new(namespace: String, hosts: Vec<Result<HostRoute, String>>) -> Pool {
         let (tx, rx) = mpsc::channel();
+        let nodes = hosts.len();
         Pool {
             namespace,
+            hosts,
             workers: (0..nodes).map(|_| None).collect(),
             jobs: (0..nodes).map(|_| None).collect(),
             last_id: 0,
@@ -201,6 +208,7 @@ impl Pool {
             i,
             id: self.last_id,
             name,
+            host: self.hosts[i].clone(),
             ask,
             tx: self.tx.clone(),
             watch,

@@ -7,7 +7,9 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use tether_daemon::protocol::{Create, FailureKind, OnTimeout, Request, ShellResult, Status};
+use tether_daemon::protocol::{
+    Create, FailureKind, HostRoute, OnTimeout, Request, ShellResult, Status,
+};
 use tether_daemon::{Client, DaemonError, Paths};
 
 use super::runner::{Ask, Ended, Event, JobId};
@@ -94,6 +96,8 @@ pub struct Job {
     pub id: JobId,
     /// The node's name (its session's).
     pub name: String,
+    /// How the node is reached (or why it cannot be).
+    pub host: Result<HostRoute, String>,
     /// What it is asked.
     pub ask: Ask,
     /// Where its events go.
@@ -108,6 +112,7 @@ pub fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         i,
         id,
         name,
+        host,
         ask,
         tx,
         watch,
@@ -117,7 +122,18 @@ pub fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
         Ask::Run(command) => Request::Run {
             session: name.clone(),
             command,
-            host: Some(name.clone()),
+            host: Some(match host {
+                Ok(h) => h,
+                Err(why) => {
+                    let ended = Ended::Unreachable(why);
+                    let _ = tx.send(Event::Done {
+                        node: i,
+                        job: id,
+                        ended,
+                    });
+                    return;
+                }
+            }),
             timeout_s: STEP.as_secs_f64(),
             on_timeout: OnTimeout::Keep,
             output_limit: OUTPUT_LIMIT,

@@ -12,6 +12,8 @@ pub struct Remote {
     pub home: Scratch,
     /// `PATH` for tether (and the daemon it starts), when not ours.
     pub path: Option<String>,
+    /// The port every host's sshd listens on.
+    pub port: u16,
     _sshd: Vec<Sshd>,
 }
 
@@ -61,6 +63,7 @@ pub fn start_hosts(name: &str, hosts: &[(&str, &str)]) -> Option<Remote> {
         daemon: Daemon::new(name),
         home,
         path: None,
+        port,
         _sshd: sshd,
     })
 }

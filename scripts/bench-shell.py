@@ -23,6 +23,9 @@ as on a host without a login session's runtime directory).
 
 usage: scripts/bench-shell.py [TETHER] [NODES] [LINES] [USER]
          (NODES sshd, node1 ... nodeN; LINES of `true`, then of `hostname`)
+       scripts/bench-shell.py --stream [TETHER] [NODES] [LINES]
+         (LINES of a 3-second command printing a line every 100 ms on each
+         node: the daemon's and the client's CPU per line, per build)
        scripts/bench-shell.py --memory [TETHER] [USER]
          (10 sshd x 10 aliases: n001 ... n100; the `tether shell` client's
          VmHWM after its first line, the daemon's VmRSS before and after)
@@ -43,7 +46,8 @@ import termios
 import time
 
 memory = sys.argv[1:2] == ["--memory"]
-args = sys.argv[2:] if memory else sys.argv[1:]
+stream = sys.argv[1:2] == ["--stream"]
+args = sys.argv[2:] if memory or stream else sys.argv[1:]
 tether = os.path.abspath(args[0] if args else "target/release/tether")
 if memory:
     n_sshd, per_sshd = 10, 10
@@ -51,8 +55,10 @@ if memory:
     user = args[1] if len(args) > 1 else "tether-test"
 else:
     n_sshd, per_sshd = (int(args[1]) if len(args) > 1 else 50), 1
-    lines = int(args[2]) if len(args) > 2 else 100
+    lines = int(args[2]) if len(args) > 2 else (10 if stream else 100)
     user = args[3] if len(args) > 3 else "tether-test"
+# --stream's line: 30 lines, one every 100 ms, on every node.
+STREAM_CMD = "for i in $(seq 1 30); do echo tick$i; sleep 0.1; done"
 KEX = "curve25519-sha256"
 remote_tmpfs = os.environ.get("BENCH_REMOTE_TMPFS") == "1"
 d = tempfile.mkdtemp(prefix="tether-bench-shell-", dir="/dev/shm")
@@ -337,6 +343,13 @@ def main():
                 measure_memory(t)
                 t.stop()
             return
+        if stream:
+            for binary, label in builds:
+                t = Tether(binary, label, home)
+                started.append(t)
+                t.start_shell()
+            measure_stream(started)
+            return
         for binary, label in builds:
             t = Tether(binary, label, home)
             started.append(t)
@@ -457,6 +470,43 @@ def report(results, started, lost):
         if len(started) > 1:
             a, b = samples[started[0].label], samples[started[1].label]
             print(f"{cmd:9} tether / tether B, median: {statistics.median(a) / statistics.median(b):.3f}x")
+
+
+def cpu_ticks(pid):
+    """User plus system CPU of `pid` (with its reaped children), in clock
+    ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15])
+
+
+def measure_stream(started):
+    """Each build's `tether shell` runs STREAM_CMD on every node, in turn,
+    `lines` times: the CPU its daemon and its client used per line."""
+    hz = os.sysconf("SC_CLK_TCK")
+    for t in started:
+        t.line("true")  # warm-up
+    cpu = {t.label: {"daemon": [], "client": [], "wall": []} for t in started}
+    for _ in range(lines):
+        for t in started:
+            d0, c0 = cpu_ticks(t.daemon_pid), cpu_ticks(t.sh.proc.pid)
+            dt, out = t.line(STREAM_CMD)
+            got = len(re.findall(rb"tick30\b", out))
+            if got != len(nodes):
+                sys.exit(f"{t.label}: tick30 from {got} nodes, not {len(nodes)}: {out[-600:]!r}")
+            cpu[t.label]["daemon"].append((cpu_ticks(t.daemon_pid) - d0) / hz)
+            cpu[t.label]["client"].append((cpu_ticks(t.sh.proc.pid) - c0) / hz)
+            cpu[t.label]["wall"].append(dt)
+    print(f"{len(nodes)} nodes, {lines} lines of `{STREAM_CMD}` per build, interleaved; "
+          f"CPU seconds per line (median)")
+    for t in started:
+        c = cpu[t.label]
+        print(f"  {t.label:10} daemon {statistics.median(c['daemon']):6.3f} s  client "
+              f"{statistics.median(c['client']):6.3f} s  wall {statistics.median(c['wall']):6.3f} s")
+    if len(started) > 1:
+        a, b = cpu[started[0].label], cpu[started[1].label]
+        for k in ("daemon", "client", "wall"):
+            print(f"  tether / tether B, {k}: {statistics.median(a[k]) / statistics.median(b[k]):.3f}x")
 
 
 def measure_memory(t):

@@ -34,6 +34,7 @@ pub enum Pending {
 pub struct Control {
     pub(crate) pending: Arc<watch::Sender<Option<Pending>>>,
     pub(crate) live: LiveWatch,
+    pub(crate) follow: Arc<crate::follow::FollowBook>,
 }
 
 /// Most raw output a look at a command in flight projects.
@@ -58,6 +59,12 @@ impl Control {
     pub fn signal(&self, signal: Signal) -> Result<i32, ShellError> {
         let live = self.live.borrow().clone();
         live.signal(signal)
+    }
+
+    /// Follows the command typed last (or the next one, when none was),
+    /// from offset `from` of its text (see [`crate::follow`]).
+    pub fn follow(&self, from: u64) -> crate::follow::Follower {
+        self.follow.follow(from)
     }
 
     /// A look at the command in flight, without taking its output from the

@@ -158,12 +158,15 @@ impl Session {
         {
             let mut st = self.shared.lock();
             st.markers.set_sequence(seq);
-            st.capture = Some(Capture::new(
-                opts.output_limit,
-                self.redactor.fresh(),
-                spill,
-                std::sync::Arc::clone(&self.spills),
-            ));
+            st.capture = Some(
+                Capture::new(
+                    opts.output_limit,
+                    self.redactor.fresh(),
+                    spill,
+                    std::sync::Arc::clone(&self.spills),
+                )
+                .with_tap(self.follow.begin()),
+            );
             st.rename = self
                 .opts
                 .dialect

@@ -147,6 +147,8 @@ pub struct Session {
     pub(crate) live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
     pub(crate) pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    /// The command in flight's text for followers (kept across restarts).
+    pub(crate) follow: Arc<crate::follow::FollowBook>,
     /// Set when the link to the host failed under a call: the next `run`
     /// starts a fresh shell (over a fresh connection).
     pub(crate) link_lost: Option<crate::result::LinkLoss>,
@@ -232,6 +234,7 @@ impl Session {
             local_files,
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
+            follow: crate::follow::FollowBook::new(),
             probes: Default::default(),
             host_holders: Vec::new(),
             link_lost: None,
@@ -361,7 +364,15 @@ impl Session {
         crate::control::Control {
             pending: Arc::clone(&self.pending),
             live: self.live.subscribe(),
+            follow: Arc::clone(&self.follow),
         }
+    }
+
+    /// Follows the next command this session types (see
+    /// [`crate::follow`]): taken under the call lock before `run`, it
+    /// follows that run's command.
+    pub fn follow_next(&self) -> crate::follow::Follower {
+        self.follow.follow_next()
     }
 
     /// Keeps the spill files (`out-*.txt`) when the session ends, for a

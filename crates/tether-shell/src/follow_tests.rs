@@ -1,0 +1,104 @@
+//! The follow book: offsets, resuming anywhere, bounds, waiting.
+
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+fn texts(f: &mut Follower) -> String {
+    let mut out = String::new();
+    let mut at = None;
+    while let Some(p) = f.try_next() {
+        match p {
+            Piece::Text { offset, text, .. } => {
+                let start = *at.get_or_insert(offset);
+                assert_eq!(offset - start, out.len() as u64, "pieces are contiguous");
+                out.push_str(&text);
+            }
+            Piece::Omitted { .. } => panic!("nothing omitted here"),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_follower_gets_every_byte_once_and_a_resumed_one_from_its_offset() {
+    let book = FollowBook::new();
+    let mut early = book.follow_next();
+    let tap = book.begin();
+    tap.push("one\n");
+    tap.push("twé\n");
+    assert_eq!(texts(&mut early), "one\ntwé\n");
+    tap.push("three\n");
+    assert_eq!(texts(&mut early), "three\n");
+    // Cut after 6 bytes ("one\ntw"), resumed there.
+    let mut again = book.follow(6);
+    assert_eq!(texts(&mut again), "é\nthree\n");
+    // Inside a character: from the next one, never half of it.
+    let mut inside = book.follow(7);
+    assert_eq!(texts(&mut inside), "\nthree\n");
+    // Past the end: from the end.
+    let mut past = book.follow(1000);
+    assert_eq!(past.try_next(), None);
+    tap.push("four\n");
+    assert_eq!(texts(&mut past), "four\n");
+}
+
+#[test]
+fn a_new_command_starts_at_zero_and_ends_the_old_ones_followers() {
+    let book = FollowBook::new();
+    let first = book.begin();
+    first.push("a\n");
+    let mut old = book.follow(0);
+    assert_eq!(old.command(), 1);
+    let second = book.begin();
+    second.push("b\n");
+    assert_eq!(old.try_next(), None);
+    let mut new = book.follow(0);
+    assert_eq!(new.command(), 2);
+    assert_eq!(texts(&mut new), "b\n");
+}
+
+#[test]
+fn a_follower_behind_the_bound_is_told_what_it_missed() {
+    let book = FollowBook::new();
+    let tap = book.begin();
+    let mut slow = book.follow(0);
+    let line = "x".repeat(1023) + "\n";
+    let lines = FOLLOW_KEEP / 1024 + 10;
+    for _ in 0..lines {
+        tap.push(&line);
+    }
+    let Some(Piece::Omitted { from, to, .. }) = slow.try_next() else {
+        panic!("no omission");
+    };
+    assert_eq!(from, 0);
+    assert_eq!(to, 10 * 1024);
+    let rest = texts(&mut slow);
+    assert_eq!(rest.len(), (lines - 10) * 1024);
+    assert_eq!(slow.offset(), (lines * 1024) as u64);
+}
+
+#[test]
+fn the_partial_line_belongs_to_its_command() {
+    let book = FollowBook::new();
+    let tap = book.begin();
+    tap.partial("Password: ");
+    let f = book.follow(0);
+    assert_eq!(f.partial(), "Password: ");
+    let _next = book.begin();
+    assert_eq!(f.partial(), "");
+}
+
+#[tokio::test]
+async fn next_waits_for_text() {
+    let book = FollowBook::new();
+    let mut f = book.follow_next();
+    let waiter = tokio::spawn(async move { f.next().await });
+    tokio::task::yield_now().await;
+    let tap = book.begin();
+    tap.push("late\n");
+    let Piece::Text { text, offset, .. } = waiter.await.unwrap() else {
+        panic!("text expected");
+    };
+    assert_eq!((offset, text.as_str()), (0, "late\n"));
+}

@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use crate::error::DaemonError;
 use crate::paths::Paths;
-use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::protocol::{
+    AttachReply, Hello, Omitted, PROTOCOL_VERSION, Piece, Reply, Request, ShellResult, Welcome,
+};
 use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How long a started daemon has to answer.
@@ -171,16 +173,52 @@ impl Client {
 
     /// A reply line as read (empty: the daemon closed the connection).
     fn parse_reply(&self, line: String) -> Result<Value, DaemonError> {
-        if line.is_empty() {
-            return Err(DaemonError::Connection(
-                "the daemon closed the connection (see its log)".into(),
-            ));
+        match parse_line(&line)? {
+            Reply::Ok(v) => Ok(v),
+            Reply::Error(f) => Err(DaemonError::Refused(f)),
+            Reply::Piece(_) | Reply::Omitted(_) => Err(not_followed()),
         }
-        match serde_json::from_str::<Reply>(&line) {
-            Ok(Reply::Ok(v)) => Ok(v),
-            Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
-            Err(e) => Err(DaemonError::Connection(format!("unreadable reply: {e}"))),
+    }
+
+    /// Sends `request` (`follow`, or `run` with `follow`), hands each piece
+    /// of its command's output to `on` as it comes, and returns the reply.
+    /// The errors are [`Client::request`]'s: a follow cut off after it was
+    /// written is [`DaemonError::Lost`]; `follow` again from the offset
+    /// after the last piece (never a `run` again: it may have run).
+    pub fn follow(
+        &mut self,
+        request: &Request,
+        on: &mut dyn FnMut(Streamed),
+    ) -> Result<ShellResult, DaemonError> {
+        self.send_line(request)?;
+        let lost = |e: DaemonError| match e {
+            DaemonError::Connection(why) => DaemonError::Lost(why),
+            other => other,
+        };
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if let Err(e) = self.reader.read_line(&mut line) {
+                return Err(DaemonError::Lost(e.to_string()));
+            }
+            match parse_line(&line).map_err(lost)? {
+                Reply::Piece(p) => on(Streamed::Piece(p)),
+                Reply::Omitted(o) => on(Streamed::Omitted(o)),
+                Reply::Ok(v) => {
+                    return serde_json::from_value(v)
+                        .map_err(|e| DaemonError::BadReply(e.to_string()));
+                }
+                Reply::Error(f) => return Err(DaemonError::Refused(f)),
+            }
         }
+    }
+
+    /// A second handle on the connection, for another thread to cut it
+    /// (`shutdown`) while this one waits in [`Client::follow`].
+    pub fn cutter(&self) -> Result<UnixStream, DaemonError> {
+        self.writer
+            .try_clone()
+            .map_err(|e| DaemonError::Connection(e.to_string()))
     }
 
     /// Sends one request and returns its result as it came. A connection
@@ -247,6 +285,30 @@ impl Client {
     }
 }
 
+/// A piece of a followed command's output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Streamed {
+    /// Text, at its offset.
+    Piece(Piece),
+    /// Text no longer kept (the follower fell behind).
+    Omitted(Omitted),
+}
+
+/// One reply line (empty: the daemon closed the connection).
+fn parse_line(line: &str) -> Result<Reply, DaemonError> {
+    if line.is_empty() {
+        return Err(DaemonError::Connection(
+            "the daemon closed the connection (see its log)".into(),
+        ));
+    }
+    serde_json::from_str::<Reply>(line)
+        .map_err(|e| DaemonError::Connection(format!("unreadable reply: {e}")))
+}
+
+fn not_followed() -> DaemonError {
+    DaemonError::BadReply("output of a followed command where a reply was due".into())
+}
+
 /// A connection past the hello, driven from an async runtime (one request
 /// at a time, as [`Client`]; the same errors: [`DaemonError::Connection`]
 /// while the request is written, [`DaemonError::Lost`] after).
@@ -293,6 +355,7 @@ impl AsyncClient {
             Ok(_) => match serde_json::from_str::<Reply>(&reply) {
                 Ok(Reply::Ok(v)) => Ok(v),
                 Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
+                Ok(Reply::Piece(_) | Reply::Omitted(_)) => Err(not_followed()),
                 Err(e) => Err(DaemonError::Lost(format!("unreadable reply: {e}"))),
             },
             Err(e) => Err(DaemonError::Lost(e.to_string())),

@@ -36,6 +36,7 @@
 mod attach;
 pub mod client;
 mod error;
+mod follow;
 pub mod frame;
 pub mod lines;
 pub mod ops;

@@ -56,7 +56,7 @@ fn bad_request(message: impl Into<String>) -> Failure {
     failure(FailureKind::BadRequest, message)
 }
 
-fn engine(e: ShellError) -> Failure {
+pub(crate) fn engine(e: ShellError) -> Failure {
     let kind = match e {
         ShellError::UnknownSession(_) => FailureKind::UnknownSession,
         ShellError::Busy => FailureKind::Busy,
@@ -223,13 +223,28 @@ fn shell_word(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Carries out every request but `attach` and `stop` for namespace `ns`.
+/// Carries out every request but `attach`, `stop` and `follow` for
+/// namespace `ns`.
 pub async fn handle(
     registry: &Registry,
     base: &SessionOptions,
     hosts: Option<&HostProvider>,
     ns: &str,
     request: Request,
+) -> Result<Response, Failure> {
+    handle_following(registry, base, hosts, ns, request, None).await
+}
+
+/// [`handle`], and for a `run`, a follower of its command sent to
+/// `follow` (taken under the session's call lock just before the command
+/// is typed: no other command's output can reach it).
+pub async fn handle_following(
+    registry: &Registry,
+    base: &SessionOptions,
+    hosts: Option<&HostProvider>,
+    ns: &str,
+    request: Request,
+    follow: Option<tokio::sync::oneshot::Sender<tether_shell::Follower>>,
 ) -> Result<Response, Failure> {
     match request {
         Request::Run {
@@ -242,6 +257,7 @@ pub async fn handle(
             workdir,
             create,
             stdin,
+            follow: _,
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
@@ -316,6 +332,9 @@ pub async fn handle(
                         if cd.exit_code != Some(0) {
                             return Ok(cd);
                         }
+                    }
+                    if let Some(tx) = follow {
+                        let _ = tx.send(s.follow_next());
                     }
                     let r = s.run(&command, &opts).await;
                     crate::recover::record(s, &owner, &name);
@@ -426,23 +445,23 @@ pub async fn handle(
                 sessions: infos.into_iter().map(entry).collect(),
             }))
         }
-        Request::Attach { .. } | Request::Stop => {
-            Err(bad_request("attach and stop are handled by the connection"))
-        }
+        Request::Attach { .. } | Request::Stop | Request::Follow { .. } => Err(bad_request(
+            "attach, stop and follow are handled by the connection",
+        )),
     }
 }
 
 /// How long `signal` waits for the command to react before it answers.
 const SIGNAL_SETTLE: Duration = Duration::from_millis(500);
 
-type Existing = (
+pub(crate) type Existing = (
     Address,
     std::sync::Arc<tokio::sync::Mutex<tether_shell::Session>>,
     tether_shell::Control,
 );
 
 /// An existing session of `ns`, its call lock and its control handle.
-fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Failure> {
+pub(crate) fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Failure> {
     let address = resolve(ns, session)?;
     let s = registry
         .existing(&address.owner, &address.name)

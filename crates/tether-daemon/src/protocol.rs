@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 /// Bumped on any change a peer of another version would misread (2: the
 /// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
 /// with `truncated.note` saying why; 4: status `connection_lost`, with the
-/// result's `link`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
+/// before the reply).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
@@ -153,6 +154,26 @@ pub enum Request {
             skip_serializing_if = "Option::is_none"
         )]
         stdin: Option<Vec<u8>>,
+        /// Stream the command's output as it comes: [`Reply::Piece`] lines
+        /// (and [`Reply::Omitted`]) before the reply, whose `output` then
+        /// holds only the unfinished line (see [`Request::Follow`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        follow: bool,
+    },
+    /// Follow the command typed last in a session, from offset `from` of
+    /// its text: [`Reply::Piece`] lines as its output comes, then the
+    /// reply (a [`ShellResult`], as `read` returns it once the command
+    /// ends or waits for input; its `output` holds only the unfinished
+    /// line, a prompt, which no piece carries). A command kept running is
+    /// collected so, as by `read`. A follower cut off (its connection
+    /// lost) asks again from the offset after the last piece it got, and
+    /// gets every byte once.
+    Follow {
+        /// The session.
+        session: String,
+        /// The offset (in bytes of the command's text) to start from.
+        #[serde(default)]
+        from: u64,
     },
     /// Type input and keys, then wait.
     Send {
@@ -221,6 +242,43 @@ pub enum Request {
     Stop,
 }
 
+impl Request {
+    /// Its name on the wire (`op`); a `run` that follows its command is
+    /// `run+follow`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Run { follow: true, .. } => "run+follow",
+            Request::Run { .. } => "run",
+            Request::Follow { .. } => "follow",
+            Request::Send { .. } => "send",
+            Request::Read { .. } => "read",
+            Request::Signal { .. } => "signal",
+            Request::Screen { .. } => "screen",
+            Request::Reset { .. } => "reset",
+            Request::Close { .. } => "close",
+            Request::List { .. } => "list",
+            Request::Attach { .. } => "attach",
+            Request::Stop => "stop",
+        }
+    }
+
+    /// The session it names, if any.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Request::Run { session, .. }
+            | Request::Follow { session, .. }
+            | Request::Send { session, .. }
+            | Request::Read { session, .. }
+            | Request::Signal { session, .. }
+            | Request::Screen { session }
+            | Request::Reset { session }
+            | Request::Close { session }
+            | Request::Attach { session, .. } => Some(session),
+            Request::List { .. } | Request::Stop => None,
+        }
+    }
+}
+
 /// The stable kinds of a failed request.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -266,6 +324,59 @@ pub enum Reply {
     Ok(serde_json::Value),
     /// Why it failed.
     Error(Failure),
+    /// Output of a followed command (`follow`, `run` with `follow`); more
+    /// lines follow, up to an `ok` or `error` line.
+    Piece(Piece),
+    /// Output of a followed command that was no longer kept (the follower
+    /// fell more than 1 MiB behind); more lines follow.
+    Omitted(Omitted),
+}
+
+/// Output of a followed command, as it came.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Piece {
+    /// The command followed (its number in the session: it changes when
+    /// another command is typed).
+    pub command: u64,
+    /// Where `text` starts in the command's text (bytes of UTF-8).
+    pub offset: u64,
+    /// Projected, redacted text.
+    pub text: String,
+    /// When the daemon took it from the shell, in milliseconds since the
+    /// command was typed.
+    pub at_ms: u64,
+}
+
+/// Text of a followed command that was no longer kept.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Omitted {
+    /// The command followed.
+    pub command: u64,
+    /// The first byte missed.
+    pub from: u64,
+    /// The first byte of the next piece.
+    pub to: u64,
+}
+
+impl From<tether_shell::Piece> for Reply {
+    fn from(p: tether_shell::Piece) -> Reply {
+        match p {
+            tether_shell::Piece::Text {
+                command,
+                offset,
+                text,
+                at_ms,
+            } => Reply::Piece(Piece {
+                command,
+                offset,
+                text,
+                at_ms,
+            }),
+            tether_shell::Piece::Omitted { command, from, to } => {
+                Reply::Omitted(Omitted { command, from, to })
+            }
+        }
+    }
 }
 
 /// What a session request returns, by kind; on the wire each is its own

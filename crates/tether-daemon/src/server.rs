@@ -47,6 +47,9 @@ pub(crate) struct State {
     pub(crate) hosts: Option<ops::HostProvider>,
     pub(crate) attachments: Attachments,
     server: String,
+    /// `TETHER_DAEMON_TRACE` was set: each request's kind and session
+    /// (never its content) goes to the log, so tests can count requests.
+    trace: bool,
     uid: u32,
     clients: AtomicUsize,
     last_active: std::sync::Mutex<Instant>,
@@ -125,6 +128,7 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         hosts: opts.hosts.clone(),
         attachments: Attachments::default(),
         server: opts.server.clone(),
+        trace: std::env::var_os("TETHER_DAEMON_TRACE").is_some(),
         uid: nix::unistd::getuid().as_raw(),
         clients: AtomicUsize::new(0),
         last_active: std::sync::Mutex::new(Instant::now()),
@@ -337,7 +341,7 @@ async fn hello(
 
 /// Resolves when the client closes its end; never when it sends more
 /// (that waits, unread, for the next request).
-async fn client_gone(read: &mut BufReader<QuietReader>) {
+pub(crate) async fn client_gone(read: &mut BufReader<QuietReader>) {
     match read.fill_buf().await {
         Ok([]) | Err(_) => {}
         Ok(_) => std::future::pending().await,
@@ -380,6 +384,13 @@ async fn serve_requests(
                 continue;
             }
         };
+        if state.trace {
+            eprintln!(
+                "tether daemon: trace: {} {:?} in {ns:?}",
+                request.op(),
+                request.session().unwrap_or("")
+            );
+        }
         let reply = match request {
             Request::Attach {
                 session,
@@ -388,6 +399,23 @@ async fn serve_requests(
             } => {
                 attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
                 return;
+            }
+            Request::Follow { session, from } => {
+                let open =
+                    crate::follow::follow(state, ns, session, from, &mut read, &mut write).await;
+                state.touch();
+                if !open {
+                    return;
+                }
+                continue;
+            }
+            request @ Request::Run { follow: true, .. } => {
+                let open = crate::follow::run(state, ns, request, &mut read, &mut write).await;
+                state.touch();
+                if !open {
+                    return;
+                }
+                continue;
             }
             Request::Stop => {
                 write_line(

@@ -95,3 +95,40 @@ fn a_host_failure_is_typed_on_the_wire_and_optional() {
     let old = json!({"kind": "engine", "message": "m"});
     assert_eq!(serde_json::from_value::<Failure>(old).unwrap().host, None);
 }
+
+/// A followed command's output is `piece` (and `omitted`) lines before
+/// the reply; a follow request names its offset.
+#[test]
+fn pieces_and_follow_on_the_wire() {
+    use tether_daemon::protocol::{Omitted, Piece, Reply, Request};
+    let piece = Reply::Piece(Piece {
+        command: 3,
+        offset: 12,
+        text: "line\n".into(),
+        at_ms: 250,
+    });
+    assert_eq!(
+        serde_json::to_value(&piece).unwrap(),
+        json!({"piece": {"command": 3, "offset": 12, "text": "line\n", "at_ms": 250}})
+    );
+    let gap = Reply::Omitted(Omitted {
+        command: 3,
+        from: 0,
+        to: 12,
+    });
+    assert_eq!(
+        serde_json::to_value(&gap).unwrap(),
+        json!({"omitted": {"command": 3, "from": 0, "to": 12}})
+    );
+    let follow: Request =
+        serde_json::from_value(json!({"op": "follow", "session": "s", "from": 12})).unwrap();
+    assert!(matches!(follow, Request::Follow { from: 12, .. }));
+    assert_eq!(follow.op(), "follow");
+    // A run without the flag reads as it always did, and is written without it.
+    let run: Request = serde_json::from_value(json!({
+        "op": "run", "session": "s", "command": "true", "timeout_s": 1.0, "output_limit": 10
+    }))
+    .unwrap();
+    assert!(matches!(run, Request::Run { follow: false, .. }));
+    assert!(serde_json::to_value(&run).unwrap().get("follow").is_none());
+}

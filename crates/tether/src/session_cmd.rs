@@ -151,6 +151,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             env: Some(std::env::vars().collect()),
         },
         stdin,
+        follow: false,
     };
     let r = crate::run_interrupt::call(&session, &request)?;
     result_out::print(&r, args.json)

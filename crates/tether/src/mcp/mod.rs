@@ -250,6 +250,7 @@ impl TetherMcp {
                 env: Some(self.link.env.clone()),
             },
             stdin: None,
+            follow: false,
         };
         Ok(self.cancellable(session, request, ctx).await)
     }

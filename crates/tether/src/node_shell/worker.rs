@@ -124,6 +124,7 @@ pub fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
             workdir: None,
             create: Create::default(),
             stdin: None,
+            follow: false,
         },
         Ask::Collect | Ask::Look => Request::Read {
             session: name.clone(),

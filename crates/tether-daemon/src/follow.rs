@@ -48,17 +48,28 @@ pub(crate) async fn follow(
     state: &Arc<State>,
     ns: &str,
     session: String,
-    from: u64,
+    from: Option<u64>,
+    wait_s: Option<f64>,
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
 ) -> bool {
-    let found = match ops::existing(&state.registry, ns, &session) {
+    let found = ops::seconds_opt("wait_s", wait_s)
+        .and_then(|wait| Ok((wait, ops::existing(&state.registry, ns, &session)?)));
+    let (wait, found) = match found {
         Ok(f) => f,
         Err(f) => return write_line(write, &Reply::Error(f)).await,
     };
     let follower = found.2.follow(from);
-    let call = collect(session, found);
-    stream(read, write, Source::Now(follower), call).await
+    match wait {
+        Some(wait) => {
+            let call = ops::read_now(&state.registry, &session, found, wait);
+            stream(read, write, Source::Now(follower), call).await
+        }
+        None => {
+            let call = collect(session, found);
+            stream(read, write, Source::Now(follower), call).await
+        }
+    }
 }
 
 /// Where the pieces come from.
@@ -105,9 +116,14 @@ async fn stream(
             r = &mut call => break r,
             step = step => match step {
                 Step::Coming(f) => source = f.map_or(Source::None, Source::Now),
-                Step::Piece(p) => if !write_line(write, &Reply::from(p)).await {
-                    return false;
-                },
+                Step::Piece(p) => {
+                    if !write_line(write, &Reply::from(p)).await {
+                        return false;
+                    }
+                    if let Some(f) = source.follower() {
+                        f.handed_on();
+                    }
+                }
             },
             () = client_gone(read) => return false,
         }
@@ -120,6 +136,7 @@ async fn stream(
             if !write_line(write, &Reply::from(p)).await {
                 return false;
             }
+            f.handed_on();
         }
     }
     let reply = match result {

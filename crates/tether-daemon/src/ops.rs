@@ -167,6 +167,11 @@ fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
     }
 }
 
+/// [`seconds`] of a value that may be absent.
+pub(crate) fn seconds_opt(name: &str, value: Option<f64>) -> Result<Option<Duration>, Failure> {
+    value.map(|v| seconds(name, v)).transpose()
+}
+
 /// The dialect `name` names, or why not.
 fn dialect(name: &str) -> Result<std::sync::Arc<dyn tether_shell::dialect::Dialect>, Failure> {
     tether_shell::dialect::by_name(name).ok_or_else(|| {
@@ -475,7 +480,7 @@ pub(crate) fn existing(registry: &Registry, ns: &str, session: &str) -> Result<E
 /// A read that never queues: the session's output and status when no call
 /// holds it, else a look at the command in flight (its output stays with
 /// the call that waits for it).
-async fn read_now(
+pub(crate) async fn read_now(
     registry: &Registry,
     session: &str,
     (address, s, control): Existing,

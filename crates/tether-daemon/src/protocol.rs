@@ -171,9 +171,16 @@ pub enum Request {
     Follow {
         /// The session.
         session: String,
-        /// The offset (in bytes of the command's text) to start from.
+        /// The offset (in bytes of the command's text) to start from;
+        /// null: after the last piece a follower was sent (for a client
+        /// that does not know where it stopped).
         #[serde(default)]
-        from: u64,
+        from: Option<u64>,
+        /// End as `read` with this wait instead (a command still running
+        /// then ends the follow with `running`): a look. Null: follow to
+        /// the command's end or its wait for input.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_s: Option<f64>,
     },
     /// Type input and keys, then wait.
     Send {

@@ -400,9 +400,14 @@ async fn serve_requests(
                 attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
                 return;
             }
-            Request::Follow { session, from } => {
+            Request::Follow {
+                session,
+                from,
+                wait_s,
+            } => {
                 let open =
-                    crate::follow::follow(state, ns, session, from, &mut read, &mut write).await;
+                    crate::follow::follow(state, ns, session, from, wait_s, &mut read, &mut write)
+                        .await;
                 state.touch();
                 if !open {
                     return;

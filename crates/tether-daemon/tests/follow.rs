@@ -146,7 +146,8 @@ fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
     let mut second = d.client();
     let follow = Request::Follow {
         session: "f".into(),
-        from: got.next,
+        from: Some(got.next),
+        wait_s: None,
     };
     let end = second
         .follow(&follow, &mut |s| {

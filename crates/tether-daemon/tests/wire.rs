@@ -122,7 +122,7 @@ fn pieces_and_follow_on_the_wire() {
     );
     let follow: Request =
         serde_json::from_value(json!({"op": "follow", "session": "s", "from": 12})).unwrap();
-    assert!(matches!(follow, Request::Follow { from: 12, .. }));
+    assert!(matches!(follow, Request::Follow { from: Some(12), .. }));
     assert_eq!(follow.op(), "follow");
     // A run without the flag reads as it always did, and is written without it.
     let run: Request = serde_json::from_value(json!({

@@ -62,8 +62,9 @@ impl Control {
     }
 
     /// Follows the command typed last (or the next one, when none was),
-    /// from offset `from` of its text (see [`crate::follow`]).
-    pub fn follow(&self, from: u64) -> crate::follow::Follower {
+    /// from offset `from` of its text, or (`None`) after what a follower
+    /// last handed on (see [`crate::follow`]).
+    pub fn follow(&self, from: Option<u64>) -> crate::follow::Follower {
         self.follow.follow(from)
     }
 

@@ -75,6 +75,9 @@ struct Page {
     end: u64,
     /// The unfinished line at the last result boundary.
     partial: String,
+    /// The offset after the text a follower last handed on (for one that
+    /// comes back without knowing where it stopped).
+    given: u64,
 }
 
 impl Default for Page {
@@ -87,6 +90,7 @@ impl Default for Page {
             first: 0,
             end: 0,
             partial: String::new(),
+            given: 0,
         }
     }
 }
@@ -117,13 +121,14 @@ impl FollowBook {
     }
 
     /// Follows the command written now (or, when none was ever typed, the
-    /// first one), from `from` (past its end: from its end).
-    pub fn follow(self: &Arc<Self>, from: u64) -> Follower {
-        let command = self.page().command.max(1);
+    /// first one), from `from` (past its end: from its end); `None`: after
+    /// the text a follower last handed on ([`Follower::handed_on`]).
+    pub fn follow(self: &Arc<Self>, from: Option<u64>) -> Follower {
+        let p = self.page();
         Follower {
             book: Arc::clone(self),
-            command,
-            next: from,
+            command: p.command.max(1),
+            next: from.unwrap_or(p.given),
         }
     }
 
@@ -245,6 +250,15 @@ impl Follower {
                 return p;
             }
             grew.await;
+        }
+    }
+
+    /// The text given so far was handed on (written to a client): a
+    /// follower that does not know where it stopped starts after it.
+    pub fn handed_on(&self) {
+        let mut p = self.book.page();
+        if p.command == self.command {
+            p.given = p.given.max(self.next);
         }
     }
 

@@ -31,13 +31,13 @@ fn a_follower_gets_every_byte_once_and_a_resumed_one_from_its_offset() {
     tap.push("three\n");
     assert_eq!(texts(&mut early), "three\n");
     // Cut after 6 bytes ("one\ntw"), resumed there.
-    let mut again = book.follow(6);
+    let mut again = book.follow(Some(6));
     assert_eq!(texts(&mut again), "é\nthree\n");
     // Inside a character: from the next one, never half of it.
-    let mut inside = book.follow(7);
+    let mut inside = book.follow(Some(7));
     assert_eq!(texts(&mut inside), "\nthree\n");
     // Past the end: from the end.
-    let mut past = book.follow(1000);
+    let mut past = book.follow(Some(1000));
     assert_eq!(past.try_next(), None);
     tap.push("four\n");
     assert_eq!(texts(&mut past), "four\n");
@@ -48,12 +48,12 @@ fn a_new_command_starts_at_zero_and_ends_the_old_ones_followers() {
     let book = FollowBook::new();
     let first = book.begin();
     first.push("a\n");
-    let mut old = book.follow(0);
+    let mut old = book.follow(Some(0));
     assert_eq!(old.command(), 1);
     let second = book.begin();
     second.push("b\n");
     assert_eq!(old.try_next(), None);
-    let mut new = book.follow(0);
+    let mut new = book.follow(Some(0));
     assert_eq!(new.command(), 2);
     assert_eq!(texts(&mut new), "b\n");
 }
@@ -62,7 +62,7 @@ fn a_new_command_starts_at_zero_and_ends_the_old_ones_followers() {
 fn a_follower_behind_the_bound_is_told_what_it_missed() {
     let book = FollowBook::new();
     let tap = book.begin();
-    let mut slow = book.follow(0);
+    let mut slow = book.follow(Some(0));
     let line = "x".repeat(1023) + "\n";
     let lines = FOLLOW_KEEP / 1024 + 10;
     for _ in 0..lines {
@@ -83,7 +83,7 @@ fn the_partial_line_belongs_to_its_command() {
     let book = FollowBook::new();
     let tap = book.begin();
     tap.partial("Password: ");
-    let f = book.follow(0);
+    let f = book.follow(Some(0));
     assert_eq!(f.partial(), "Password: ");
     let _next = book.begin();
     assert_eq!(f.partial(), "");
@@ -101,4 +101,21 @@ async fn next_waits_for_text() {
         panic!("text expected");
     };
     assert_eq!((offset, text.as_str()), (0, "late\n"));
+}
+
+#[test]
+fn a_follower_without_an_offset_starts_after_what_was_handed_on() {
+    let book = FollowBook::new();
+    let tap = book.begin();
+    tap.push("one\n");
+    let mut first = book.follow(Some(0));
+    assert_eq!(texts(&mut first), "one\n");
+    first.handed_on();
+    tap.push("two\n");
+    let mut back = book.follow(None);
+    assert_eq!(texts(&mut back), "two\n");
+    // A new command starts again at 0.
+    let tap = book.begin();
+    tap.push("new\n");
+    assert_eq!(texts(&mut book.follow(None)), "new\n");
 }

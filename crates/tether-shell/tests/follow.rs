@@ -74,7 +74,7 @@ async fn a_follower_sees_each_line_as_it_is_written_and_never_a_secret() {
     until(&mut f, &mut got, "second\n").await;
     assert_eq!(got, "first\n[redacted] second\n");
     // A follower cut after "first\n" and resumed there gets the rest once.
-    let mut resumed = control.follow(6);
+    let mut resumed = control.follow(Some(6));
     let mut again = "first\n".to_owned();
     until(&mut resumed, &mut again, "second\n").await;
     assert_eq!(again, got);

@@ -17,8 +17,8 @@ use tether_shell::Follower;
 use tokio::io::BufReader;
 use tokio::sync::oneshot;
 
-use crate::ops::{self, failure};
-use crate::protocol::{Failure, FailureKind, Reply, Request, Response};
+use crate::ops;
+use crate::protocol::{Failure, Reply, Request, Response};
 use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, client_gone, write_line};
 use crate::wire::shell_result;
@@ -147,19 +147,12 @@ async fn stream(
                 r.output = f.partial();
                 r.truncated = None;
             }
-            ok(Response::Shell(r))
+            Reply::Ok(Response::Shell(r))
         }
-        Ok(other) => ok(other),
+        Ok(other) => Reply::Ok(other),
         Err(f) => Reply::Error(f),
     };
     write_line(write, &reply).await
-}
-
-fn ok(response: Response) -> Reply {
-    match serde_json::to_value(response) {
-        Ok(v) => Reply::Ok(v),
-        Err(e) => Reply::Error(failure(FailureKind::Engine, e.to_string())),
-    }
 }
 
 /// The end of the command typed last, as `read` gives it: waits for the

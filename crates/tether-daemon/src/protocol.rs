@@ -3,9 +3,13 @@
 //!
 //! The client opens with a [`Hello`]; the daemon answers with a
 //! [`Welcome`] or an error (another protocol version, another user), then
-//! each request line gets one reply line, `{"ok": …}` or `{"error": …}`,
-//! in order. An `attach` request turns the connection into the binary
-//! frames of [`crate::frame`] after its reply.
+//! each request line gets one reply line, `{"ok": …}` (a [`Response`],
+//! tagged with its `kind`) or `{"error": …}` (a [`Failure`]), in order.
+//! A followed command (`follow`, `run` with `follow`) has `piece` lines
+//! ([`Piece`], [`Omitted`]) before its reply: its text as it comes, with
+//! offsets, so a follower cut off asks again from where it stopped. An
+//! `attach` request turns the connection into the binary frames of
+//! [`crate::frame`] after its reply.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,7 +54,7 @@ pub struct Hello {
 }
 
 /// The daemon's answer to a [`Hello`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Welcome {
     /// The protocol version the daemon speaks.
     pub protocol: u32,
@@ -325,10 +329,10 @@ pub struct Failure {
 /// One reply line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // one per line, serialised at once
 pub enum Reply {
-    /// The result of the request (a [`Response`], a [`Welcome`], or an
-    /// acknowledgement of `attach` or `stop`).
-    Ok(serde_json::Value),
+    /// The result of the request, tagged with its kind.
+    Ok(Response),
     /// Why it failed.
     Error(Failure),
     /// Output of a followed command (`follow`, `run` with `follow`); more
@@ -386,13 +390,17 @@ impl From<tether_shell::Piece> for Reply {
     }
 }
 
-/// What a session request returns, by kind; on the wire each is its own
-/// object (no tag).
+/// What a request returns, by kind: on the wire its object with a `kind`
+/// field (`{"ok": {"kind": "shell", …}}`), so a client reads the kind its
+/// request gets ([`ReplyKind`]) and a reply of another kind is an error,
+/// never a guess.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)] // one per request, serialised at once: boxing the shell result buys nothing
 pub enum Response {
-    /// `run`, `send`, `read` and `signal`.
+    /// The hello's answer.
+    Welcome(Welcome),
+    /// `run`, `send`, `read`, `signal` and `follow`.
     Shell(ShellResult),
     /// `screen`.
     Screen(ScreenReply),
@@ -402,6 +410,66 @@ pub enum Response {
     Closed(CloseReply),
     /// `list`.
     List(ListReply),
+    /// `attach`, before the frames begin.
+    Attach(AttachReply),
+    /// `stop`.
+    Stopping(StopReply),
+}
+
+impl Response {
+    /// Its kind as on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Response::Welcome(_) => "welcome",
+            Response::Shell(_) => "shell",
+            Response::Screen(_) => "screen",
+            Response::Reset(_) => "reset",
+            Response::Closed(_) => "closed",
+            Response::List(_) => "list",
+            Response::Attach(_) => "attach",
+            Response::Stopping(_) => "stopping",
+        }
+    }
+}
+
+/// A reply's value by its kind: what [`crate::Client::request`] reads.
+pub trait ReplyKind: Sized {
+    /// The kind, as on the wire.
+    const KIND: &'static str;
+    /// The value when `r` is of this kind, else the kind `r` is.
+    fn from_response(r: Response) -> Result<Self, &'static str>;
+}
+
+macro_rules! reply_kind {
+    ($($ty:ty => $variant:ident, $kind:literal;)*) => {$(
+        impl ReplyKind for $ty {
+            const KIND: &'static str = $kind;
+            fn from_response(r: Response) -> Result<Self, &'static str> {
+                match r {
+                    Response::$variant(v) => Ok(v),
+                    other => Err(other.kind()),
+                }
+            }
+        }
+    )*};
+}
+
+reply_kind! {
+    Welcome => Welcome, "welcome";
+    ShellResult => Shell, "shell";
+    ScreenReply => Screen, "screen";
+    ResetReply => Reset, "reset";
+    CloseReply => Closed, "closed";
+    ListReply => List, "list";
+    AttachReply => Attach, "attach";
+    StopReply => Stopping, "stopping";
+}
+
+/// The reply to `stop`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct StopReply {
+    /// Always true: the daemon ends every session and exits.
+    pub stopping: bool,
 }
 
 /// The reply to `screen`.

@@ -21,7 +21,9 @@ use crate::error::DaemonError;
 use crate::lines::{self, LineRead};
 use crate::ops::{self, failure};
 use crate::paths::Paths;
-use crate::protocol::{FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, Welcome};
+use crate::protocol::{
+    FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, StopReply, Welcome,
+};
 use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How the daemon runs.
@@ -331,12 +333,9 @@ async fn hello(
         server: state.server.clone(),
         pid: std::process::id(),
     };
-    write_line(
-        write,
-        &Reply::Ok(serde_json::to_value(welcome).unwrap_or_default()),
-    )
-    .await
-    .then_some(hello)
+    write_line(write, &Reply::Ok(Response::Welcome(welcome)))
+        .await
+        .then_some(hello)
 }
 
 /// Resolves when the client closes its end; never when it sends more
@@ -425,7 +424,7 @@ async fn serve_requests(
             Request::Stop => {
                 write_line(
                     &mut write,
-                    &Reply::Ok(serde_json::json!({"stopping": true})),
+                    &Reply::Ok(Response::Stopping(StopReply { stopping: true })),
                 )
                 .await;
                 state.stop.notify_one();
@@ -454,10 +453,7 @@ async fn serve_requests(
                                 s.attached = state.attachments.count(&s.address);
                             }
                         }
-                        match serde_json::to_value(response) {
-                            Ok(v) => Reply::Ok(v),
-                            Err(e) => Reply::Error(failure(FailureKind::Engine, e.to_string())),
-                        }
+                        Reply::Ok(response)
                     }
                     Err(f) => Reply::Error(f),
                 }

@@ -50,25 +50,40 @@ fn enums_keep_their_wire_strings() {
     );
 }
 
-/// A typed response is the bare object of its kind, as before.
+/// A response is its object tagged with its kind, and a client reads only
+/// the kind its request gets: another kind is an error, not a guess.
 #[test]
-fn responses_are_untagged_objects() {
+fn responses_are_tagged_with_their_kind() {
+    use tether_daemon::protocol::{Reply, ReplyKind};
     let r = Response::Closed(CloseReply {
         session: "a".into(),
         closed: true,
     });
     assert_eq!(
         serde_json::to_value(&r).unwrap(),
-        json!({"session": "a", "closed": true})
+        json!({"kind": "closed", "session": "a", "closed": true})
     );
     let r = Response::Screen(ScreenReply {
         session: "a".into(),
         screen: "$ ".into(),
     });
+    let line = serde_json::to_string(&Reply::Ok(r.clone())).unwrap();
     assert_eq!(
-        serde_json::to_value(&r).unwrap(),
-        json!({"session": "a", "screen": "$ "})
+        serde_json::from_str::<serde_json::Value>(&line).unwrap(),
+        json!({"ok": {"kind": "screen", "session": "a", "screen": "$ "}})
     );
+    let Reply::Ok(back) = serde_json::from_str::<Reply>(&line).unwrap() else {
+        panic!("{line}");
+    };
+    assert_eq!(back, r);
+    assert_eq!(
+        ScreenReply::from_response(back.clone()).unwrap().screen,
+        "$ "
+    );
+    // A screen where a close was due is refused, whatever its fields.
+    assert_eq!(CloseReply::from_response(back).unwrap_err(), "screen");
+    // An object without its kind is not read as any.
+    assert!(serde_json::from_value::<Response>(json!({"session": "a", "closed": true})).is_err());
 }
 
 /// A failure carries how a remote host failed, typed; a failure that is

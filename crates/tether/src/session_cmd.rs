@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
+use tether_daemon::protocol::ReplyKind;
 use tether_daemon::protocol::{
     CloseReply, Create, ListReply, MAX_STDIN, OnTimeout, Request, ResetReply, ScreenReply,
     SessionState, ShellResult,
@@ -18,7 +18,7 @@ use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
 use crate::daemon_cmd;
 use crate::result_out::{self, shown};
 
-fn call<T: DeserializeOwned>(request: &Request) -> Result<T> {
+fn call<T: ReplyKind>(request: &Request) -> Result<T> {
     let mut client = daemon_cmd::connect()?;
     Ok(client.request(request)?)
 }
@@ -224,11 +224,7 @@ pub fn close(args: SessionArg) -> Result<i32> {
 
 /// A request whose answer is only an acknowledgement: printed as JSON, or
 /// as a note on stderr.
-fn acknowledged<T: DeserializeOwned + Serialize>(
-    request: Request,
-    json: bool,
-    note: &str,
-) -> Result<i32> {
+fn acknowledged<T: ReplyKind + Serialize>(request: Request, json: bool, note: &str) -> Result<i32> {
     let v: T = call(&request)?;
     if json {
         print_json(&v)?;

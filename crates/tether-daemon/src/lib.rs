@@ -10,8 +10,11 @@
 //! user's terminal: those are the front-ends' jobs.
 //!
 //! In more detail:
-//! - [`protocol`]'s replies are typed (`Response`, `Status`,
-//!   `FailureKind`); `wire` makes them from the engine's values. [`lines`]
+//! - [`protocol`]'s replies are typed (`Response` tagged with its kind,
+//!   read as the kind a request gets through `ReplyKind`; `Status`,
+//!   `FailureKind`); `wire` makes them from the engine's values.
+//!   `follow.rs` streams a followed command's text (`follow`, `run` with
+//!   `follow`) as `piece` lines before its reply. [`lines`]
 //!   reads a line with a bound (`read_line`/`skip_line` over `fill_buf`);
 //!   `tether mcp` uses it too. A [`frame`] is at most 16 MiB, its payload
 //!   read as it comes.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
 /// with `truncated.note` saying why; 4: status `connection_lost`, with the
 /// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
-/// before the reply).
+/// before the reply; each `ok` reply tagged with its `kind`).
 pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The session a client means when it names none.

@@ -13,6 +13,11 @@
 //! further behind is told what it missed ([`Piece::Omitted`]), never held
 //! up for (the engine does not grow for a slow reader).
 //!
+//! Nothing is kept of a command nobody follows (a `tether run`, an MCP
+//! call): a command's text is kept once a follower asks for it (before it
+//! is typed, [`FollowBook::follow_next`], to have all of it); one that
+//! comes later is told what was not kept.
+//!
 //! Text is never taken back: secrets the command itself sets, learned at
 //! its end mark, are redacted from its result but not from pieces already
 //! given out (as with a person attached).
@@ -78,6 +83,10 @@ struct Page {
     /// The offset after the text a follower last handed on (for one that
     /// comes back without knowing where it stopped).
     given: u64,
+    /// Somebody follows this command: its text is kept.
+    wanted: bool,
+    /// Somebody will follow the next command.
+    next_wanted: bool,
 }
 
 impl Default for Page {
@@ -91,6 +100,8 @@ impl Default for Page {
             end: 0,
             partial: String::new(),
             given: 0,
+            wanted: false,
+            next_wanted: false,
         }
     }
 }
@@ -111,8 +122,10 @@ impl FollowBook {
         {
             let mut p = self.page();
             let command = p.command + 1;
+            let wanted = p.next_wanted;
             *p = Page {
                 command,
+                wanted,
                 ..Page::default()
             };
         }
@@ -124,7 +137,12 @@ impl FollowBook {
     /// first one), from `from` (past its end: from its end); `None`: after
     /// the text a follower last handed on ([`Follower::handed_on`]).
     pub fn follow(self: &Arc<Self>, from: Option<u64>) -> Follower {
-        let p = self.page();
+        let mut p = self.page();
+        if p.command == 0 {
+            p.next_wanted = true;
+        } else {
+            p.wanted = true;
+        }
         Follower {
             book: Arc::clone(self),
             command: p.command.max(1),
@@ -134,7 +152,10 @@ impl FollowBook {
 
     /// Follows the next command typed, from its start.
     pub fn follow_next(self: &Arc<Self>) -> Follower {
-        let command = self.page().command + 1;
+        let mut p = self.page();
+        p.next_wanted = true;
+        let command = p.command + 1;
+        drop(p);
         Follower {
             book: Arc::clone(self),
             command,
@@ -160,9 +181,13 @@ impl Tap {
         }
         {
             let mut p = self.0.page();
-            let at_ms = p.started.elapsed().as_millis() as u64;
             let offset = p.end;
             p.end += text.len() as u64;
+            if !p.wanted {
+                p.first = p.end;
+                return;
+            }
+            let at_ms = p.started.elapsed().as_millis() as u64;
             p.kept += text.len();
             p.chunks.push_back((offset, at_ms, text.to_owned()));
             while p.kept > FOLLOW_KEEP

@@ -50,10 +50,10 @@ fn a_new_command_starts_at_zero_and_ends_the_old_ones_followers() {
     first.push("a\n");
     let mut old = book.follow(Some(0));
     assert_eq!(old.command(), 1);
+    let mut new = book.follow_next();
     let second = book.begin();
     second.push("b\n");
     assert_eq!(old.try_next(), None);
-    let mut new = book.follow(Some(0));
     assert_eq!(new.command(), 2);
     assert_eq!(texts(&mut new), "b\n");
 }
@@ -106,16 +106,38 @@ async fn next_waits_for_text() {
 #[test]
 fn a_follower_without_an_offset_starts_after_what_was_handed_on() {
     let book = FollowBook::new();
+    let mut first = book.follow_next();
     let tap = book.begin();
     tap.push("one\n");
-    let mut first = book.follow(Some(0));
     assert_eq!(texts(&mut first), "one\n");
     first.handed_on();
     tap.push("two\n");
     let mut back = book.follow(None);
     assert_eq!(texts(&mut back), "two\n");
     // A new command starts again at 0.
+    let mut next = book.follow_next();
     let tap = book.begin();
     tap.push("new\n");
+    assert_eq!(texts(&mut next), "new\n");
+    // (Nothing of it was handed on yet.)
     assert_eq!(texts(&mut book.follow(None)), "new\n");
+}
+
+#[test]
+fn nothing_is_kept_of_a_command_nobody_follows() {
+    let book = FollowBook::new();
+    let tap = book.begin();
+    tap.push("unwatched\n");
+    // A late follower is told what was not kept, then gets what comes.
+    let mut late = book.follow(Some(0));
+    assert_eq!(
+        late.try_next(),
+        Some(Piece::Omitted {
+            command: 1,
+            from: 0,
+            to: 10
+        })
+    );
+    tap.push("seen\n");
+    assert_eq!(texts(&mut late), "seen\n");
 }

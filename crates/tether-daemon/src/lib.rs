@@ -33,11 +33,14 @@
 //!   once and registered for room only while the socket is full (a Unix
 //!   socket registered both ways wakes its thread each time the peer
 //!   reads).
+//! - [`conn`]: the one rule every blocking door sends by (resend only
+//!   what the daemon never read; keep a connection only after an answer).
 //! - [`client`]: its hello has a 10 s deadline, so a stopped or hung daemon
 //!   is reported, not waited for; the calls after it have none.
 
 mod attach;
 pub mod client;
+pub mod conn;
 mod error;
 mod follow;
 pub mod frame;
@@ -51,6 +54,7 @@ pub mod server;
 mod wire;
 
 pub use client::{AsyncClient, Client};
+pub use conn::Conn;
 pub use error::{DaemonError, SEND_ATTEMPTS, reusable};
 pub use paths::Paths;
 pub use server::{ServerOptions, serve};

@@ -170,3 +170,78 @@ fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
     assert_eq!(r.output, "next\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The one rule: a request the daemon never read (its connection broke
+/// first) is sent again on a fresh connection; one it read is not, and the
+/// caller follows again instead.
+#[test]
+fn only_a_request_the_daemon_never_read_is_sent_again() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tether_daemon::Conn;
+    use tether_daemon::protocol::ListReply;
+
+    let d = Daemon::start("dretry");
+    drop(d.client());
+    let made = Arc::new(AtomicUsize::new(0));
+    let (paths, count) = (d.paths.clone(), Arc::clone(&made));
+    let mut conn = Conn::new(Box::new(move || {
+        let c = Client::connect(&paths, &hello("test", None, false))?;
+        // The first connection breaks before anything is written on it.
+        if count.fetch_add(1, Ordering::SeqCst) == 0 {
+            c.cutter().unwrap().shutdown(Shutdown::Both).unwrap();
+        }
+        Ok(c)
+    }));
+    let list: ListReply = conn.request(&Request::List { all: false }).unwrap();
+    assert!(list.sessions.is_empty());
+    assert_eq!(made.load(Ordering::SeqCst), 2);
+    // Kept after the answer: the next request goes on the same connection.
+    let _: ListReply = conn.request(&Request::List { all: false }).unwrap();
+    assert_eq!(made.load(Ordering::SeqCst), 2);
+
+    // Written, then cut while it is followed: lost, never sent again.
+    let dir = std::env::temp_dir().join(format!("tether-dretry-go-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = Request::Run {
+        session: "r".into(),
+        command: format!(
+            "echo started; echo once >> '{}'; while [ ! -e '{}' ]; do sleep 0.01; done",
+            dir.join("ran").display(),
+            go(&dir, 1).display()
+        ),
+        host: None,
+        timeout_s: 60.0,
+        on_timeout: OnTimeout::Interrupt,
+        output_limit: 10_000,
+        workdir: None,
+        create: Create::default(),
+        stdin: None,
+        follow: true,
+    };
+    let mut cutter = None;
+    let r = conn.with(|c| {
+        cutter = Some(c.cutter().unwrap());
+        c.follow(&run, &mut |_| {
+            if let Some(cut) = &cutter {
+                let _ = cut.shutdown(Shutdown::Both);
+            }
+        })
+    });
+    assert!(matches!(r, Err(DaemonError::Lost(_))), "{r:?}");
+    std::fs::write(go(&dir, 1), "").unwrap();
+    let end = conn
+        .follow(
+            &Request::Follow {
+                session: "r".into(),
+                from: None,
+                wait_s: None,
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!(end.status, Status::Exited);
+    let ran = std::fs::read_to_string(dir.join("ran")).unwrap();
+    assert_eq!(ran, "once\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,8 +19,8 @@ use crate::daemon_cmd;
 use crate::result_out::{self, shown};
 
 fn call<T: ReplyKind>(request: &Request) -> Result<T> {
-    let mut client = daemon_cmd::connect()?;
-    Ok(client.request(request)?)
+    let mut conn = tether_daemon::Conn::new(Box::new(daemon_cmd::connect));
+    Ok(conn.request(request)?)
 }
 
 fn print_result(request: &Request, json: bool) -> Result<i32> {

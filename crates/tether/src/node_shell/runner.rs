@@ -198,7 +198,6 @@ impl Pool {
         watch.set(true);
         self.jobs[i] = Some((self.last_id, Arc::clone(&watch)));
         let mut job = Job {
-            namespace: self.namespace.clone(),
             i,
             id: self.last_id,
             name,
@@ -214,10 +213,11 @@ impl Pool {
             }
         }
         let (jobs, queue) = mpsc::channel::<Job>();
+        let namespace = self.namespace.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("node-{i}"))
             .spawn(move || {
-                let mut kept = Kept::default();
+                let mut kept = Kept::new(namespace);
                 for job in queue {
                     serve(&mut kept, job);
                 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tether_daemon::client::Streamed;
 use tether_daemon::protocol::{Create, FailureKind, OnTimeout, Request, ShellResult, Status};
-use tether_daemon::{Client, DaemonError, Paths};
+use tether_daemon::{Client, Conn, DaemonError, Paths};
 
 use super::runner::{Ask, Ended, Event, JobId};
 use crate::daemon_cmd;
@@ -102,8 +102,6 @@ impl Watch {
 
 /// One node's part of a line.
 pub struct Job {
-    /// The session's namespace in the daemon.
-    pub namespace: String,
     /// The node's index.
     pub i: usize,
     /// The job's id.
@@ -121,9 +119,8 @@ pub struct Job {
 /// What a worker keeps from job to job: its connection, and where its
 /// node's last command's text was followed to (the command's number, the
 /// offset after the last piece).
-#[derive(Default)]
 pub struct Kept {
-    conn: Option<Client>,
+    conn: Conn,
     followed: Option<(u64, u64)>,
     /// The unfinished line (a prompt) shown at the last job's end: not
     /// shown again when the line is finished.
@@ -131,6 +128,15 @@ pub struct Kept {
 }
 
 impl Kept {
+    /// Nothing yet, for a node of the session's `namespace`.
+    pub fn new(namespace: String) -> Kept {
+        Kept {
+            conn: Conn::new(Box::new(move || connect(&namespace))),
+            followed: None,
+            partial: String::new(),
+        }
+    }
+
     /// The offset to follow the node's command from: after what this
     /// worker got of it; `None` (it got nothing of it: a client that came
     /// back) after what the daemon last sent of it.
@@ -148,24 +154,16 @@ enum Call {
     Failed(DaemonError),
 }
 
-/// Sends `request` on the kept connection (or a new one: a request the
-/// daemon never read is sent again on a new one, which starts a daemon if
-/// needed) and follows it, each piece an event of the job.
+/// Sends `request` on the kept connection by the one rule
+/// ([`tether_daemon::Conn`]) and follows it, each piece an event of the
+/// job.
 fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let client = match &mut kept.conn {
-            Some(c) => c,
-            None => match connect(&job.namespace) {
-                Ok(c) => kept.conn.insert(c),
-                Err(e) => return Call::Failed(e),
-            },
-        };
+    let (followed, partial) = (&mut kept.followed, &mut kept.partial);
+    let mut left = false;
+    let r = kept.conn.with(|client| {
         if let Ok(cut) = client.cutter() {
             job.watch.hold(cut);
         }
-        let (followed, partial) = (&mut kept.followed, &mut kept.partial);
         let r = client.follow(request, &mut |s| {
             let (command, mut text, at, next) = match s {
                 Streamed::Piece(p) => {
@@ -195,16 +193,18 @@ fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
                 at,
             });
         });
-        let left = job.watch.release();
-        if !tether_daemon::reusable(&r) {
-            kept.conn = None;
-        }
+        left = job.watch.release();
         match r {
-            Ok(r) => return Call::Result(Box::new(r)),
-            Err(_) if left => return Call::Left,
-            Err(e) if e.unsent() && attempts < tether_daemon::SEND_ATTEMPTS => {}
-            Err(e) => return Call::Failed(e),
+            // Cut because the job was left: not sent again now; followed
+            // again once the node's next line waits for it.
+            Err(e) if left => Err(DaemonError::Lost(e.to_string())),
+            r => r,
         }
+    });
+    match r {
+        Ok(r) => Call::Result(Box::new(r)),
+        Err(_) if left => Call::Left,
+        Err(e) => Call::Failed(e),
     }
 }
 
@@ -256,17 +256,7 @@ pub fn serve(kept: &mut Kept, job: Job) {
                 wait_s: 0.0,
                 only_if_waiting: true,
             };
-            let answered = match kept.conn.take().map_or_else(|| connect(&job.namespace), Ok) {
-                Ok(mut c) => {
-                    let r = c.request::<ShellResult>(&send);
-                    if tether_daemon::reusable(&r) {
-                        kept.conn = Some(c);
-                    }
-                    r
-                }
-                Err(e) => Err(e),
-            };
-            match answered {
+            match kept.conn.request::<ShellResult>(&send) {
                 Ok(_) => follow_from(kept, None),
                 // Nothing was typed (the program no longer waits, or its
                 // command ended): said, and the command looked at once (its

@@ -172,8 +172,16 @@ fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
                     (p.command, p.text, at, next)
                 }
                 Streamed::Omitted(o) => {
-                    let text = format!("[tether: {} bytes of output not kept]\n", o.to - o.from);
-                    (o.command, text, None, o.to)
+                    *followed = Some((o.command, o.to));
+                    let _ = job.tx.send(Event::Notice {
+                        node: job.i,
+                        job: job.id,
+                        text: format!(
+                            "{} bytes of its output are not shown: the daemon no longer keeps them",
+                            o.to - o.from
+                        ),
+                    });
+                    return;
                 }
             };
             *followed = Some((command, next));

@@ -31,6 +31,14 @@ use tokio::sync::Notify;
 /// Most bytes of a command's text kept for followers.
 pub const FOLLOW_KEEP: usize = 1 << 20;
 
+/// Most pieces kept (text that comes within one millisecond is one
+/// piece, up to [`PIECE_BYTES`]; a program writing a byte at a time
+/// slowly still costs no more than this many).
+const FOLLOW_PIECES: usize = 16 << 10;
+
+/// Most bytes text of one millisecond is joined into.
+const PIECE_BYTES: usize = 64 << 10;
+
 /// One step of a followed command's output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
@@ -189,8 +197,13 @@ impl Tap {
             }
             let at_ms = p.started.elapsed().as_millis() as u64;
             p.kept += text.len();
-            p.chunks.push_back((offset, at_ms, text.to_owned()));
-            while p.kept > FOLLOW_KEEP
+            match p.chunks.back_mut() {
+                Some((_, at, last)) if *at == at_ms && last.len() + text.len() <= PIECE_BYTES => {
+                    last.push_str(text);
+                }
+                _ => p.chunks.push_back((offset, at_ms, text.to_owned())),
+            }
+            while (p.kept > FOLLOW_KEEP || p.chunks.len() > FOLLOW_PIECES)
                 && let Some((_, _, old)) = p.chunks.pop_front()
             {
                 p.kept -= old.len();

@@ -16,7 +16,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::frame::{Frame, FrameReader};
 use crate::ops;
-use crate::protocol::{AttachReply, FailureKind, Reply};
+use crate::protocol::{AttachReply, FailureKind, Reply, Response};
 use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, write_line};
 
@@ -181,10 +181,9 @@ pub(crate) async fn serve(
         }
     };
     let key = address.display();
-    let ok = serde_json::to_value(AttachReply {
+    let ok = Response::Attach(AttachReply {
         session: key.clone(),
-    })
-    .unwrap_or_default();
+    });
     if !write_line(&mut write, &Reply::Ok(ok)).await {
         return;
     }

@@ -8,12 +8,12 @@ use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
 use crate::error::DaemonError;
 use crate::paths::Paths;
-use crate::protocol::{AttachReply, Hello, PROTOCOL_VERSION, Reply, Request, Welcome};
+use crate::protocol::{
+    AttachReply, Hello, Omitted, PROTOCOL_VERSION, Piece, Reply, ReplyKind, Request, Response,
+    ShellResult, Welcome,
+};
 use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How long a started daemon has to answer.
@@ -140,9 +140,8 @@ impl Client {
         }
         // The timeout is the socket's (both handles share it): off again.
         client.writer.set_read_timeout(None).map_err(conn_err)?;
-        let value = client.parse_reply(line)?;
-        client.welcome =
-            serde_json::from_value(value).map_err(|e| DaemonError::Connection(e.to_string()))?;
+        client.welcome = expect(client.parse_reply(line)?)
+            .map_err(|e| DaemonError::Connection(e.to_string()))?;
         Ok(client)
     }
 
@@ -161,7 +160,7 @@ impl Client {
             .map_err(|e| DaemonError::Connection(e.to_string()))
     }
 
-    fn reply(&mut self) -> Result<Value, DaemonError> {
+    fn reply(&mut self) -> Result<Response, DaemonError> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(_) => self.parse_reply(line),
@@ -170,25 +169,58 @@ impl Client {
     }
 
     /// A reply line as read (empty: the daemon closed the connection).
-    fn parse_reply(&self, line: String) -> Result<Value, DaemonError> {
-        if line.is_empty() {
-            return Err(DaemonError::Connection(
-                "the daemon closed the connection (see its log)".into(),
-            ));
-        }
-        match serde_json::from_str::<Reply>(&line) {
-            Ok(Reply::Ok(v)) => Ok(v),
-            Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
-            Err(e) => Err(DaemonError::Connection(format!("unreadable reply: {e}"))),
+    fn parse_reply(&self, line: String) -> Result<Response, DaemonError> {
+        match parse_line(&line)? {
+            Reply::Ok(v) => Ok(v),
+            Reply::Error(f) => Err(DaemonError::Refused(f)),
+            Reply::Piece(_) | Reply::Omitted(_) => Err(not_followed()),
         }
     }
 
-    /// Sends one request and returns its result as it came. A connection
-    /// that fails while the request is written is a
+    /// Sends `request` (`follow`, or `run` with `follow`), hands each piece
+    /// of its command's output to `on` as it comes, and returns the reply.
+    /// The errors are [`Client::request`]'s: a follow cut off after it was
+    /// written is [`DaemonError::Lost`]; `follow` again from the offset
+    /// after the last piece (never a `run` again: it may have run).
+    pub fn follow(
+        &mut self,
+        request: &Request,
+        on: &mut dyn FnMut(Streamed),
+    ) -> Result<ShellResult, DaemonError> {
+        self.send_line(request)?;
+        let lost = |e: DaemonError| match e {
+            DaemonError::Connection(why) => DaemonError::Lost(why),
+            other => other,
+        };
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if let Err(e) = self.reader.read_line(&mut line) {
+                return Err(DaemonError::Lost(e.to_string()));
+            }
+            match parse_line(&line).map_err(lost)? {
+                Reply::Piece(p) => on(Streamed::Piece(p)),
+                Reply::Omitted(o) => on(Streamed::Omitted(o)),
+                Reply::Ok(r) => return expect(r),
+                Reply::Error(f) => return Err(DaemonError::Refused(f)),
+            }
+        }
+    }
+
+    /// A second handle on the connection, for another thread to cut it
+    /// (`shutdown`) while this one waits in [`Client::follow`].
+    pub fn cutter(&self) -> Result<UnixStream, DaemonError> {
+        self.writer
+            .try_clone()
+            .map_err(|e| DaemonError::Connection(e.to_string()))
+    }
+
+    /// Sends one request and returns its result, of whatever kind. A
+    /// connection that fails while the request is written is a
     /// [`DaemonError::Connection`] (the daemon never read it: safe to send
     /// again on a new connection); one that fails after is a
     /// [`DaemonError::Lost`] (it may have run: never send it again).
-    pub fn call(&mut self, request: &Request) -> Result<Value, DaemonError> {
+    pub fn call(&mut self, request: &Request) -> Result<Response, DaemonError> {
         self.send_line(request)?;
         self.reply().map_err(|e| match e {
             DaemonError::Connection(why) => DaemonError::Lost(why),
@@ -196,10 +228,11 @@ impl Client {
         })
     }
 
-    /// Sends one request and reads its result as `T`, the reply that
-    /// request gets (a [`crate::protocol::ShellResult`] for `run`, `send`,
-    /// `read` and `signal`; a [`crate::protocol::ListReply`] for `list` …).
-    pub fn request<T: DeserializeOwned>(&mut self, request: &Request) -> Result<T, DaemonError> {
+    /// Sends one request and reads its result as `T`, the kind of reply
+    /// that request gets (a [`ShellResult`] for `run`, `send`, `read` and
+    /// `signal`; a [`crate::protocol::ListReply`] for `list` …); a reply
+    /// of another kind is [`DaemonError::BadReply`].
+    pub fn request<T: ReplyKind>(&mut self, request: &Request) -> Result<T, DaemonError> {
         self.send(request)?;
         self.receive()
     }
@@ -213,12 +246,12 @@ impl Client {
     /// The second half of [`Client::request`]: reads the reply to the
     /// request sent, as `T` ([`DaemonError::Lost`] when the connection
     /// fails: it may have run).
-    pub fn receive<T: DeserializeOwned>(&mut self) -> Result<T, DaemonError> {
-        let value = self.reply().map_err(|e| match e {
+    pub fn receive<T: ReplyKind>(&mut self) -> Result<T, DaemonError> {
+        let response = self.reply().map_err(|e| match e {
             DaemonError::Connection(why) => DaemonError::Lost(why),
             other => other,
         })?;
-        serde_json::from_value(value).map_err(|e| DaemonError::BadReply(e.to_string()))
+        expect(response)
     }
 
     /// The connection's socket, to wait for the reply beside other events;
@@ -247,6 +280,37 @@ impl Client {
     }
 }
 
+/// A piece of a followed command's output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Streamed {
+    /// Text, at its offset.
+    Piece(Piece),
+    /// Text no longer kept (the follower fell behind).
+    Omitted(Omitted),
+}
+
+/// One reply line (empty: the daemon closed the connection).
+fn parse_line(line: &str) -> Result<Reply, DaemonError> {
+    if line.is_empty() {
+        return Err(DaemonError::Connection(
+            "the daemon closed the connection (see its log)".into(),
+        ));
+    }
+    serde_json::from_str::<Reply>(line)
+        .map_err(|e| DaemonError::Connection(format!("unreadable reply: {e}")))
+}
+
+/// The value of a reply of kind `T`; another kind is a bad reply.
+fn expect<T: ReplyKind>(r: Response) -> Result<T, DaemonError> {
+    T::from_response(r).map_err(|other| {
+        DaemonError::BadReply(format!("a {other} reply where a {} reply was due", T::KIND))
+    })
+}
+
+fn not_followed() -> DaemonError {
+    DaemonError::BadReply("output of a followed command where a reply was due".into())
+}
+
 /// A connection past the hello, driven from an async runtime (one request
 /// at a time, as [`Client`]; the same errors: [`DaemonError::Connection`]
 /// while the request is written, [`DaemonError::Lost`] after).
@@ -273,10 +337,7 @@ impl AsyncClient {
 
     /// Sends one request and reads its result as `T` (see
     /// [`Client::request`]).
-    pub async fn request<T: DeserializeOwned>(
-        &mut self,
-        request: &Request,
-    ) -> Result<T, DaemonError> {
+    pub async fn request<T: ReplyKind>(&mut self, request: &Request) -> Result<T, DaemonError> {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
         let mut line =
             serde_json::to_vec(request).map_err(|e| DaemonError::Connection(e.to_string()))?;
@@ -286,17 +347,18 @@ impl AsyncClient {
             .await
             .map_err(|e| DaemonError::Connection(e.to_string()))?;
         let mut reply = String::new();
-        let value = match self.reader.read_line(&mut reply).await {
+        let response = match self.reader.read_line(&mut reply).await {
             Ok(0) => Err(DaemonError::Lost(
                 "the daemon closed the connection (see its log)".into(),
             )),
             Ok(_) => match serde_json::from_str::<Reply>(&reply) {
                 Ok(Reply::Ok(v)) => Ok(v),
                 Ok(Reply::Error(f)) => Err(DaemonError::Refused(f)),
+                Ok(Reply::Piece(_) | Reply::Omitted(_)) => Err(not_followed()),
                 Err(e) => Err(DaemonError::Lost(format!("unreadable reply: {e}"))),
             },
             Err(e) => Err(DaemonError::Lost(e.to_string())),
         }?;
-        serde_json::from_value(value).map_err(|e| DaemonError::BadReply(e.to_string()))
+        expect(response)
     }
 }

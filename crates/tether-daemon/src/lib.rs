@@ -10,8 +10,11 @@
 //! user's terminal: those are the front-ends' jobs.
 //!
 //! In more detail:
-//! - [`protocol`]'s replies are typed (`Response`, `Status`,
-//!   `FailureKind`); `wire` makes them from the engine's values. [`lines`]
+//! - [`protocol`]'s replies are typed (`Response` tagged with its kind,
+//!   read as the kind a request gets through `ReplyKind`; `Status`,
+//!   `FailureKind`); `wire` makes them from the engine's values.
+//!   `follow.rs` streams a followed command's text (`follow`, `run` with
+//!   `follow`) as `piece` lines before its reply. [`lines`]
 //!   reads a line with a bound (`read_line`/`skip_line` over `fill_buf`);
 //!   `tether mcp` uses it too. A [`frame`] is at most 16 MiB, its payload
 //!   read as it comes.
@@ -36,12 +39,16 @@
 //!   once and registered for room only while the socket is full (a Unix
 //!   socket registered both ways wakes its thread each time the peer
 //!   reads).
+//! - [`conn`]: the one rule every blocking door sends by (resend only
+//!   what the daemon never read; keep a connection only after an answer).
 //! - [`client`]: its hello has a 10 s deadline, so a stopped or hung daemon
 //!   is reported, not waited for; the calls after it have none.
 
 mod attach;
 pub mod client;
+pub mod conn;
 mod error;
+mod follow;
 pub mod frame;
 pub mod lines;
 pub mod ops;
@@ -53,6 +60,7 @@ pub mod server;
 mod wire;
 
 pub use client::{AsyncClient, Client};
+pub use conn::Conn;
 pub use error::{DaemonError, SEND_ATTEMPTS, reusable};
 pub use paths::Paths;
 pub use server::{ServerOptions, serve};

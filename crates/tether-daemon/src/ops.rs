@@ -58,7 +58,7 @@ fn bad_request(message: impl Into<String>) -> Failure {
     failure(FailureKind::BadRequest, message)
 }
 
-fn engine(e: ShellError) -> Failure {
+pub(crate) fn engine(e: ShellError) -> Failure {
     let kind = match e {
         ShellError::UnknownSession(_) => FailureKind::UnknownSession,
         ShellError::Busy => FailureKind::Busy,
@@ -169,6 +169,11 @@ fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
     }
 }
 
+/// [`seconds`] of a value that may be absent.
+pub(crate) fn seconds_opt(name: &str, value: Option<f64>) -> Result<Option<Duration>, Failure> {
+    value.map(|v| seconds(name, v)).transpose()
+}
+
 /// The dialect `name` names, or why not.
 fn dialect(name: &str) -> Result<std::sync::Arc<dyn tether_shell::dialect::Dialect>, Failure> {
     tether_shell::dialect::by_name(name).ok_or_else(|| {
@@ -225,13 +230,28 @@ fn shell_word(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Carries out every request but `attach` and `stop` for namespace `ns`.
+/// Carries out every request but `attach`, `stop` and `follow` for
+/// namespace `ns`.
 pub async fn handle(
     registry: &Registry,
     base: &SessionOptions,
     hosts: Option<&HostProvider>,
     ns: &str,
     request: Request,
+) -> Result<Response, Failure> {
+    handle_following(registry, base, hosts, ns, request, None).await
+}
+
+/// [`handle`], and for a `run`, a follower of its command sent to
+/// `follow` (taken under the session's call lock just before the command
+/// is typed: no other command's output can reach it).
+pub async fn handle_following(
+    registry: &Registry,
+    base: &SessionOptions,
+    hosts: Option<&HostProvider>,
+    ns: &str,
+    request: Request,
+    follow: Option<tokio::sync::oneshot::Sender<tether_shell::Follower>>,
 ) -> Result<Response, Failure> {
     match request {
         Request::Run {
@@ -244,6 +264,7 @@ pub async fn handle(
             workdir,
             create,
             stdin,
+            follow: _,
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
@@ -340,6 +361,9 @@ pub async fn handle(
                         if cd.exit_code != Some(0) {
                             return Ok(cd);
                         }
+                    }
+                    if let Some(tx) = follow {
+                        let _ = tx.send(s.follow_next());
                     }
                     let r = s.run(&command, &opts).await;
                     crate::recover::record(s, &owner, &name);
@@ -451,23 +475,23 @@ pub async fn handle(
                 sessions: infos.into_iter().map(entry).collect(),
             }))
         }
-        Request::Attach { .. } | Request::Stop => {
-            Err(bad_request("attach and stop are handled by the connection"))
-        }
+        Request::Attach { .. } | Request::Stop | Request::Follow { .. } => Err(bad_request(
+            "attach, stop and follow are handled by the connection",
+        )),
     }
 }
 
 /// How long `signal` waits for the command to react before it answers.
 const SIGNAL_SETTLE: Duration = Duration::from_millis(500);
 
-type Existing = (
+pub(crate) type Existing = (
     Address,
     std::sync::Arc<tokio::sync::Mutex<tether_shell::Session>>,
     tether_shell::Control,
 );
 
 /// An existing session of `ns`, its call lock and its control handle.
-fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Failure> {
+pub(crate) fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Failure> {
     let address = resolve(ns, session)?;
     let s = registry
         .existing(&address.owner, &address.name)
@@ -481,7 +505,7 @@ fn existing(registry: &Registry, ns: &str, session: &str) -> Result<Existing, Fa
 /// A read that never queues: the session's output and status when no call
 /// holds it, else a look at the command in flight (its output stays with
 /// the call that waits for it).
-async fn read_now(
+pub(crate) async fn read_now(
     registry: &Registry,
     session: &str,
     (address, s, control): Existing,

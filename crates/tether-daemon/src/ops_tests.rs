@@ -77,6 +77,7 @@ fn run(session: &str, command: &str) -> Request {
         workdir: None,
         create: Create::default(),
         stdin: None,
+        follow: false,
     }
 }
 

@@ -3,9 +3,13 @@
 //!
 //! The client opens with a [`Hello`]; the daemon answers with a
 //! [`Welcome`] or an error (another protocol version, another user), then
-//! each request line gets one reply line, `{"ok": …}` or `{"error": …}`,
-//! in order. An `attach` request turns the connection into the binary
-//! frames of [`crate::frame`] after its reply.
+//! each request line gets one reply line, `{"ok": …}` (a [`Response`],
+//! tagged with its `kind`) or `{"error": …}` (a [`Failure`]), in order.
+//! A followed command (`follow`, `run` with `follow`) has `piece` lines
+//! ([`Piece`], [`Omitted`]) before its reply: its text as it comes, with
+//! offsets, so a follower cut off asks again from where it stopped. An
+//! `attach` request turns the connection into the binary frames of
+//! [`crate::frame`] after its reply.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,8 +17,10 @@ use serde::{Deserialize, Serialize};
 /// Bumped on any change a peer of another version would misread (2: the
 /// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
 /// with `truncated.note` saying why; 4: status `connection_lost`, with the
-/// result's `link`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
+/// before the reply; each `ok` reply tagged with its `kind`; `run`'s `host`
+/// a name with the route the caller resolved).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
@@ -62,7 +68,7 @@ pub struct Hello {
 }
 
 /// The daemon's answer to a [`Hello`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Welcome {
     /// The protocol version the daemon speaks.
     pub protocol: u32,
@@ -167,6 +173,33 @@ pub enum Request {
             skip_serializing_if = "Option::is_none"
         )]
         stdin: Option<Vec<u8>>,
+        /// Stream the command's output as it comes: [`Reply::Piece`] lines
+        /// (and [`Reply::Omitted`]) before the reply, whose `output` then
+        /// holds only the unfinished line (see [`Request::Follow`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        follow: bool,
+    },
+    /// Follow the command typed last in a session, from offset `from` of
+    /// its text: [`Reply::Piece`] lines as its output comes, then the
+    /// reply (a [`ShellResult`], as `read` returns it once the command
+    /// ends or waits for input; its `output` holds only the unfinished
+    /// line, a prompt, which no piece carries). A command kept running is
+    /// collected so, as by `read`. A follower cut off (its connection
+    /// lost) asks again from the offset after the last piece it got, and
+    /// gets every byte once.
+    Follow {
+        /// The session.
+        session: String,
+        /// The offset (in bytes of the command's text) to start from;
+        /// null: after the last piece a follower was sent (for a client
+        /// that does not know where it stopped).
+        #[serde(default)]
+        from: Option<u64>,
+        /// End as `read` with this wait instead (a command still running
+        /// then ends the follow with `running`): a look. Null: follow to
+        /// the command's end or its wait for input.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_s: Option<f64>,
     },
     /// Type input and keys, then wait.
     Send {
@@ -235,6 +268,43 @@ pub enum Request {
     Stop,
 }
 
+impl Request {
+    /// Its name on the wire (`op`); a `run` that follows its command is
+    /// `run+follow`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Run { follow: true, .. } => "run+follow",
+            Request::Run { .. } => "run",
+            Request::Follow { .. } => "follow",
+            Request::Send { .. } => "send",
+            Request::Read { .. } => "read",
+            Request::Signal { .. } => "signal",
+            Request::Screen { .. } => "screen",
+            Request::Reset { .. } => "reset",
+            Request::Close { .. } => "close",
+            Request::List { .. } => "list",
+            Request::Attach { .. } => "attach",
+            Request::Stop => "stop",
+        }
+    }
+
+    /// The session it names, if any.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Request::Run { session, .. }
+            | Request::Follow { session, .. }
+            | Request::Send { session, .. }
+            | Request::Read { session, .. }
+            | Request::Signal { session, .. }
+            | Request::Screen { session }
+            | Request::Reset { session }
+            | Request::Close { session }
+            | Request::Attach { session, .. } => Some(session),
+            Request::List { .. } | Request::Stop => None,
+        }
+    }
+}
+
 /// The stable kinds of a failed request.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -274,21 +344,78 @@ pub struct Failure {
 /// One reply line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // one per line, serialised at once
 pub enum Reply {
-    /// The result of the request (a [`Response`], a [`Welcome`], or an
-    /// acknowledgement of `attach` or `stop`).
-    Ok(serde_json::Value),
+    /// The result of the request, tagged with its kind.
+    Ok(Response),
     /// Why it failed.
     Error(Failure),
+    /// Output of a followed command (`follow`, `run` with `follow`); more
+    /// lines follow, up to an `ok` or `error` line.
+    Piece(Piece),
+    /// Output of a followed command that was no longer kept (the follower
+    /// fell more than 1 MiB behind); more lines follow.
+    Omitted(Omitted),
 }
 
-/// What a session request returns, by kind; on the wire each is its own
-/// object (no tag).
+/// Output of a followed command, as it came.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Piece {
+    /// The command followed (its number in the session: it changes when
+    /// another command is typed).
+    pub command: u64,
+    /// Where `text` starts in the command's text (bytes of UTF-8).
+    pub offset: u64,
+    /// Projected, redacted text.
+    pub text: String,
+    /// When the daemon took it from the shell, in milliseconds since the
+    /// command was typed.
+    pub at_ms: u64,
+}
+
+/// Text of a followed command that was no longer kept.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Omitted {
+    /// The command followed.
+    pub command: u64,
+    /// The first byte missed.
+    pub from: u64,
+    /// The first byte of the next piece.
+    pub to: u64,
+}
+
+impl From<tether_shell::Piece> for Reply {
+    fn from(p: tether_shell::Piece) -> Reply {
+        match p {
+            tether_shell::Piece::Text {
+                command,
+                offset,
+                text,
+                at_ms,
+            } => Reply::Piece(Piece {
+                command,
+                offset,
+                text,
+                at_ms,
+            }),
+            tether_shell::Piece::Omitted { command, from, to } => {
+                Reply::Omitted(Omitted { command, from, to })
+            }
+        }
+    }
+}
+
+/// What a request returns, by kind: on the wire its object with a `kind`
+/// field (`{"ok": {"kind": "shell", …}}`), so a client reads the kind its
+/// request gets ([`ReplyKind`]) and a reply of another kind is an error,
+/// never a guess.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)] // one per request, serialised at once: boxing the shell result buys nothing
 pub enum Response {
-    /// `run`, `send`, `read` and `signal`.
+    /// The hello's answer.
+    Welcome(Welcome),
+    /// `run`, `send`, `read`, `signal` and `follow`.
     Shell(ShellResult),
     /// `screen`.
     Screen(ScreenReply),
@@ -298,6 +425,66 @@ pub enum Response {
     Closed(CloseReply),
     /// `list`.
     List(ListReply),
+    /// `attach`, before the frames begin.
+    Attach(AttachReply),
+    /// `stop`.
+    Stopping(StopReply),
+}
+
+impl Response {
+    /// Its kind as on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Response::Welcome(_) => "welcome",
+            Response::Shell(_) => "shell",
+            Response::Screen(_) => "screen",
+            Response::Reset(_) => "reset",
+            Response::Closed(_) => "closed",
+            Response::List(_) => "list",
+            Response::Attach(_) => "attach",
+            Response::Stopping(_) => "stopping",
+        }
+    }
+}
+
+/// A reply's value by its kind: what [`crate::Client::request`] reads.
+pub trait ReplyKind: Sized {
+    /// The kind, as on the wire.
+    const KIND: &'static str;
+    /// The value when `r` is of this kind, else the kind `r` is.
+    fn from_response(r: Response) -> Result<Self, &'static str>;
+}
+
+macro_rules! reply_kind {
+    ($($ty:ty => $variant:ident, $kind:literal;)*) => {$(
+        impl ReplyKind for $ty {
+            const KIND: &'static str = $kind;
+            fn from_response(r: Response) -> Result<Self, &'static str> {
+                match r {
+                    Response::$variant(v) => Ok(v),
+                    other => Err(other.kind()),
+                }
+            }
+        }
+    )*};
+}
+
+reply_kind! {
+    Welcome => Welcome, "welcome";
+    ShellResult => Shell, "shell";
+    ScreenReply => Screen, "screen";
+    ResetReply => Reset, "reset";
+    CloseReply => Closed, "closed";
+    ListReply => List, "list";
+    AttachReply => Attach, "attach";
+    StopReply => Stopping, "stopping";
+}
+
+/// The reply to `stop`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct StopReply {
+    /// Always true: the daemon ends every session and exits.
+    pub stopping: bool,
 }
 
 /// The reply to `screen`.

@@ -21,7 +21,9 @@ use crate::error::DaemonError;
 use crate::lines::{self, LineRead};
 use crate::ops::{self, failure};
 use crate::paths::Paths;
-use crate::protocol::{FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, Welcome};
+use crate::protocol::{
+    FailureKind, Hello, PROTOCOL_VERSION, Reply, Request, Response, StopReply, Welcome,
+};
 use crate::quiet::{self, QuietReader, QuietWriter};
 
 /// How the daemon runs.
@@ -47,6 +49,9 @@ pub(crate) struct State {
     pub(crate) hosts: Option<ops::HostProvider>,
     pub(crate) attachments: Attachments,
     server: String,
+    /// `TETHER_DAEMON_TRACE` was set: each request's kind and session
+    /// (never its content) goes to the log, so tests can count requests.
+    trace: bool,
     uid: u32,
     clients: AtomicUsize,
     last_active: std::sync::Mutex<Instant>,
@@ -125,6 +130,7 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         hosts: opts.hosts.clone(),
         attachments: Attachments::default(),
         server: opts.server.clone(),
+        trace: std::env::var_os("TETHER_DAEMON_TRACE").is_some(),
         uid: nix::unistd::getuid().as_raw(),
         clients: AtomicUsize::new(0),
         last_active: std::sync::Mutex::new(Instant::now()),
@@ -327,17 +333,14 @@ async fn hello(
         server: state.server.clone(),
         pid: std::process::id(),
     };
-    write_line(
-        write,
-        &Reply::Ok(serde_json::to_value(welcome).unwrap_or_default()),
-    )
-    .await
-    .then_some(hello)
+    write_line(write, &Reply::Ok(Response::Welcome(welcome)))
+        .await
+        .then_some(hello)
 }
 
 /// Resolves when the client closes its end; never when it sends more
 /// (that waits, unread, for the next request).
-async fn client_gone(read: &mut BufReader<QuietReader>) {
+pub(crate) async fn client_gone(read: &mut BufReader<QuietReader>) {
     match read.fill_buf().await {
         Ok([]) | Err(_) => {}
         Ok(_) => std::future::pending().await,
@@ -380,6 +383,13 @@ async fn serve_requests(
                 continue;
             }
         };
+        if state.trace {
+            eprintln!(
+                "tether daemon: trace: {} {:?} in {ns:?}",
+                request.op(),
+                request.session().unwrap_or("")
+            );
+        }
         let reply = match request {
             Request::Attach {
                 session,
@@ -389,10 +399,32 @@ async fn serve_requests(
                 attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
                 return;
             }
+            Request::Follow {
+                session,
+                from,
+                wait_s,
+            } => {
+                let open =
+                    crate::follow::follow(state, ns, session, from, wait_s, &mut read, &mut write)
+                        .await;
+                state.touch();
+                if !open {
+                    return;
+                }
+                continue;
+            }
+            request @ Request::Run { follow: true, .. } => {
+                let open = crate::follow::run(state, ns, request, &mut read, &mut write).await;
+                state.touch();
+                if !open {
+                    return;
+                }
+                continue;
+            }
             Request::Stop => {
                 write_line(
                     &mut write,
-                    &Reply::Ok(serde_json::json!({"stopping": true})),
+                    &Reply::Ok(Response::Stopping(StopReply { stopping: true })),
                 )
                 .await;
                 state.stop.notify_one();
@@ -421,10 +453,7 @@ async fn serve_requests(
                                 s.attached = state.attachments.count(&s.address);
                             }
                         }
-                        match serde_json::to_value(response) {
-                            Ok(v) => Reply::Ok(v),
-                            Err(e) => Reply::Error(failure(FailureKind::Engine, e.to_string())),
-                        }
+                        Reply::Ok(response)
                     }
                     Err(f) => Reply::Error(f),
                 }

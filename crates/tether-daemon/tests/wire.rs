@@ -50,25 +50,40 @@ fn enums_keep_their_wire_strings() {
     );
 }
 
-/// A typed response is the bare object of its kind, as before.
+/// A response is its object tagged with its kind, and a client reads only
+/// the kind its request gets: another kind is an error, not a guess.
 #[test]
-fn responses_are_untagged_objects() {
+fn responses_are_tagged_with_their_kind() {
+    use tether_daemon::protocol::{Reply, ReplyKind};
     let r = Response::Closed(CloseReply {
         session: "a".into(),
         closed: true,
     });
     assert_eq!(
         serde_json::to_value(&r).unwrap(),
-        json!({"session": "a", "closed": true})
+        json!({"kind": "closed", "session": "a", "closed": true})
     );
     let r = Response::Screen(ScreenReply {
         session: "a".into(),
         screen: "$ ".into(),
     });
+    let line = serde_json::to_string(&Reply::Ok(r.clone())).unwrap();
     assert_eq!(
-        serde_json::to_value(&r).unwrap(),
-        json!({"session": "a", "screen": "$ "})
+        serde_json::from_str::<serde_json::Value>(&line).unwrap(),
+        json!({"ok": {"kind": "screen", "session": "a", "screen": "$ "}})
     );
+    let Reply::Ok(back) = serde_json::from_str::<Reply>(&line).unwrap() else {
+        panic!("{line}");
+    };
+    assert_eq!(back, r);
+    assert_eq!(
+        ScreenReply::from_response(back.clone()).unwrap().screen,
+        "$ "
+    );
+    // A screen where a close was due is refused, whatever its fields.
+    assert_eq!(CloseReply::from_response(back).unwrap_err(), "screen");
+    // An object without its kind is not read as any.
+    assert!(serde_json::from_value::<Response>(json!({"session": "a", "closed": true})).is_err());
 }
 
 /// A failure carries how a remote host failed, typed; a failure that is
@@ -94,4 +109,41 @@ fn a_host_failure_is_typed_on_the_wire_and_optional() {
     assert!(v.get("host").is_none(), "{v}");
     let old = json!({"kind": "engine", "message": "m"});
     assert_eq!(serde_json::from_value::<Failure>(old).unwrap().host, None);
+}
+
+/// A followed command's output is `piece` (and `omitted`) lines before
+/// the reply; a follow request names its offset.
+#[test]
+fn pieces_and_follow_on_the_wire() {
+    use tether_daemon::protocol::{Omitted, Piece, Reply, Request};
+    let piece = Reply::Piece(Piece {
+        command: 3,
+        offset: 12,
+        text: "line\n".into(),
+        at_ms: 250,
+    });
+    assert_eq!(
+        serde_json::to_value(&piece).unwrap(),
+        json!({"piece": {"command": 3, "offset": 12, "text": "line\n", "at_ms": 250}})
+    );
+    let gap = Reply::Omitted(Omitted {
+        command: 3,
+        from: 0,
+        to: 12,
+    });
+    assert_eq!(
+        serde_json::to_value(&gap).unwrap(),
+        json!({"omitted": {"command": 3, "from": 0, "to": 12}})
+    );
+    let follow: Request =
+        serde_json::from_value(json!({"op": "follow", "session": "s", "from": 12})).unwrap();
+    assert!(matches!(follow, Request::Follow { from: Some(12), .. }));
+    assert_eq!(follow.op(), "follow");
+    // A run without the flag reads as it always did, and is written without it.
+    let run: Request = serde_json::from_value(json!({
+        "op": "run", "session": "s", "command": "true", "timeout_s": 1.0, "output_limit": 10
+    }))
+    .unwrap();
+    assert!(matches!(run, Request::Run { follow: false, .. }));
+    assert!(serde_json::to_value(&run).unwrap().get("follow").is_none());
 }

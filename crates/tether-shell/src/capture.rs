@@ -48,6 +48,8 @@ pub struct Capture {
     scratch: String,
     raw_scratch: Vec<u8>,
     shown_partial: String,
+    /// Where followers read the text as it comes.
+    tap: Option<crate::follow::Tap>,
 }
 
 /// Where the whole output goes: memory until it outgrows the clip, then
@@ -85,7 +87,14 @@ impl Capture {
             scratch: String::new(),
             raw_scratch: Vec::new(),
             shown_partial: String::new(),
+            tap: None,
         }
+    }
+
+    /// Also writes the text it accepts to `tap`, for followers.
+    pub(crate) fn with_tap(mut self, tap: crate::follow::Tap) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Adds raw output bytes of the command.
@@ -121,6 +130,9 @@ impl Capture {
             return;
         }
         self.chars += s.chars().count() as u64;
+        if let Some(t) = &self.tap {
+            t.push(s);
+        }
         self.clip.push(s);
     }
 
@@ -277,6 +289,9 @@ impl Capture {
             pending = redact_once(late, &pending);
         }
         output.push_str(&pending);
+        if let Some(t) = &self.tap {
+            t.partial(&pending);
+        }
         // An unfinished line (a prompt) returned last time is not repeated
         // when it is finished or extended.
         if let Some(rest) = output.strip_prefix(self.shown_partial.as_str()) {

@@ -33,6 +33,7 @@ pub enum Pending {
 pub struct Control {
     pub(crate) pending: Arc<watch::Sender<Option<Pending>>>,
     pub(crate) live: LiveWatch,
+    pub(crate) follow: Arc<crate::follow::FollowBook>,
 }
 
 /// Most raw output a look at a command in flight projects.
@@ -57,6 +58,13 @@ impl Control {
     pub fn signal(&self, signal: Signal) -> Result<i32, ShellError> {
         let live = self.live.borrow().clone();
         live.signal(signal)
+    }
+
+    /// Follows the command typed last (or the next one, when none was),
+    /// from offset `from` of its text, or (`None`) after what a follower
+    /// last handed on (see [`crate::follow`]).
+    pub fn follow(&self, from: Option<u64>) -> crate::follow::Follower {
+        self.follow.follow(from)
     }
 
     /// A look at the command in flight, without taking its output from the

@@ -75,6 +75,8 @@
 //! - [`Registry`] keeps sessions by (owner, name), and the *lost* ones a
 //!   killed daemon left; [`Control`] signals, peeks, resets and closes
 //!   without the call lock; [`Live`] is what a person attached watches.
+//! - [`follow`]: the command in flight's text as it comes, with offsets,
+//!   for followers ([`Control::follow`], [`Session::follow_next`]).
 //! - [`private`]: directories and files trusted only when proven (0700,
 //!   ours, no symlink on the way), never repaired.
 //! - [`keys`] is the one list of named keys, [`defaults`] the one list of
@@ -91,6 +93,7 @@ pub mod dialect;
 mod emulator;
 mod error;
 pub mod exports;
+pub mod follow;
 mod holders;
 pub mod keys;
 mod launch;
@@ -113,6 +116,7 @@ mod tree;
 
 pub use control::{Control, Pending};
 pub use error::{NotWaiting, ShellError};
+pub use follow::{FollowBook, Follower, Piece};
 pub use live::{Live, LiveWatch, Watcher};
 pub use options::{DEFAULT_OUTPUT_LIMIT, OnTimeout, Resume, RunOptions, SessionOptions};
 pub use registry::{LostSession, Registry, SessionInfo};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
+use tether_daemon::protocol::ReplyKind;
 use tether_daemon::protocol::{
     CloseReply, Create, ListReply, MAX_STDIN, OnTimeout, Request, ResetReply, ScreenReply,
     SessionState, ShellResult,
@@ -18,9 +18,9 @@ use crate::cli::{LsArgs, ReadArgs, RunArgs, SendArgs, SessionArg, SignalArgs};
 use crate::daemon_cmd;
 use crate::result_out::{self, shown};
 
-fn call<T: DeserializeOwned>(request: &Request) -> Result<T> {
-    let mut client = daemon_cmd::connect()?;
-    Ok(client.request(request)?)
+fn call<T: ReplyKind>(request: &Request) -> Result<T> {
+    let mut conn = tether_daemon::Conn::new(Box::new(daemon_cmd::connect));
+    Ok(conn.request(request)?)
 }
 
 fn print_result(request: &Request, json: bool) -> Result<i32> {
@@ -157,6 +157,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             env: Some(std::env::vars().collect()),
         },
         stdin,
+        follow: false,
     };
     let r = crate::run_interrupt::call(&session, &request)?;
     result_out::print(&r, args.json)
@@ -243,11 +244,7 @@ pub fn close(args: SessionArg) -> Result<i32> {
 
 /// A request whose answer is only an acknowledgement: printed as JSON, or
 /// as a note on stderr.
-fn acknowledged<T: DeserializeOwned + Serialize>(
-    request: Request,
-    json: bool,
-    note: &str,
-) -> Result<i32> {
+fn acknowledged<T: ReplyKind + Serialize>(request: Request, json: bool, note: &str) -> Result<i32> {
     let v: T = call(&request)?;
     if json {
         print_json(&v)?;

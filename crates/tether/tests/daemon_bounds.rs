@@ -58,7 +58,7 @@ fn reply(r: &mut BufReader<UnixStream>) -> Reply {
 fn error_message(reply: Reply) -> String {
     match reply {
         Reply::Error(f) => f.message,
-        Reply::Ok(v) => panic!("expected an error, got {v}"),
+        other => panic!("expected an error, got {other:?}"),
     }
 }
 

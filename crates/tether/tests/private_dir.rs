@@ -254,7 +254,7 @@ while True:
         out.write(hello)
         out.flush()
         version = json.loads(hello or b"{}").get("protocol", 0)
-        f.write(b'{"ok":{"protocol":%d,"server":"tether","pid":1}}\n' % version)
+        f.write(b'{"ok":{"kind":"welcome","protocol":%d,"server":"tether","pid":1}}\n' % version)
         f.flush()
         out.write(f.readline())
     f.close()

@@ -86,7 +86,8 @@ impl Session {
             self.redactor.fresh(),
             spill,
             std::sync::Arc::clone(&self.spills),
-        );
+        )
+        .with_tap(self.follow.begin());
         let rename = self
             .opts
             .dialect

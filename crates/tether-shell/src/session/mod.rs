@@ -65,6 +65,8 @@ pub struct Session {
     live: tokio::sync::watch::Sender<crate::live::Live>,
     /// A reset or close requested without the call lock.
     pending: Arc<tokio::sync::watch::Sender<Option<crate::control::Pending>>>,
+    /// The command in flight's text for followers (kept across restarts).
+    follow: Arc<crate::follow::FollowBook>,
     /// Set when the link to the host failed under a call: the next `run`
     /// starts a fresh shell (over a fresh connection).
     link_lost: Option<crate::result::LinkLoss>,
@@ -153,7 +155,15 @@ impl Session {
         crate::control::Control {
             pending: Arc::clone(&self.pending),
             live: self.live.subscribe(),
+            follow: Arc::clone(&self.follow),
         }
+    }
+
+    /// Follows the next command this session types (see
+    /// [`crate::follow`]): taken under the call lock before `run`, it
+    /// follows that run's command.
+    pub fn follow_next(&self) -> crate::follow::Follower {
+        self.follow.follow_next()
     }
 
     /// Keeps the spill files (`out-*.txt`) when the session ends, for a

@@ -95,6 +95,7 @@ impl Session {
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
+            follow: crate::follow::FollowBook::new(),
             probes: Default::default(),
             host_holders: Vec::new(),
             link_lost: None,

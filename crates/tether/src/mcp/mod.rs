@@ -21,7 +21,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
+use tether_daemon::protocol::ReplyKind;
 use tether_daemon::protocol::{
     CloseReply, Create, ListReply, Request, ResetReply, ScreenReply, ShellResult,
 };
@@ -87,10 +87,7 @@ impl Link {
     /// idle), takes a new lease and connection and sends it there; once
     /// written, it is never sent again (it may have run): a connection
     /// lost then is the caller's error.
-    async fn call<T: DeserializeOwned>(
-        self: &Arc<Self>,
-        request: &Request,
-    ) -> Result<T, DaemonError> {
+    async fn call<T: ReplyKind>(self: &Arc<Self>, request: &Request) -> Result<T, DaemonError> {
         let mut attempts = 0;
         let (client, result) = loop {
             attempts += 1;
@@ -159,7 +156,7 @@ fn structured(value: &impl Serialize, text: String) -> CallToolResult {
 impl TetherMcp {
     /// Sends `request` to the daemon and reads its reply as `T`; its
     /// failures become tool errors.
-    async fn call<T: DeserializeOwned + Send + 'static>(
+    async fn call<T: ReplyKind + Send + 'static>(
         &self,
         request: Request,
     ) -> Result<T, CallToolResult> {
@@ -261,6 +258,7 @@ impl TetherMcp {
                 env: Some(self.link.env.clone()),
             },
             stdin: None,
+            follow: false,
         };
         Ok(self.cancellable(session, request, ctx).await)
     }

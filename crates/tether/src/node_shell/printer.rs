@@ -43,8 +43,9 @@ impl Printer {
         }
     }
 
-    /// Output of node `i`.
-    pub fn output(&mut self, i: usize, text: &str) {
+    /// Output of node `i`; `at`: when it came, since its command was typed
+    /// (the lines it finishes are stamped so; else with the time now).
+    pub fn output(&mut self, i: usize, text: &str, at: Option<std::time::Duration>) {
         if self.gather {
             self.whole[i].push_str(text);
             return;
@@ -54,9 +55,10 @@ impl Printer {
             return;
         };
         let lines: String = self.partial[i].drain(..=cut).collect();
+        let prefix = self.prefix(i, at);
         let mut out = std::io::stdout().lock();
         for line in lines.lines() {
-            let _ = writeln!(out, "{}{line}", self.prefix(i));
+            let _ = writeln!(out, "{prefix}{line}");
         }
         let _ = out.flush();
     }
@@ -75,7 +77,7 @@ impl Printer {
         }
         let rest = std::mem::take(&mut self.partial[i]);
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}{rest}", self.prefix(i));
+        let _ = writeln!(out, "{}{rest}", self.prefix(i, None));
         let _ = out.flush();
     }
 
@@ -115,11 +117,12 @@ impl Printer {
         }
     }
 
-    fn prefix(&self, i: usize) -> String {
+    fn prefix(&self, i: usize, at: Option<std::time::Duration>) -> String {
         let name = &self.names[i];
         let time = self
             .since
-            .map(|t| format!("[+{:.2}s] ", t.elapsed().as_secs_f64()))
+            .map(|t| at.unwrap_or_else(|| t.elapsed()))
+            .map(|at| format!("[+{:.2}s] ", at.as_secs_f64()))
             .unwrap_or_default();
         if self.color {
             let c = PALETTE[i % PALETTE.len()];

@@ -9,13 +9,11 @@
 //! the prompt.
 //!
 //! Every job has an id, carried by its events, and `Pool::wait` takes
-//! only the events of the jobs it waits for. A job left running is not
-//! asked again: its worker pauses (it asks the daemon nothing while nobody
-//! waits, so the output stays in the daemon, which bounds it), and the
-//! node's next line waits for that same job. A second reader of one
-//! command would print its output again (a look while another call holds
-//! the session returns all of it so far), and the old job's end would
-//! end the new line's part early.
+//! only the events of the jobs it waits for. A job left running has its
+//! connection cut (the output stays in the daemon, which bounds it), and
+//! the node's next line waits for that same job, which follows the
+//! command again from the offset where it was cut: pieces it read before
+//! the cut are kept for that line, in order.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,7 +23,7 @@ use tether_cluster::multi::Outcome;
 use tether_daemon::protocol::{ShellResult, Status};
 
 use super::printer::Printer;
-use super::worker::{Job, Watch, interrupt, serve};
+use super::worker::{Job, Kept, Watch, interrupt, serve};
 use tether_daemon::protocol::HostRoute;
 /// One node's part of one line (or the collection of a command left
 /// running there), unique in the session.
@@ -33,11 +31,13 @@ pub type JobId = u64;
 
 /// What the node threads (and Ctrl-C) tell the printing thread.
 pub enum Event {
-    /// Output of node `node`'s job `job`.
+    /// Output of node `node`'s job `job`; `at`: when the daemon took it,
+    /// since the command was typed (`None`: not output as it came).
     Output {
         node: usize,
         job: JobId,
         text: String,
+        at: Option<std::time::Duration>,
     },
     /// Something node `node`'s job `job` tells the person (not output).
     Notice {
@@ -225,9 +225,9 @@ impl Pool {
         let spawned = std::thread::Builder::new()
             .name(format!("node-{i}"))
             .spawn(move || {
-                let mut conn = None;
+                let mut kept = Kept::new(namespace);
                 for job in queue {
-                    serve(&namespace, &mut conn, job);
+                    serve(&mut kept, job);
                 }
             });
         match spawned {
@@ -285,7 +285,9 @@ impl Pool {
                 },
             };
             match (self.fate(&ev, targets), ev) {
-                (Fate::Take, Event::Output { node, text, .. }) => printer.output(node, &text),
+                (Fate::Take, Event::Output { node, text, at, .. }) => {
+                    printer.output(node, &text, at)
+                }
                 (Fate::Take, Event::Notice { node, text, .. }) => printer.notice(node, &text),
                 (Fate::Take, Event::Done { node, ended, .. }) => {
                     printer.done(node);

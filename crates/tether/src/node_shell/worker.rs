@@ -1,56 +1,35 @@
-//! A node's worker: the daemon calls of one job (run, then read every
-//! [`STEP`] while it runs; a look; a reply typed only if the node still
-//! waits), on the connection the worker keeps from job to job, its events
-//! sent to the printing thread; and a job's pause while nobody waits for it.
+//! A node's worker: the daemon calls of one job, on the connection the
+//! worker keeps from job to job, its events sent to the printing thread.
+//! A line is one `run` that follows its command: its output comes as the
+//! node writes it, each piece stamped with when the daemon took it, and
+//! its end after; no polling. A look, a collection and an answer follow
+//! the command from the offset after the last piece this worker got, so
+//! nothing is shown twice. A job left running (a second Ctrl-C) has its
+//! connection cut: the command runs on in the daemon, which bounds what it
+//! keeps, and the node's next line follows it again from that offset.
 
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use tether_daemon::client::Streamed;
 use tether_daemon::protocol::{
     Create, FailureKind, HostRoute, OnTimeout, Request, ShellResult, Status,
 };
-use tether_daemon::{Client, DaemonError, Paths};
+use tether_daemon::{Client, Conn, DaemonError, Paths};
 
 use super::runner::{Ask, Ended, Event, JobId};
 use crate::daemon_cmd;
 
-/// How long a call waits before it returns what was printed so far.
-pub const STEP: Duration = Duration::from_millis(500);
-/// Most characters of output one call returns.
+/// Most characters of output a result keeps (its spill file beyond).
 const OUTPUT_LIMIT: usize = 4 << 20;
 
 /// A connection in the multi-node session's namespace.
 pub fn connect(namespace: &str) -> Result<Client, DaemonError> {
     let hello = tether_daemon::client::hello(&daemon_cmd::me(), Some(namespace.to_owned()), false);
     Client::connect_or_start(&Paths::from_env(), &hello, &daemon_cmd::launch)
-}
-
-/// Sends `request` on the worker's kept connection `conn`, or on a new one
-/// (kept for the next request while it works). A request the daemon never
-/// read (it stopped, or another one runs now) goes on a new connection,
-/// which starts a daemon if needed.
-fn call(
-    namespace: &str,
-    conn: &mut Option<Client>,
-    request: &Request,
-) -> Result<ShellResult, DaemonError> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let client = match conn {
-            Some(c) => c,
-            None => conn.insert(connect(namespace)?),
-        };
-        let r = client.request(request);
-        if !tether_daemon::reusable(&r) {
-            *conn = None;
-        }
-        match r {
-            Err(e) if e.unsent() && attempts < tether_daemon::SEND_ATTEMPTS => {}
-            other => return other,
-        }
-    }
 }
 
 /// How a failed call ended: the node failed (could not be reached, or
@@ -66,25 +45,60 @@ fn failed(e: DaemonError) -> Ended {
 }
 
 /// Whether somebody waits for a job's events. While nobody does (it was
-/// left running), its worker asks the daemon nothing.
+/// left running), its connection is cut and its worker asks nothing.
 #[derive(Default)]
 pub struct Watch {
-    on: Mutex<bool>,
+    state: Mutex<WatchState>,
     turned: Condvar,
 }
 
+#[derive(Default)]
+struct WatchState {
+    on: bool,
+    /// The connection the job follows on now, cut when it is left.
+    conn: Option<UnixStream>,
+}
+
 impl Watch {
+    fn state(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn set(&self, on: bool) {
-        *self.on.lock().unwrap_or_else(|p| p.into_inner()) = on;
+        let mut st = self.state();
+        st.on = on;
+        if !on && let Some(c) = st.conn.take() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        drop(st);
         self.turned.notify_all();
     }
 
     /// Returns once somebody waits.
     fn until_on(&self) {
-        let mut on = self.on.lock().unwrap_or_else(|p| p.into_inner());
-        while !*on {
-            on = self.turned.wait(on).unwrap_or_else(|p| p.into_inner());
+        let mut st = self.state();
+        while !st.on {
+            st = self.turned.wait(st).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// Keeps `conn` to cut when the job is left; cuts it at once when it
+    /// was left meanwhile.
+    fn hold(&self, conn: UnixStream) {
+        let mut st = self.state();
+        if st.on {
+            st.conn = Some(conn);
+        } else {
+            let _ = conn.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// The connection's call is over: nothing to cut. True when the job
+    /// was left meanwhile.
+    fn release(&self) -> bool {
+        let mut st = self.state();
+        st.conn = None;
+        !st.on
     }
 }
 
@@ -106,131 +120,225 @@ pub struct Job {
     pub watch: Arc<Watch>,
 }
 
-/// Runs one job on the worker's connection `conn`.
-pub fn serve(namespace: &str, conn: &mut Option<Client>, job: Job) {
-    let Job {
-        i,
-        id,
-        name,
-        host,
-        ask,
-        tx,
-        watch,
-    } = job;
-    let mut once = matches!(ask, Ask::Look);
-    let first = match ask {
-        Ask::Run(command) => Request::Run {
-            session: name.clone(),
-            command,
-            host: Some(match host {
-                Ok(h) => h,
-                Err(why) => {
-                    let ended = Ended::Unreachable(why);
-                    let _ = tx.send(Event::Done {
-                        node: i,
-                        job: id,
-                        ended,
+/// What a worker keeps from job to job: its connection, and where its
+/// node's last command's text was followed to (the command's number, the
+/// offset after the last piece).
+pub struct Kept {
+    conn: Conn,
+    followed: Option<(u64, u64)>,
+    /// The unfinished line (a prompt) shown at the last job's end: not
+    /// shown again when the line is finished.
+    partial: String,
+}
+
+impl Kept {
+    /// Nothing yet, for a node of the session's `namespace`.
+    pub fn new(namespace: String) -> Kept {
+        Kept {
+            conn: Conn::new(Box::new(move || connect(&namespace))),
+            followed: None,
+            partial: String::new(),
+        }
+    }
+
+    /// The offset to follow the node's command from: after what this
+    /// worker got of it; `None` (it got nothing of it: a client that came
+    /// back) after what the daemon last sent of it.
+    fn from(&self) -> Option<u64> {
+        self.followed.map(|(_, at)| at)
+    }
+}
+
+/// How one followed call ended.
+enum Call {
+    /// The daemon's end.
+    Result(Box<ShellResult>),
+    /// The job was left (its connection cut): follow again later.
+    Left,
+    Failed(DaemonError),
+}
+
+/// Sends `request` on the kept connection by the one rule
+/// ([`tether_daemon::Conn`]) and follows it, each piece an event of the
+/// job.
+fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
+    let (followed, partial) = (&mut kept.followed, &mut kept.partial);
+    let mut left = false;
+    let r = kept.conn.with(|client| {
+        if let Ok(cut) = client.cutter() {
+            job.watch.hold(cut);
+        }
+        let r = client.follow(request, &mut |s| {
+            let (command, mut text, at, next) = match s {
+                Streamed::Piece(p) => {
+                    let next = p.offset + p.text.len() as u64;
+                    let at = Some(Duration::from_millis(p.at_ms));
+                    (p.command, p.text, at, next)
+                }
+                Streamed::Omitted(o) => {
+                    *followed = Some((o.command, o.to));
+                    let _ = job.tx.send(Event::Notice {
+                        node: job.i,
+                        job: job.id,
+                        text: format!(
+                            "{} bytes of its output are not shown: the daemon no longer keeps them",
+                            o.to - o.from
+                        ),
                     });
                     return;
                 }
-            }),
-            timeout_s: STEP.as_secs_f64(),
-            on_timeout: OnTimeout::Keep,
-            output_limit: OUTPUT_LIMIT,
-            workdir: None,
-            create: Create::default(),
-            stdin: None,
-        },
-        Ask::Collect | Ask::Look => Request::Read {
-            session: name.clone(),
-            wait_s: 0.0,
-        },
-        Ask::Answer(text) => Request::Send {
-            session: name.clone(),
-            input: Some(format!("{text}\n")),
-            keys: Vec::new(),
-            wait_s: STEP.as_secs_f64(),
-            only_if_waiting: true,
-        },
-    };
-
-    // An answer that changed nothing yet (the program has not read it
-    // when the daemon looked) gets one more look before the node is
-    // called waiting again.
-    let mut answered = matches!(first, Request::Send { .. });
-    let mut request = first;
-    loop {
-        let mut r = match call(namespace, conn, &request) {
-            Ok(r) => r,
-            // Nothing was typed (the program no longer waits, or its command
-            // ended): said, and the command looked at once (its end, if it
-            // came; else the next line there follows it).
-            Err(DaemonError::Refused(f)) if f.kind == FailureKind::NotWaiting => {
-                if tx
-                    .send(Event::Notice {
-                        node: i,
-                        job: id,
-                        text: f.message,
-                    })
-                    .is_err()
-                {
-                    return;
+            };
+            *followed = Some((command, next));
+            if !partial.is_empty() {
+                if let Some(rest) = text.strip_prefix(partial.as_str()) {
+                    text = rest.to_owned();
                 }
-                answered = false;
-                once = true;
-                request = Request::Read {
-                    session: name.clone(),
-                    wait_s: 0.0,
-                };
+                partial.clear();
+            }
+            if text.is_empty() {
+                return;
+            }
+            let _ = job.tx.send(Event::Output {
+                node: job.i,
+                job: job.id,
+                text,
+                at,
+            });
+        });
+        left = job.watch.release();
+        match r {
+            // Cut because the job was left: not sent again now; followed
+            // again once the node's next line waits for it.
+            Err(e) if left => Err(DaemonError::Lost(e.to_string())),
+            r => r,
+        }
+    });
+    match r {
+        Ok(r) => Call::Result(Box::new(r)),
+        Err(_) if left => Call::Left,
+        Err(e) => Call::Failed(e),
+    }
+}
+
+impl Job {
+    fn send(&self, event: Event) -> bool {
+        self.tx.send(event).is_ok()
+    }
+
+    fn done(&self, ended: Ended) {
+        let _ = self.send(Event::Done {
+            node: self.i,
+            job: self.id,
+            ended,
+        });
+    }
+}
+
+/// Runs one job on the worker's connection.
+pub fn serve(kept: &mut Kept, job: Job) {
+    let follow_from = |kept: &Kept, wait_s: Option<f64>| Request::Follow {
+        session: job.name.clone(),
+        from: kept.from(),
+        wait_s,
+    };
+    let mut request = match &job.ask {
+        Ask::Run(command) => {
+            kept.followed = None;
+            kept.partial.clear();
+            let host = match &job.host {
+                Ok(h) => h.clone(),
+                Err(why) => return job.done(Ended::Unreachable(why.clone())),
+            };
+            Request::Run {
+                session: job.name.clone(),
+                command: command.clone(),
+                host: Some(host),
+                timeout_s: tether_daemon::ops::MAX_SECONDS,
+                on_timeout: OnTimeout::Keep,
+                output_limit: OUTPUT_LIMIT,
+                workdir: None,
+                create: Create::default(),
+                stdin: None,
+                follow: true,
+            }
+        }
+        Ask::Collect => follow_from(kept, None),
+        Ask::Look => follow_from(kept, Some(0.0)),
+        Ask::Answer(text) => {
+            let send = Request::Send {
+                session: job.name.clone(),
+                input: Some(format!("{text}\n")),
+                keys: Vec::new(),
+                wait_s: 0.0,
+                only_if_waiting: true,
+            };
+            match kept.conn.request::<ShellResult>(&send) {
+                Ok(_) => follow_from(kept, None),
+                // Nothing was typed (the program no longer waits, or its
+                // command ended): said, and the command looked at once (its
+                // end, if it came; else the next line there follows it).
+                Err(DaemonError::Refused(f)) if f.kind == FailureKind::NotWaiting => {
+                    if !job.send(Event::Notice {
+                        node: job.i,
+                        job: job.id,
+                        text: f.message,
+                    }) {
+                        return;
+                    }
+                    follow_from(kept, Some(0.0))
+                }
+                Err(e) => return job.done(failed(e)),
+            }
+        }
+    };
+    loop {
+        job.watch.until_on();
+        let mut r = match follow(kept, &job, &request) {
+            Call::Result(r) => r,
+            // Left running: followed again from where it was cut, once the
+            // node's next line waits for it.
+            Call::Left => {
+                request = follow_from(kept, None);
                 continue;
             }
-            Err(e) => {
+            Call::Failed(e) => {
                 // A command followed (not a line sent) whose session cannot
                 // be read any more: its end is unknown, whatever the reason.
                 let ended = match (&request, e) {
-                    (Request::Read { .. }, DaemonError::Refused(f)) => {
+                    (Request::Follow { .. }, DaemonError::Refused(f)) => {
                         Ended::Lost(format!("its end is unknown: {}", f.message))
                     }
                     (_, e) => failed(e),
                 };
-                let _ = tx.send(Event::Done {
-                    node: i,
-                    job: id,
-                    ended,
-                });
-                return;
+                return job.done(ended);
             }
         };
-        // (Only the printer needs the output.)
-        let output = std::mem::take(&mut r.output);
-        let again = std::mem::take(&mut answered)
-            && r.status == Status::WaitingForInput
-            && output.is_empty();
-        if !output.is_empty()
-            && tx
-                .send(Event::Output {
-                    node: i,
-                    job: id,
-                    text: output,
-                })
-                .is_err()
+        let look = matches!(
+            request,
+            Request::Follow {
+                wait_s: Some(_),
+                ..
+            }
+        );
+        // Kept past the run's hour: followed on.
+        if r.status == Status::Running && !look {
+            request = follow_from(kept, None);
+            continue;
+        }
+        // The unfinished line (a prompt): shown, not counted.
+        let partial = std::mem::take(&mut r.output);
+        kept.partial.clone_from(&partial);
+        if !partial.is_empty()
+            && !job.send(Event::Output {
+                node: job.i,
+                job: job.id,
+                text: partial,
+                at: None,
+            })
         {
             return;
         }
-        if (r.status != Status::Running && !again) || once {
-            let _ = tx.send(Event::Done {
-                node: i,
-                job: id,
-                ended: Ended::Result(Box::new(r)),
-            });
-            return;
-        }
-        // Left running: the next look waits for the line that collects it.
-        watch.until_on();
-        request = Request::Read {
-            session: name.clone(),
-            wait_s: STEP.as_secs_f64(),
-        };
+        return job.done(Ended::Result(r));
     }
 }
 

@@ -1,0 +1,171 @@
+//! The daemon's side of a followed command (`follow`, and `run` with
+//! `follow`): the command's text as pieces while the call runs, then the
+//! rest, then the call's reply, on the one connection.
+//!
+//! A `run` gets its follower from inside the call, under the session's call
+//! lock just before its command is typed (`ops::handle_following`), so it
+//! follows that command and no other. A `follow` follows the command typed
+//! last, from the offset asked, and ends as `read` does (the command's
+//! end, or its wait for input), waiting for the call lock while it streams:
+//! a command kept running (its client gone) is collected so. A client that
+//! goes away drops the call where it waits, as for every request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_shell::Follower;
+use tokio::io::BufReader;
+use tokio::sync::oneshot;
+
+use crate::ops;
+use crate::protocol::{Failure, Reply, Request, Response};
+use crate::quiet::{QuietReader, QuietWriter};
+use crate::server::{State, client_gone, write_line};
+use crate::wire::shell_result;
+
+/// Serves a `run` with `follow`; false when the connection is done.
+pub(crate) async fn run(
+    state: &Arc<State>,
+    ns: &str,
+    request: Request,
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
+) -> bool {
+    let (tx, rx) = oneshot::channel();
+    let call = ops::handle_following(
+        &state.registry,
+        &state.base,
+        state.hosts.as_ref(),
+        ns,
+        request,
+        Some(tx),
+    );
+    stream(read, write, Source::Coming(rx), call).await
+}
+
+/// Serves a `follow`; false when the connection is done.
+pub(crate) async fn follow(
+    state: &Arc<State>,
+    ns: &str,
+    session: String,
+    from: Option<u64>,
+    wait_s: Option<f64>,
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
+) -> bool {
+    let found = ops::seconds_opt("wait_s", wait_s)
+        .and_then(|wait| Ok((wait, ops::existing(&state.registry, ns, &session)?)));
+    let (wait, found) = match found {
+        Ok(f) => f,
+        Err(f) => return write_line(write, &Reply::Error(f)).await,
+    };
+    let follower = found.2.follow(from);
+    match wait {
+        Some(wait) => {
+            let call = ops::read_now(&state.registry, &session, found, wait);
+            stream(read, write, Source::Now(follower), call).await
+        }
+        None => {
+            let call = collect(session, found);
+            stream(read, write, Source::Now(follower), call).await
+        }
+    }
+}
+
+/// Where the pieces come from.
+enum Source {
+    /// A follower made inside the call (none: the call typed nothing).
+    Coming(oneshot::Receiver<Follower>),
+    Now(Follower),
+    None,
+}
+
+impl Source {
+    fn follower(&mut self) -> Option<&mut Follower> {
+        match self {
+            Source::Now(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// What came first while the call runs.
+enum Step {
+    Coming(Option<Follower>),
+    Piece(tether_shell::Piece),
+}
+
+/// Writes the pieces of `source` while `call` runs, the rest once it has
+/// returned (its command's text is whole then), then its reply.
+async fn stream(
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
+    mut source: Source,
+    call: impl Future<Output = Result<Response, Failure>>,
+) -> bool {
+    tokio::pin!(call);
+    let result = loop {
+        let step = async {
+            match &mut source {
+                Source::Coming(rx) => Step::Coming(rx.await.ok()),
+                Source::Now(f) => Step::Piece(f.next().await),
+                Source::None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = &mut call => break r,
+            step = step => match step {
+                Step::Coming(f) => source = f.map_or(Source::None, Source::Now),
+                Step::Piece(p) => {
+                    if !write_line(write, &Reply::from(p)).await {
+                        return false;
+                    }
+                    if let Some(f) = source.follower() {
+                        f.handed_on();
+                    }
+                }
+            },
+            () = client_gone(read) => return false,
+        }
+    };
+    if let Source::Coming(rx) = &mut source {
+        source = rx.try_recv().map_or(Source::None, Source::Now);
+    }
+    if let Some(f) = source.follower() {
+        while let Some(p) = f.try_next() {
+            if !write_line(write, &Reply::from(p)).await {
+                return false;
+            }
+            f.handed_on();
+        }
+    }
+    let reply = match result {
+        Ok(Response::Shell(mut r)) => {
+            // The pieces carried the text; the unfinished line (a prompt)
+            // is the one thing left to show.
+            if let Some(f) = source.follower() {
+                r.output = f.partial();
+                r.truncated = None;
+            }
+            Reply::Ok(Response::Shell(r))
+        }
+        Ok(other) => Reply::Ok(other),
+        Err(f) => Reply::Error(f),
+    };
+    write_line(write, &reply).await
+}
+
+/// The end of the command typed last, as `read` gives it: waits for the
+/// call lock, then reads until the command ends or waits for input.
+async fn collect(session: String, (_, s, _): ops::Existing) -> Result<Response, Failure> {
+    let mut s = s.lock().await;
+    loop {
+        let r = s
+            .read(Duration::from_secs_f64(ops::MAX_SECONDS))
+            .await
+            .map_err(ops::engine)?;
+        if r.status != tether_shell::Status::Running {
+            return Ok(Response::Shell(shell_result(&session, s.host(), r)));
+        }
+    }
+}

@@ -13,13 +13,12 @@ use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tether_pty::{LocalPty, SpawnSpec};
 use tether_term::Redactor;
 use tether_transport::{BoxFuture, Terminal};
 
-use super::probe::Prober;
 use super::syntax::SyntaxCheck;
 use super::{Echo, Place, ShellStart, Staged};
 use crate::dialect::Dialect;
@@ -157,38 +156,8 @@ impl Place for Local {
         Box::pin(super::syntax::check_here(check))
     }
 
-    fn end_tree(&self, _remove: bool) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-
-    fn sweep<'a>(&'a self, _dir: &'a Path) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-
-    fn end_tree_later(&self) {}
-
-    fn prober(&self) -> Option<&dyn Prober> {
-        None
-    }
-
-    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
-        Box::pin(async { false })
-    }
-
-    fn shell_sets_modes(&self) -> bool {
-        false
-    }
-
-    fn shell_lists_holders(&self) -> bool {
-        false
-    }
-
     fn echo(&self) -> Arc<dyn Echo> {
         Arc::new(TerminalEcho)
-    }
-
-    fn base_env(&self, local: &[(String, String)]) -> Vec<(String, String)> {
-        local.to_vec()
     }
 }
 

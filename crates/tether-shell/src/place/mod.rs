@@ -57,7 +57,9 @@ pub(crate) enum Staged {
 /// deadline), before its link is called hung.
 pub(crate) const LINK_GRACE: Duration = Duration::from_secs(5);
 
-/// Where a session's shell runs; see the module docs.
+/// Where a session's shell runs; see the module docs. The provided
+/// methods are this machine's case (the terminal does it all); a host
+/// overrides each.
 pub(crate) trait Place: Send + Sync {
     /// The host's name, `None` for this machine.
     fn host_name(&self) -> Option<&str>;
@@ -149,38 +151,52 @@ pub(crate) trait Place: Send + Sync {
     /// Ends the shell's whole process tree where it runs (a terminal's own
     /// kill reaches only what is on it remotely) and, with `remove`, its
     /// directory. Locally the terminal's kill does all of it.
-    fn end_tree(&self, remove: bool) -> BoxFuture<'_, ()>;
+    fn end_tree(&self, _remove: bool) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 
     /// Ends what a lost shell of an earlier session left in `dir` (its
     /// processes, its directory), when this place can reach it.
-    fn sweep<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, ()>;
+    fn sweep<'a>(&'a self, _dir: &'a Path) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
 
     /// [`Place::end_tree`] with removal, in the background (from `Drop`).
-    fn end_tree_later(&self);
+    fn end_tree_later(&self) {}
 
     /// Evidence about a quiet foreground beyond the terminal's own
     /// inspection (a host's `/proc`); `None` when the terminal inspects
     /// itself.
-    fn prober(&self) -> Option<&dyn Prober>;
+    fn prober(&self) -> Option<&dyn Prober> {
+        None
+    }
 
     /// True when the link to the shell stopped answering within `within`
     /// (then it is dropped: see [`RemoteHost::link_hung`]); never here.
-    fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
+    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
 
     /// True when the shell sets its terminal's line modes itself before
     /// each end mark, because the engine cannot set them from here.
-    fn shell_sets_modes(&self) -> bool;
+    fn shell_sets_modes(&self) -> bool {
+        false
+    }
 
     /// True when each end mark names the processes holding the terminal,
     /// because the engine cannot inspect the terminal from here.
-    fn shell_lists_holders(&self) -> bool;
+    fn shell_lists_holders(&self) -> bool {
+        false
+    }
 
     /// How a person's echo is changed at the shell's prompt.
     fn echo(&self) -> Arc<dyn Echo>;
 
     /// The environment the shell inherits before the defaults: the local
     /// one here; the login's own on a host (nothing is sent).
-    fn base_env(&self, local: &[(String, String)]) -> Vec<(String, String)>;
+    fn base_env(&self, local: &[(String, String)]) -> Vec<(String, String)> {
+        local.to_vec()
+    }
 }
 
 /// Turns the echo of a shell's terminal on or off for a person typing at

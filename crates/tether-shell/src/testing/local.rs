@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tether_term::Redactor;
 use tether_transport::{BoxFuture, Terminal};
@@ -10,7 +9,6 @@ use tether_transport::{BoxFuture, Terminal};
 use super::FakeHost;
 use crate::dialect::Dialect;
 use crate::error::ShellError;
-use crate::place::probe::Prober;
 use crate::place::{Echo, Place, ShellStart, Staged, SyntaxCheck};
 use crate::pump::Shared;
 use crate::secrets::Secrets;
@@ -96,38 +94,8 @@ impl Place for FakeLocal {
         Box::pin(async { Ok(String::new()) })
     }
 
-    fn end_tree(&self, _remove: bool) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-
-    fn sweep<'a>(&'a self, _dir: &'a Path) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-
-    fn end_tree_later(&self) {}
-
-    fn prober(&self) -> Option<&dyn Prober> {
-        None
-    }
-
-    fn link_hung(&self, _within: Duration) -> BoxFuture<'_, bool> {
-        Box::pin(async { false })
-    }
-
-    fn shell_sets_modes(&self) -> bool {
-        false
-    }
-
-    fn shell_lists_holders(&self) -> bool {
-        false
-    }
-
     fn echo(&self) -> Arc<dyn Echo> {
         Arc::new(NoEcho)
-    }
-
-    fn base_env(&self, local: &[(String, String)]) -> Vec<(String, String)> {
-        local.to_vec()
     }
 }
 

@@ -401,6 +401,8 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--base-tether", help="a second tether build, measured in the same rounds")
     ap.add_argument("--base-engine", help="a second engine bench binary (with --serve)")
+    ap.add_argument("--base-protocol", type=int,
+                    help="the daemon protocol version the base build speaks (default: this checkout's)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -420,7 +422,7 @@ def main():
     if args.base_tether:
         base = Ctx()
         base.tether = os.path.abspath(args.base_tether)
-        base.protocol = ctx.protocol
+        base.protocol = args.base_protocol or ctx.protocol
         base.engine = args.base_engine or ctx.engine
         base.daemon = Daemon(base.tether)
     todo = [(cls, ctx, "") for cls in PEERS]

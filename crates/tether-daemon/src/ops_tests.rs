@@ -27,6 +27,7 @@ fn n1() -> crate::protocol::HostRoute {
             },
             options: tether_ssh::ConnectOptions::default(),
         }),
+        far: Default::default(),
     }
 }
 

@@ -48,6 +48,10 @@ pub struct HostRoute {
     pub name: String,
     /// Where and how to reach it (boxed: a request stays small).
     pub route: Box<tether_ssh::Route>,
+    /// Whether tether runs there (its own daemon keeps the sessions, so
+    /// they outlive the link), and where its binary is.
+    #[serde(default)]
+    pub far: tether_transport::FarSettings,
 }
 
 /// The client's first line.

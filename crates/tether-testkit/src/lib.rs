@@ -246,7 +246,15 @@ impl Sshd {
             dir.join("authorized_keys"),
             std::fs::Permissions::from_mode(0o644),
         )?;
+        // This host's own tether daemon (started there by a tether that
+        // reaches it) lives here: every sshd is a host of its own, as
+        // different machines are, and its daemon ends with it.
+        let hostd = dir.join("hostd");
+        std::fs::create_dir_all(&hostd)?;
+        std::fs::set_permissions(&hostd, std::fs::Permissions::from_mode(0o700))?;
+        give_to_login_user(&hostd)?;
         let config = extra.to_owned()
+            + &format!("SetEnv TETHER_DIR={}\n", hostd.display())
             + &format!(
                 "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\
@@ -294,12 +302,62 @@ impl Sshd {
     pub fn dir(&self) -> &Path {
         &self.scratch.0
     }
+
+    /// Where this host's own tether daemon lives (`TETHER_DIR` of every
+    /// login, set by sshd): its socket, log and sessions.
+    pub fn host_daemon_dir(&self) -> PathBuf {
+        self.scratch.0.join("hostd")
+    }
 }
 
 impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        end_host_daemon(&self.host_daemon_dir());
+    }
+}
+
+/// The processes started with `TETHER_DIR=dir` (a host daemon and what
+/// it started), by pid.
+pub fn processes_of_host_dir(dir: &Path) -> Vec<u32> {
+    let needle = format!("TETHER_DIR={}", dir.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Ends the host daemon of `dir` and what it started: TERM (the daemon
+/// ends its sessions), then KILL for what is left after 3 s.
+fn end_host_daemon(dir: &Path) {
+    let signal = |sig: &str, pids: &[u32]| {
+        if !pids.is_empty() {
+            let _ = Command::new("kill")
+                .arg(sig)
+                .args(pids.iter().map(u32::to_string))
+                .output();
+        }
+    };
+    signal("-TERM", &processes_of_host_dir(dir));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = processes_of_host_dir(dir);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            signal("-KILL", &left);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -21,9 +21,11 @@
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
 
+mod far_side;
 mod host_failure;
 mod modes;
 
+pub use far_side::{DaemonStream, FarSettings, FarSide};
 pub use host_failure::HostFailure;
 pub use modes::{CONTROL_CHARS, FLAGS, LineModes, ModesRestored};
 
@@ -402,4 +404,17 @@ pub trait RemoteHost: Send + Sync + std::fmt::Debug {
     /// next use connects afresh. False when it answered, or when there is
     /// no link now (the next use connects).
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
+
+    /// The host's own tether daemon: a new connection to its socket,
+    /// carried by the link (found, or copied there and started, on first
+    /// use); or why the host is agentless. An error is a failure to reach
+    /// the host or a daemon that should be there (a tampered binary is
+    /// refused, never used). By default the host is agentless.
+    fn far_side(&self) -> BoxFuture<'_, Result<FarSide, TransportError>> {
+        Box::pin(async {
+            Ok(FarSide::Agentless(
+                "tether does not run on this host".into(),
+            ))
+        })
+    }
 }

@@ -28,6 +28,7 @@ pub fn resolve(name: &str, ov: &Overrides) -> Result<HostRoute, String> {
     Ok(HostRoute {
         name: name.to_owned(),
         route: Box::new(tether_ssh::Route { target, options }),
+        far: Default::default(),
     })
 }
 

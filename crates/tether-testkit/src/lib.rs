@@ -253,8 +253,21 @@ impl Sshd {
         std::fs::create_dir_all(&hostd)?;
         std::fs::set_permissions(&hostd, std::fs::Permissions::from_mode(0o700))?;
         give_to_login_user(&hostd)?;
-        let config = extra.to_owned()
-            + &format!("SetEnv TETHER_DIR={}\n", hostd.display())
+        // sshd takes the first SetEnv line only: the host's TETHER_DIR
+        // joins one `extra` gives.
+        let tether_dir = format!("TETHER_DIR={}", hostd.display());
+        let extra = if extra.lines().any(|l| l.starts_with("SetEnv ")) {
+            extra
+                .lines()
+                .map(|l| match l.strip_prefix("SetEnv ") {
+                    Some(rest) => format!("SetEnv {tether_dir} {rest}\n"),
+                    None => format!("{l}\n"),
+                })
+                .collect()
+        } else {
+            format!("{extra}SetEnv {tether_dir}\n")
+        };
+        let config = extra
             + &format!(
                 "ListenAddress {ip}:{port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n\
              PubkeyAuthentication yes\nPasswordAuthentication {pw}\nKbdInteractiveAuthentication no\nUsePAM no\n\

@@ -50,12 +50,14 @@ pub mod conn;
 mod error;
 mod follow;
 pub mod frame;
+mod hosted;
 pub mod lines;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
 pub mod quiet;
 mod recover;
+mod relay;
 pub mod server;
 mod wire;
 

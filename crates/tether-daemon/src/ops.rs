@@ -159,7 +159,7 @@ pub fn resolve_loose(registry: &Registry, ns: &str, session: &str) -> Result<Add
     }
 }
 
-fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
+pub(crate) fn seconds(name: &str, value: f64) -> Result<Duration, Failure> {
     if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
         Ok(Duration::from_secs_f64(value))
     } else {
@@ -265,6 +265,7 @@ pub async fn handle_following(
             create,
             stdin,
             follow: _,
+            call: _,
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
@@ -403,7 +404,12 @@ pub async fn handle_following(
             })
             .await
         }
-        Request::Read { session, wait_s } => {
+        // The server answers a recall it keeps; one it does not keep (its
+        // client went away and left the command running) is a read.
+        Request::Read { session, wait_s }
+        | Request::Recall {
+            session, wait_s, ..
+        } => {
             let wait = seconds("wait_s", wait_s)?;
             // While a call holds the session, a read looks at the command
             // in flight without taking its output from that call.

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
 /// before the reply; each `ok` reply tagged with its `kind`; `run`'s `host`
 /// a name with the route the caller resolved).
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
@@ -141,6 +141,8 @@ mod base64_bytes {
 }
 
 /// One request.
+// A request is made once per call and read once: `run`'s size costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
@@ -182,6 +184,23 @@ pub enum Request {
         /// holds only the unfinished line (see [`Request::Follow`]).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         follow: bool,
+        /// The caller's name for this call, to ask for its result again
+        /// ([`Request::Recall`]) when the reply may have been lost on the
+        /// way (a relay whose link to the host dropped): the daemon keeps
+        /// the last result of a named call per session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<String>,
+    },
+    /// The result of the named `run` (its `call`) once more, when its
+    /// reply may have been lost: kept if the call ended; else (its client
+    /// went away and left the command running) as `read` with `wait_s`.
+    Recall {
+        /// The session.
+        session: String,
+        /// The call's name.
+        call: String,
+        /// Seconds to wait, as `read`.
+        wait_s: f64,
     },
     /// Follow the command typed last in a session, from offset `from` of
     /// its text: [`Reply::Piece`] lines as its output comes, then the
@@ -280,6 +299,7 @@ impl Request {
             Request::Run { follow: true, .. } => "run+follow",
             Request::Run { .. } => "run",
             Request::Follow { .. } => "follow",
+            Request::Recall { .. } => "recall",
             Request::Send { .. } => "send",
             Request::Read { .. } => "read",
             Request::Signal { .. } => "signal",
@@ -297,6 +317,7 @@ impl Request {
         match self {
             Request::Run { session, .. }
             | Request::Follow { session, .. }
+            | Request::Recall { session, .. }
             | Request::Send { session, .. }
             | Request::Read { session, .. }
             | Request::Signal { session, .. }
@@ -589,6 +610,9 @@ pub enum SessionState {
     /// Its shell was lost with a daemon that was killed; the next `run` on
     /// it continues it (cwd and exports restored).
     Lost,
+    /// It lives in its host's own tether (its state is the host's to
+    /// tell; it outlives this daemon and the link).
+    OnHost,
 }
 
 /// Where output was clipped.
@@ -627,6 +651,11 @@ pub struct LinkLoss {
     /// least partly). False: not seen to start; it may never have reached
     /// the host, or may still run there once the link recovers.
     pub command_started: bool,
+    /// True: the session lives in the host's own tether, so the command
+    /// runs on there whatever the link does; `read` gets the rest (every
+    /// byte once) once the link is back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kept: bool,
 }
 
 impl LinkLoss {
@@ -635,7 +664,9 @@ impl LinkLoss {
     /// (`None`) reads as not seen to start: tether claims no more than it
     /// saw.
     pub fn fate(loss: Option<&Self>) -> &'static str {
-        if loss.is_some_and(|l| l.command_started) {
+        if loss.is_some_and(|l| l.kept) {
+            "the session lives in the host's tether: the command runs on there; read the session to get the rest once the link is back"
+        } else if loss.is_some_and(|l| l.command_started) {
             "the command had started: it may have run partly, or may still run there"
         } else {
             "the command was not seen to start: it may not have run, or may still run once the link recovers"

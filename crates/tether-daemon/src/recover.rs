@@ -215,7 +215,7 @@ fn read(dir: &Path) -> Option<(Record, LostSession)> {
 }
 
 /// A regular file of ours, not a symlink, at most 16 MiB.
-fn read_private(path: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_private(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let f = std::fs::OpenOptions::new()
         .read(true)

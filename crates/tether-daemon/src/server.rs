@@ -51,7 +51,11 @@ pub(crate) struct State {
     server: String,
     /// `TETHER_DAEMON_TRACE` was set: each request's kind and session
     /// (never its content) goes to the log, so tests can count requests.
-    trace: bool,
+    pub(crate) trace: bool,
+    /// The sessions that live in hosts' own daemons.
+    pub(crate) hosted: crate::hosted::HostedBook,
+    /// On a host: the last result of each session's named call.
+    pub(crate) recalls: crate::hosted::Recalls,
     uid: u32,
     clients: AtomicUsize,
     last_active: std::sync::Mutex<Instant>,
@@ -131,6 +135,8 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         attachments: Attachments::default(),
         server: opts.server.clone(),
         trace: std::env::var_os("TETHER_DAEMON_TRACE").is_some(),
+        hosted: crate::hosted::HostedBook::open(&dir),
+        recalls: crate::hosted::Recalls::default(),
         uid: nix::unistd::getuid().as_raw(),
         clients: AtomicUsize::new(0),
         last_active: std::sync::Mutex::new(Instant::now()),
@@ -390,7 +396,44 @@ async fn serve_requests(
                 request.session().unwrap_or("")
             );
         }
+        let request = match crate::relay::target(state, ns, &request) {
+            None => request,
+            Some(Err(f)) => {
+                if !write_line(&mut write, &Reply::Error(f)).await {
+                    return;
+                }
+                continue;
+            }
+            Some(Ok(target)) => {
+                match crate::relay::serve(state, target, request, &mut read, &mut write).await {
+                    crate::relay::Relayed::Done(open) => {
+                        state.touch();
+                        if !open {
+                            return;
+                        }
+                        continue;
+                    }
+                    crate::relay::Relayed::Agentless(request, _why) => *request,
+                }
+            }
+        };
         let reply = match request {
+            Request::Recall {
+                session,
+                call,
+                wait_s,
+            } => {
+                let recalled = crate::hosted::recall(state, ns, session, call, wait_s);
+                let result = tokio::select! {
+                    r = recalled => r,
+                    () = client_gone(&mut read) => return,
+                };
+                state.touch();
+                match result {
+                    Ok(response) => Reply::Ok(response),
+                    Err(f) => Reply::Error(f),
+                }
+            }
             Request::Attach {
                 session,
                 rows,
@@ -431,6 +474,20 @@ async fn serve_requests(
                 return;
             }
             request => {
+                // A named call's result is kept, for its relay to ask again
+                // if the reply is lost on the way.
+                let listed = match &request {
+                    Request::List { all } => Some(*all),
+                    _ => None,
+                };
+                let named = match &request {
+                    Request::Run {
+                        session,
+                        call: Some(call),
+                        ..
+                    } => ops::resolve(ns, session).ok().map(|a| (a, call.clone())),
+                    _ => None,
+                };
                 let handled = ops::handle(
                     &state.registry,
                     &state.base,
@@ -446,11 +503,17 @@ async fn serve_requests(
                     () = client_gone(&mut read) => return,
                 };
                 state.touch();
+                if let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result) {
+                    state.recalls.keep(address, call, r.clone());
+                }
                 match result {
                     Ok(mut response) => {
                         if let Response::List(list) = &mut response {
                             for s in &mut list.sessions {
                                 s.attached = state.attachments.count(&s.address);
+                            }
+                            if let Some(all) = listed {
+                                list.sessions.extend(state.hosted.entries(ns, all));
                             }
                         }
                         Reply::Ok(response)

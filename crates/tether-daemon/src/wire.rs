@@ -41,6 +41,7 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
                 tether_shell::LinkFailure::Unanswered => LinkFailure::Unanswered,
             },
             command_started: l.command_started,
+            kept: false,
         }),
         terminal_holders: r
             .terminal_holders

@@ -123,6 +123,7 @@ fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
         create: Create::default(),
         stdin: None,
         follow,
+        call: None,
     };
     let mut got = Got::default();
     let mut first = d.client();
@@ -218,6 +219,7 @@ fn only_a_request_the_daemon_never_read_is_sent_again() {
         create: Create::default(),
         stdin: None,
         follow: true,
+        call: None,
     };
     let mut cutter = None;
     let r = conn.with(|c| {

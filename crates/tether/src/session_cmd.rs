@@ -158,6 +158,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         },
         stdin,
         follow: false,
+        call: None,
     };
     let r = crate::run_interrupt::call(&session, &request)?;
     result_out::print(&r, args.json)
@@ -292,6 +293,7 @@ pub fn ls(args: LsArgs) -> Result<i32> {
                 SessionState::Idle => "idle",
                 SessionState::Busy => "busy",
                 SessionState::Lost => "lost",
+                SessionState::OnHost => "on host",
             },
             fg,
             s.attached,

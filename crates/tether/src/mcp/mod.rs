@@ -259,6 +259,7 @@ impl TetherMcp {
             },
             stdin: None,
             follow: false,
+            call: None,
         };
         Ok(self.cancellable(session, request, ctx).await)
     }

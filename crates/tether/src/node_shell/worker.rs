@@ -260,6 +260,7 @@ pub fn serve(kept: &mut Kept, job: Job) {
                 create: Create::default(),
                 stdin: None,
                 follow: true,
+                call: None,
             }
         }
         Ask::Collect => follow_from(kept, None),

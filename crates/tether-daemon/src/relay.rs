@@ -1,0 +1,490 @@
+//! Requests on sessions that live in a host's own tether daemon, carried
+//! there and their replies carried back.
+//!
+//! Flow at a glance:
+//! 1. [`target`] says which requests go to a host: every request naming a
+//!    session in the [`HostedBook`], and a `run` that names a host for a
+//!    session this daemon does not hold (a new session).
+//! 2. [`serve`] asks the host for its far side (`RemoteHost::far_side`:
+//!    tether found or copied there, its daemon started); a host that is
+//!    agentless gives the request back, to be served here as before.
+//! 3. It speaks the daemon protocol to the host's daemon over the link:
+//!    the hello (the session's namespace), the request with the session's
+//!    name there (a `run` named with a `call`, kept in the book first),
+//!    then every line back (pieces, then the reply; after `attach`'s reply,
+//!    the frames both ways).
+//! 4. A link that ends (or stops answering: a round trip every few seconds
+//!    of silence) before the reply is `connection_lost` with
+//!    `link.kept`: the command runs on, on the host; the cut call is noted
+//!    so the next look at the session asks the host for that call's result
+//!    (`recall`), and a followed command is followed again from its
+//!    offset. Nothing is ever sent twice.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tether_transport::{DaemonStream, FarSide, HostFailure, RemoteHost};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
+
+use crate::hosted::Hosted;
+use crate::lines::{self, LineRead};
+use crate::ops::{self, Address, failure};
+use crate::protocol::{
+    Failure, FailureKind, Hello, HostRoute, LinkFailure, LinkLoss, PROTOCOL_VERSION, Reply,
+    Request, Response, ShellResult, Status,
+};
+use crate::quiet::{QuietReader, QuietWriter};
+use crate::server::{State, client_gone, write_line};
+
+/// Silence from the host after which the link is checked.
+const QUIET_CHECK: Duration = Duration::from_secs(2);
+
+/// How long the link has to answer that check.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// The waits between tries to reach a host's daemon (each try logged).
+const BACKOFF: [Duration; 4] = [
+    Duration::from_millis(250),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// Where a request goes.
+pub(crate) enum Target {
+    /// A session living on a host.
+    Hosted(Hosted),
+    /// A `run` for a new session on this host, if tether runs there.
+    New(Address, HostRoute),
+}
+
+/// What [`serve`] did.
+pub(crate) enum Relayed {
+    /// Served; false when the client's connection is done.
+    Done(bool),
+    /// The host is agentless (why): serve the request here.
+    Agentless(Box<Request>, String),
+}
+
+/// Where `request` of namespace `ns` goes, if to a host.
+pub(crate) fn target(
+    state: &State,
+    ns: &str,
+    request: &Request,
+) -> Option<Result<Target, Failure>> {
+    if matches!(request, Request::List { .. } | Request::Stop) {
+        return None;
+    }
+    let address = ops::resolve(ns, request.session()?).ok()?;
+    let named = match request {
+        Request::Run { host, .. } => host.as_ref(),
+        _ => None,
+    };
+    if let Some(h) = state.hosted.get(&address) {
+        if let Some(n) = named
+            && n.name != h.host.name
+        {
+            return Some(Err(failure(
+                FailureKind::BadRequest,
+                format!(
+                    "session {:?} runs on {}, not {}; name another session (or close this one)",
+                    address.display(),
+                    h.host.name,
+                    n.name
+                ),
+            )));
+        }
+        return Some(Ok(Target::Hosted(h)));
+    }
+    let route = named?;
+    state.hosts.as_ref()?;
+    let here = state
+        .registry
+        .host_of(&address.owner, &address.name)
+        .is_some()
+        || state.registry.lost(&address.owner, &address.name).is_some();
+    (!here).then(|| Ok(Target::New(address, route.clone())))
+}
+
+/// A name for a call, unique to this daemon's life and across restarts.
+fn call_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{:x}-{:x}-{t:x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn host_failure(kind: HostFailure, message: String) -> Failure {
+    Failure {
+        host: Some(kind),
+        ..failure(FailureKind::Engine, message)
+    }
+}
+
+/// The host's daemon, reached with backoff; the host's far side if it is
+/// agentless.
+async fn reach(
+    state: &State,
+    route: &HostRoute,
+) -> Result<(Arc<dyn RemoteHost>, FarSide), Failure> {
+    let Some(hosts) = state.hosts.as_ref() else {
+        return Err(failure(
+            FailureKind::BadRequest,
+            "this daemon reaches no remote hosts",
+        ));
+    };
+    let host = hosts(route).map_err(|m| host_failure(HostFailure::Setup, m))?;
+    let mut waits = BACKOFF.iter();
+    loop {
+        match host.far_side().await {
+            Ok(far) => return Ok((host, far)),
+            Err(e) => {
+                let kind = match &e {
+                    tether_transport::TransportError::Host { kind, .. } => *kind,
+                    _ => HostFailure::Setup,
+                };
+                let again = matches!(
+                    kind,
+                    HostFailure::Lost
+                        | HostFailure::Refused
+                        | HostFailure::Unreachable
+                        | HostFailure::TimedOut
+                );
+                match waits.next() {
+                    Some(wait) if again => {
+                        eprintln!(
+                            "tether daemon: {}: {e}; trying again in {} ms",
+                            route.name,
+                            wait.as_millis()
+                        );
+                        tokio::time::sleep(*wait).await;
+                    }
+                    _ => return Err(host_failure(kind, format!("{}: {e}", route.name))),
+                }
+            }
+        }
+    }
+}
+
+type HostLines = BufReader<ReadHalf<Box<dyn DaemonStream>>>;
+type HostWrite = WriteHalf<Box<dyn DaemonStream>>;
+
+/// Sends one JSON line to the host.
+async fn send(w: &mut HostWrite, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line).await?;
+    w.flush().await
+}
+
+/// One reply line from the host; `None` when the link ended.
+async fn receive(r: &mut HostLines) -> Option<Reply> {
+    let mut line = Vec::new();
+    match lines::read_line(r, &mut line, lines::MAX_REQUEST_LINE).await {
+        Ok(LineRead::Line) => serde_json::from_slice(&line).ok(),
+        _ => None,
+    }
+}
+
+/// The hello and its welcome.
+async fn greet(
+    stream: Box<dyn DaemonStream>,
+    owner: &str,
+) -> Result<(HostLines, HostWrite), String> {
+    let (r, mut w) = tokio::io::split(stream);
+    let mut r = BufReader::new(r);
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        client: format!("tether {} (relay)", env!("CARGO_PKG_VERSION")),
+        namespace: (!owner.is_empty()).then(|| owner.to_owned()),
+        lease: false,
+    };
+    send(&mut w, &hello)
+        .await
+        .map_err(|e| format!("cannot greet the host's tether daemon: {e}"))?;
+    match receive(&mut r).await {
+        Some(Reply::Ok(Response::Welcome(_))) => Ok((r, w)),
+        Some(Reply::Error(f)) => Err(format!("the host's tether daemon refused: {}", f.message)),
+        _ => Err("the host's tether daemon did not answer its hello".to_owned()),
+    }
+}
+
+/// Serves `request` (of namespace `ns`) on a host's daemon.
+pub(crate) async fn serve(
+    state: &Arc<State>,
+    target: Target,
+    request: Request,
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
+) -> Relayed {
+    let (address, route, cut) = match &target {
+        Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone()),
+        Target::New(a, r) => (a.clone(), r.clone(), None),
+    };
+    let started = Instant::now();
+    let (host, stream) = match reach(state, &route).await {
+        Ok((host, FarSide::Daemon(s))) => (host, s),
+        Ok((_, FarSide::Agentless(why))) => {
+            if let Target::New(..) = target {
+                return Relayed::Agentless(Box::new(request), why);
+            }
+            let f = host_failure(
+                HostFailure::Setup,
+                format!(
+                    "session {:?} lives in tether on {}, which cannot be used now ({why}); nothing was done",
+                    address.display(),
+                    route.name
+                ),
+            );
+            return Relayed::Done(write_line(write, &Reply::Error(f)).await);
+        }
+        Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
+    };
+    let (mut hr, mut hw) = match greet(stream, &address.owner).await {
+        Ok(halves) => halves,
+        Err(m) => {
+            let f = host_failure(HostFailure::Setup, format!("{}: {m}", route.name));
+            return Relayed::Done(write_line(write, &Reply::Error(f)).await);
+        }
+    };
+    let session = request.session().unwrap_or_default().to_owned();
+    let (outgoing, call) = there(request, &address.name, cut.as_deref());
+    if let Target::New(..) = target {
+        state.hosted.put(Hosted {
+            owner: address.owner.clone(),
+            name: address.name.clone(),
+            host: route.clone(),
+            cut: None,
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default(),
+        });
+    }
+    if state.trace {
+        eprintln!(
+            "tether daemon: trace: relay {} {:?} to {}",
+            outgoing.op(),
+            address.display(),
+            route.name
+        );
+    }
+    let is_attach = matches!(outgoing, Request::Attach { .. });
+    let is_close = matches!(outgoing, Request::Close { .. });
+    let recalled = matches!(outgoing, Request::Recall { .. });
+    let shellish = matches!(
+        outgoing,
+        Request::Run { .. }
+            | Request::Follow { .. }
+            | Request::Read { .. }
+            | Request::Recall { .. }
+            | Request::Send { .. }
+    );
+    if send(&mut hw, &outgoing).await.is_err() {
+        // Not written: nothing ran; the request may be made again.
+        let f = host_failure(
+            HostFailure::Lost,
+            format!(
+                "{}: the link was lost before the request was sent; nothing was done",
+                route.name
+            ),
+        );
+        return Relayed::Done(write_line(write, &Reply::Error(f)).await);
+    }
+    loop {
+        let got = tokio::select! {
+            got = receive(&mut hr) => got.ok_or(LinkFailure::Lost),
+            () = client_gone(read) => return Relayed::Done(false),
+            () = tokio::time::sleep(QUIET_CHECK) => {
+                if host.link_hung(ANSWER_WITHIN).await {
+                    Err(LinkFailure::Unanswered)
+                } else {
+                    continue;
+                }
+            }
+        };
+        let reply = match got {
+            Ok(reply @ (Reply::Piece(_) | Reply::Omitted(_))) => {
+                if !write_line(write, &reply).await {
+                    return Relayed::Done(false);
+                }
+                continue;
+            }
+            Ok(Reply::Ok(Response::Shell(mut r))) => {
+                r.session.clone_from(&session);
+                r.host = Some(route.name.clone());
+                if r.status != Status::Running && (recalled || call.is_some()) {
+                    state.hosted.set_cut(&address, None);
+                }
+                Reply::Ok(Response::Shell(r))
+            }
+            Ok(Reply::Error(f)) if f.kind == FailureKind::UnknownSession => {
+                // Gone on the host (its daemon stopped, or closed there).
+                state.hosted.remove(&address);
+                Reply::Error(f)
+            }
+            Ok(reply) => {
+                if is_close && matches!(reply, Reply::Ok(_)) {
+                    state.hosted.remove(&address);
+                }
+                reply
+            }
+            Err(how) => {
+                if let Some(c) = &call {
+                    state.hosted.set_cut(&address, Some(c.clone()));
+                }
+                let reply = if shellish {
+                    Reply::Ok(Response::Shell(lost(&session, &route.name, how, started)))
+                } else {
+                    Reply::Error(host_failure(
+                        HostFailure::Lost,
+                        format!(
+                            "{}: the link was lost before the reply; the request may have been carried out there",
+                            route.name
+                        ),
+                    ))
+                };
+                return Relayed::Done(write_line(write, &reply).await);
+            }
+        };
+        let ok = matches!(reply, Reply::Ok(_));
+        if !write_line(write, &reply).await {
+            return Relayed::Done(false);
+        }
+        if is_attach && ok {
+            splice(read, write, hr, hw).await;
+            return Relayed::Done(false);
+        }
+        return Relayed::Done(true);
+    }
+}
+
+/// `request` as the host's daemon gets it: the session's name there, no
+/// host (it is that host), a `run` named (its name returned) and a `read`
+/// of a session with a cut call asking for that call's result.
+fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<String>) {
+    let name = name.to_owned();
+    match request {
+        Request::Run {
+            command,
+            timeout_s,
+            on_timeout,
+            output_limit,
+            workdir,
+            create,
+            stdin,
+            follow,
+            ..
+        } => {
+            let call = call_name();
+            let run = Request::Run {
+                session: name,
+                command,
+                host: None,
+                timeout_s,
+                on_timeout,
+                output_limit,
+                workdir,
+                create,
+                stdin,
+                follow,
+                call: Some(call.clone()),
+            };
+            (run, Some(call))
+        }
+        Request::Read { wait_s, .. } => match cut {
+            Some(call) => (
+                Request::Recall {
+                    session: name,
+                    call: call.to_owned(),
+                    wait_s,
+                },
+                None,
+            ),
+            None => (
+                Request::Read {
+                    session: name,
+                    wait_s,
+                },
+                None,
+            ),
+        },
+        mut other => {
+            rename(&mut other, name);
+            (other, None)
+        }
+    }
+}
+
+/// Sets the session `request` names.
+fn rename(request: &mut Request, name: String) {
+    match request {
+        Request::Run { session, .. }
+        | Request::Follow { session, .. }
+        | Request::Recall { session, .. }
+        | Request::Send { session, .. }
+        | Request::Read { session, .. }
+        | Request::Signal { session, .. }
+        | Request::Screen { session }
+        | Request::Reset { session }
+        | Request::Close { session }
+        | Request::Attach { session, .. } => *session = name,
+        Request::List { .. } | Request::Stop => {}
+    }
+}
+
+/// The result of a call whose link was lost before its reply.
+fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellResult {
+    ShellResult {
+        session: session.to_owned(),
+        host: Some(host.to_owned()),
+        status: Status::ConnectionLost,
+        exit_code: None,
+        pipe_status: None,
+        signal: None,
+        output: String::new(),
+        truncated: None,
+        cwd: None,
+        foreground: None,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        shell_restarted: false,
+        link: Some(LinkLoss {
+            failure: how,
+            command_started: false,
+            kept: true,
+        }),
+        terminal_holders: Vec::new(),
+    }
+}
+
+/// After `attach`'s reply: the frames both ways until either side ends.
+async fn splice(
+    read: &mut BufReader<QuietReader>,
+    write: &mut QuietWriter,
+    mut hr: HostLines,
+    mut hw: HostWrite,
+) {
+    let pending = read.buffer().to_vec();
+    read.consume(pending.len());
+    if hw.write_all(&pending).await.is_err() {
+        return;
+    }
+    let up = async {
+        let _ = tokio::io::copy(read.get_mut(), &mut hw).await;
+        let _ = hw.shutdown().await;
+    };
+    let down = async {
+        let _ = tokio::io::copy_buf(&mut hr, write).await;
+    };
+    tokio::select! {
+        () = up => {}
+        () = down => {}
+    }
+}

@@ -1,5 +1,6 @@
 //! tether's own config, `~/.config/tether/config.toml` (or `--config`):
-//! defaults, groups and clusters. It adds to OpenSSH's config and never
+//! defaults, groups and clusters (with the far side's `deploy` and
+//! `tether_path`: `config_far.rs`). It adds to OpenSSH's config and never
 //! contradicts it silently: what it sets applies only where the command
 //! line does not, and ssh_config still applies underneath. A syntax error
 //! or an unknown key is an error with file, line and column. No config is
@@ -12,6 +13,11 @@ use serde::Deserialize;
 
 use crate::error::ClusterError;
 use crate::nodeset::NodeSet;
+
+#[path = "config_cluster_table.rs"]
+mod cluster_table;
+#[path = "config_far.rs"]
+mod far;
 
 /// Connection settings, at the top (`[defaults]`) or per cluster.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -31,6 +37,16 @@ pub struct Settings {
     pub connect_timeout: Option<u64>,
     /// `yes`, `accept-new` or `no`.
     pub strict_host_key_checking: Option<String>,
+    /// `false`: tether is neither copied to these hosts nor used there
+    /// (they stay agentless); default true.
+    pub deploy: Option<bool>,
+    /// tether's binary on these hosts (an absolute path), used instead of
+    /// the cache tether copies itself into.
+    pub tether_path: Option<String>,
+    /// Where `deploy` was set (`FILE:LINE for TABLE`), filled by
+    /// [`Config::parse`]: the reason a host is kept agentless names it.
+    #[serde(skip)]
+    pub deploy_set_at: Option<String>,
 }
 
 /// Colours in `tether shell`.
@@ -89,17 +105,16 @@ impl ShellSettings {
     }
 }
 
-/// A named set of nodes with its own settings.
+/// A named set of nodes with its own settings (read as one table, its
+/// settings beside `nodes`: `cluster_table.rs`).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "cluster_table::ClusterTable")]
 pub struct Cluster {
     /// Its nodes: a node set (may name `@groups`).
     pub nodes: String,
     /// Its `tether shell` settings.
-    #[serde(default)]
     pub shell: ShellSettings,
     /// Its settings.
-    #[serde(flatten)]
     pub settings: Settings,
 }
 
@@ -131,6 +146,23 @@ pub fn default_path() -> PathBuf {
     base.join("tether").join("config.toml")
 }
 
+/// Where in `text` the value of `key` in `table` (`defaults`,
+/// `clusters.NAME`) stands.
+fn value_offset(text: &str, table: &str, key: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut at = doc.get_ref();
+    let mut keys = table.split('.').collect::<Vec<_>>();
+    if keys.len() > 2 {
+        // A cluster's name may hold dots: it is everything after
+        // `clusters.`.
+        keys = vec!["clusters", &table["clusters.".len()..]];
+    }
+    for k in keys {
+        at = at.get(k)?.get_ref().as_table()?;
+    }
+    Some(at.get(key)?.span().start)
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -150,7 +182,7 @@ impl Config {
                 problem,
             }
         };
-        let config: Config = toml::from_str(text)
+        let mut config: Config = toml::from_str(text)
             .map_err(|e| placed(e.span().map_or(0, |s| s.start), e.message().to_owned()))?;
         if let Some((table, offset)) = config.zero_fanout(text) {
             return Err(placed(
@@ -160,6 +192,7 @@ impl Config {
                 ),
             ));
         }
+        config.place_far(file, text)?;
         Ok(config)
     }
 
@@ -173,19 +206,7 @@ impl Config {
                 .map(|(name, c)| (format!("clusters.{name}"), &c.settings)),
         );
         let (table, _) = tables.into_iter().find(|(_, s)| s.fanout == Some(0))?;
-        let offset = toml::de::DeTable::parse(text).ok().and_then(|doc| {
-            let mut at = doc.get_ref();
-            let mut keys = table.split('.').collect::<Vec<_>>();
-            if keys.len() > 2 {
-                // A cluster's name may hold dots: it is everything after
-                // `clusters.`.
-                keys = vec!["clusters", &table["clusters.".len()..]];
-            }
-            for key in keys {
-                at = at.get(key)?.get_ref().as_table()?;
-            }
-            Some(at.get("fanout")?.span().start)
-        });
+        let offset = value_offset(text, &table, "fanout");
         Some((table, offset.unwrap_or(0)))
     }
 
@@ -237,6 +258,13 @@ impl Config {
                 .strict_host_key_checking
                 .clone()
                 .or(d.strict_host_key_checking.clone()),
+            deploy: s.deploy.or(d.deploy),
+            tether_path: s.tether_path.clone().or(d.tether_path.clone()),
+            deploy_set_at: if s.deploy.is_some() {
+                s.deploy_set_at.clone()
+            } else {
+                d.deploy_set_at.clone()
+            },
         };
         Ok((self.nodes(&c.nodes)?, settings))
     }

@@ -144,6 +144,9 @@ pub struct RunArgs {
     /// How --host is reached, as `tether exec` takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
+    /// Whether tether may run on --host.
+    #[command(flatten)]
+    pub far: crate::host_route::FarArgs,
 }
 
 /// The exit codes, for `--help`.
@@ -427,6 +430,9 @@ pub struct ShellArgs {
     /// How the nodes are reached, as `tether exec` takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
+    /// Whether tether may run on the nodes.
+    #[command(flatten)]
+    pub far: crate::host_route::FarArgs,
 }
 
 /// Arguments of `tether exec`.
@@ -668,4 +674,7 @@ pub struct McpArgs {
     /// Start sessions without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
+    /// Whether tether may run on the hosts the tools' `host` names.
+    #[command(flatten)]
+    pub far: crate::host_route::FarArgs,
 }

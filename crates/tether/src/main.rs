@@ -32,7 +32,10 @@
 //!   `exec`, `cp`, `ssh`, the daemon's hosts and MCP's `exec_hosts`.
 //!   `host_route.rs` resolves a host for the daemon (`run --host`, `tether
 //!   shell`'s nodes, MCP's `host`) in the caller's process, as `exec` would,
-//!   into the `HostRoute` a `run` request carries; `remote_hosts.rs` gives
+//!   into the `HostRoute` a `run` request carries, with its far side's
+//!   settings (`--agentless`, the one flag of `run`, `shell` and `mcp`
+//!   that `exec`, `cp` and `ssh` do not take, over the config's `deploy`
+//!   and `tether_path`); `remote_hosts.rs` gives
 //!   the daemon its `HostPool`, which connects with that route as given. `tty_prompt.rs` reads secrets on
 //!   `/dev/tty`.
 //! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
@@ -154,7 +157,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc);
+            let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc, args.far);
             runtime.block_on(mcp::serve(server))?;
             // Calls still waiting on the daemon are not waited for: the
             // client is gone, and the daemon ends this server's sessions

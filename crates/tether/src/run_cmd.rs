@@ -12,7 +12,7 @@ use crate::result_out;
 
 /// Runs the command; returns the exit code to exit with.
 pub fn run(args: RunArgs) -> Result<i32> {
-    if crate::session_cmd::ssh_flags_given(&args.ssh) {
+    if crate::session_cmd::host_flags_given(&args) {
         anyhow::bail!(crate::session_cmd::SSH_FLAGS_WITHOUT_HOST);
     }
     let timeout = tether_shell::Timeout::from_secs("--timeout", args.timeout)?;

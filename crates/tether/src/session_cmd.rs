@@ -128,8 +128,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
     tether_shell::Timeout::from_secs("--timeout", args.timeout)?;
     // The host is resolved here, with this process's files and flags.
     let host = match &args.host {
-        Some(name) => Some(crate::host_route::single(name, &args.ssh)?),
-        None if ssh_flags_given(&args.ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
+        Some(name) => Some(crate::host_route::single(name, &args.ssh, args.far)?),
+        None if host_flags_given(&args) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
         None => None,
     };
     let command = command_text(&args)?;
@@ -166,7 +166,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
 
 /// The refusal of SSH flags given without a host.
 pub const SSH_FLAGS_WITHOUT_HOST: &str =
-    "-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host";
+    "-l, -p, -i, -J, -F, -o and --agentless say how to reach --host HOST; name the host";
+
+/// Any flag about the host was given (they all need `--host`).
+pub fn host_flags_given(args: &RunArgs) -> bool {
+    ssh_flags_given(&args.ssh) || args.far.agentless
+}
 
 /// Any of the SSH flags was given.
 pub fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {

@@ -42,6 +42,8 @@ struct Link {
     pool: std::sync::Mutex<Vec<AsyncClient>>,
     /// Skip the user's start-up files in new sessions.
     norc: bool,
+    /// Whether tether may run on the hosts the tools name (`--agentless`).
+    far: crate::host_route::FarArgs,
     /// This server's directory and environment, for the sessions it
     /// starts: read once (nothing here changes them), not per call.
     cwd: Option<String>,
@@ -201,13 +203,14 @@ impl TetherMcp {
 #[tool_router(router = tool_router)]
 impl TetherMcp {
     /// A server whose sessions live in the daemon at `paths`.
-    pub fn new(paths: Paths, norc: bool) -> Self {
+    pub fn new(paths: Paths, norc: bool, far: crate::host_route::FarArgs) -> Self {
         let link = Link {
             paths,
             namespace: format!("mcp-{}", std::process::id()),
             lease: std::sync::Mutex::new(None),
             pool: std::sync::Mutex::new(Vec::new()),
             norc,
+            far,
             cwd: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
@@ -234,11 +237,9 @@ impl TetherMcp {
         let session = tether_daemon::protocol::run_session(p.session, p.host.as_deref());
         // Resolved in this server's process (the agent's environment), as
         // `tether exec -H HOST` would resolve it here.
-        let host = match p
-            .host
-            .as_deref()
-            .map(|name| crate::host_route::single(name, &crate::ssh_opts::SshArgs::default()))
-        {
+        let host = match p.host.as_deref().map(|name| {
+            crate::host_route::single(name, &crate::ssh_opts::SshArgs::default(), self.link.far)
+        }) {
             Some(Err(e)) => return Ok(tool_error(format!("{e:#}"))),
             Some(Ok(h)) => Some(h),
             None => None,

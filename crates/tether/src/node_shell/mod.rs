@@ -93,7 +93,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         &args,
         &name,
     )?;
-    let hosts = routes(&args.ssh, &settings, &names)?;
+    let hosts = routes(&args, &settings, &names)?;
     let journal = Journal::new(&namespace(&name));
     // Lines a client before this one sent whose end it did not show.
     let owed = journal.load();
@@ -127,20 +127,20 @@ pub fn run(args: ShellArgs) -> Result<i32> {
 /// starts; a node that cannot be resolved is a node that cannot be
 /// reached). A node's session keeps the route it started with.
 fn routes(
-    ssh: &ssh_opts::SshArgs,
+    args: &ShellArgs,
     settings: &tether_cluster::config::Settings,
     names: &[String],
 ) -> Result<Vec<Result<tether_daemon::protocol::HostRoute, String>>> {
-    let ov = crate::host_route::overrides(ssh, settings)?;
+    let reach = crate::host_route::reach(&args.ssh, args.far, settings)?;
     if let Some(first) = names
         .first()
         .and_then(|n| tether_cluster::exec::HostSpec::parse(n).ok())
     {
-        ssh_opts::check_ssh_config(&ov, &first.host)?;
+        ssh_opts::check_ssh_config(&reach.ov, &first.host)?;
     }
     Ok(names
         .iter()
-        .map(|n| crate::host_route::resolve(n, &ov))
+        .map(|n| crate::host_route::resolve(n, &reach))
         .collect())
 }
 

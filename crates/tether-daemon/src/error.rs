@@ -45,7 +45,7 @@ pub enum DaemonError {
     /// answer: the daemon stopped (killed, crashed) during the call. The
     /// request is never sent again: it may have run.
     #[error(
-        "the tether daemon stopped during this request ({0}): the command may have run, partly or wholly, and the session's shell is gone; the next call on the session starts a new shell with its last cwd and exports (see the daemon log for why it stopped)"
+        "the tether daemon stopped during this request ({0}): the command may have run, partly or wholly. A session on this machine lost its shell (the next call on it starts a new shell with its last cwd and exports); a session that lives in a host's tether runs on there, and `tether read` gets its result (see the daemon log for why it stopped)"
     )]
     Lost(String),
     /// The daemon answered a request with a reply of the wrong shape (a

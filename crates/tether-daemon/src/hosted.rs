@@ -53,6 +53,8 @@ pub(crate) struct HostedBook {
     /// for tests).
     dir: Option<PathBuf>,
     map: Mutex<HashMap<Address, Hosted>>,
+    /// Sessions served here because their host is agentless, and why.
+    agentless: Mutex<HashMap<Address, String>>,
 }
 
 /// The file of an address: its parts hex-encoded (any name is a safe
@@ -89,6 +91,7 @@ impl HostedBook {
         HostedBook {
             dir: Some(path),
             map: Mutex::new(map),
+            agentless: Mutex::default(),
         }
     }
 
@@ -147,6 +150,18 @@ impl HostedBook {
         if let Some(h) = changed {
             self.save(&h);
         }
+    }
+
+    /// Notes that `a` is served here because its host is agentless.
+    pub(crate) fn set_agentless(&self, a: Address, why: String) {
+        if let Ok(mut m) = self.agentless.lock() {
+            m.insert(a, why);
+        }
+    }
+
+    /// Why `a`'s host is agentless, if it is.
+    pub(crate) fn agentless(&self, a: &Address) -> Option<String> {
+        self.agentless.lock().ok()?.get(a).cloned()
     }
 
     /// Forgets `a` (closed on its host).

@@ -734,6 +734,11 @@ pub struct ShellResult {
     /// them.
     #[serde(default)]
     pub terminal_holders: Vec<TerminalHolder>,
+    /// Null, or why the session's host runs without tether (deployment
+    /// turned off, another architecture, a home that cannot run
+    /// programs): its shell is driven over the link and ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agentless: Option<String>,
 }
 
 /// One session in a listing.

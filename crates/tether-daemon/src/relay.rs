@@ -461,6 +461,7 @@ fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellR
             kept: true,
         }),
         terminal_holders: Vec::new(),
+        agentless: None,
     }
 }
 

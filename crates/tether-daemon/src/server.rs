@@ -413,7 +413,12 @@ async fn serve_requests(
                         }
                         continue;
                     }
-                    crate::relay::Relayed::Agentless(request, _why) => *request,
+                    crate::relay::Relayed::Agentless(request, why) => {
+                        if let Some(a) = request.session().and_then(|s| ops::resolve(ns, s).ok()) {
+                            state.hosted.set_agentless(a, why);
+                        }
+                        *request
+                    }
                 }
             }
         };
@@ -505,6 +510,13 @@ async fn serve_requests(
                 state.touch();
                 if let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result) {
                     state.recalls.keep(address, call, r.clone());
+                }
+                let mut result = result;
+                if let Ok(Response::Shell(r)) = &mut result
+                    && r.host.is_some()
+                    && let Ok(a) = ops::resolve(ns, &r.session)
+                {
+                    r.agentless = state.hosted.agentless(&a);
                 }
                 match result {
                     Ok(mut response) => {

@@ -52,6 +52,7 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
                 can_type: h.can_type,
             })
             .collect(),
+        agentless: None,
     }
 }
 

@@ -231,6 +231,26 @@ impl Sshd {
         passwords: bool,
         extra: &str,
     ) -> Result<Sshd> {
+        Sshd::start_via(&[], ip, port, authorized, passwords, extra)
+    }
+
+    /// [`Sshd::start`] inside network namespace `ns`, on its far address:
+    /// a host whose link [`Netns::down`] stops with no FIN.
+    pub fn start_in(ns: &Netns, authorized: &[&Path]) -> Result<Sshd> {
+        let wrap = ["ip", "netns", "exec", ns.name.as_str()];
+        Sshd::start_via(&wrap, &ns.far_ip, 2222, authorized, false, "")
+    }
+
+    /// [`Sshd::start_with`], the program run through `wrap` (a command
+    /// that execs it, as `ip netns exec NAME`).
+    fn start_via(
+        wrap: &[&str],
+        ip: &str,
+        port: u16,
+        authorized: &[&Path],
+        passwords: bool,
+        extra: &str,
+    ) -> Result<Sshd> {
         let scratch = Scratch::new(&format!("sshd-{ip}"));
         let dir = &scratch.0;
         keygen(&dir.join("host_ed25519"), "")?;
@@ -280,7 +300,15 @@ impl Sshd {
             std::fs::create_dir_all("/run/sshd")?;
         }
         let log = dir.join("sshd.log");
-        let mut child = Command::new(SSHD)
+        let mut command = match wrap.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(SSHD);
+                c
+            }
+            None => Command::new(SSHD),
+        };
+        let mut child = command
             .arg("-D")
             .arg("-f")
             .arg(dir.join("sshd_config"))
@@ -533,5 +561,87 @@ impl Blackhole {
             port: listener.local_addr()?.port(),
             _listener: listener,
         })
+    }
+}
+
+/// A network namespace joined to this one by a veth pair: a host on
+/// `far_ip` whose link can be set down (packets stop, no FIN or RST) and
+/// up again. Needs root; removed on drop.
+#[derive(Debug)]
+pub struct Netns {
+    /// The namespace's name.
+    pub name: String,
+    /// The address inside it.
+    pub far_ip: String,
+    /// This side's address.
+    pub near_ip: String,
+    near_dev: String,
+}
+
+fn ip(args: &[&str]) -> Result<()> {
+    let out = Command::new("ip").args(args).output()?;
+    if !out.status.success() {
+        bail!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+impl Netns {
+    /// A new namespace with its link up; why not when this machine cannot
+    /// (not root, no `ip`).
+    pub fn start() -> Result<Netns> {
+        if !nix_is_root() {
+            bail!("network namespaces need root");
+        }
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let name = format!("tether-{pid}-{n}");
+        let near_dev = format!("tn{}x{n}", pid % 100_000);
+        let far_dev = format!("tf{}x{n}", pid % 100_000);
+        let (a, b) = (100 + pid % 100, (n % 60) * 4);
+        let (near_ip, far_ip) = (format!("10.{a}.{b}.1"), format!("10.{a}.{b}.2"));
+        ip(&["netns", "add", &name])?;
+        let ns = Netns {
+            name: name.clone(),
+            far_ip: far_ip.clone(),
+            near_ip: near_ip.clone(),
+            near_dev: near_dev.clone(),
+        };
+        ip(&[
+            "link", "add", &near_dev, "type", "veth", "peer", "name", &far_dev,
+        ])?;
+        ip(&["link", "set", &far_dev, "netns", &name])?;
+        ip(&["addr", "add", &format!("{near_ip}/30"), "dev", &near_dev])?;
+        ip(&["link", "set", &near_dev, "up"])?;
+        let inside = |args: &[&str]| {
+            let mut all = vec!["netns", "exec", name.as_str(), "ip"];
+            all.extend_from_slice(args);
+            ip(&all)
+        };
+        inside(&["addr", "add", &format!("{far_ip}/30"), "dev", &far_dev])?;
+        inside(&["link", "set", &far_dev, "up"])?;
+        inside(&["link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// Stops every packet between the two sides (nothing is sent: no FIN).
+    pub fn down(&self) -> Result<()> {
+        ip(&["link", "set", &self.near_dev, "down"])
+    }
+
+    /// Lets packets through again.
+    pub fn up(&self) -> Result<()> {
+        ip(&["link", "set", &self.near_dev, "up"])
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = ip(&["link", "del", &self.near_dev]);
+        let _ = ip(&["netns", "del", &self.name]);
     }
 }

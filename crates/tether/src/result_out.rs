@@ -76,6 +76,13 @@ pub fn print_noted(r: &ShellResult, json: bool, note: Option<String>) -> Result<
     if let Some(note) = note {
         eprintln!("tether: {}", escaped(&note, true));
     }
+    if let (Some(why), Some(host)) = (&r.agentless, &r.host) {
+        eprintln!(
+            "tether: {} is agentless ({}): its session does not outlive the link",
+            shown(host),
+            escaped(why, true)
+        );
+    }
     if let Some(holders) = holders_note(r) {
         eprintln!("tether: {holders}");
     }
@@ -146,9 +153,15 @@ pub fn note(r: &ShellResult) -> Option<String> {
                 LinkFailure::Unanswered => "stopped answering",
             });
             let fate = LinkLoss::fate(r.link.as_ref());
-            format!(
-                "the connection to {host} {how} after {seconds:.1} s; {fate}; the next command on session {s} starts a fresh shell (cwd restored) and ends what the old one left"
-            )
+            if r.link.as_ref().is_some_and(|l| l.kept) {
+                format!(
+                    "the connection to {host} {how} after {seconds:.1} s; {fate}: `tether read -s {s}`"
+                )
+            } else {
+                format!(
+                    "the connection to {host} {how} after {seconds:.1} s; {fate}; the next command on session {s} starts a fresh shell (cwd restored) and ends what the old one left"
+                )
+            }
         }
     })
 }

@@ -5,7 +5,7 @@
 use std::process::Output;
 
 use super::Daemon;
-use tether_testkit::{Scratch, Sshd, fleet, keygen};
+use tether_testkit::{Netns, Scratch, Sshd, fleet, keygen};
 
 pub struct Remote {
     pub daemon: Daemon,
@@ -14,7 +14,11 @@ pub struct Remote {
     pub path: Option<String>,
     /// The port every host's sshd listens on.
     pub port: u16,
-    _sshd: Vec<Sshd>,
+    /// The hosts' sshd, in the order named.
+    pub sshd: Vec<Sshd>,
+    /// The network namespace the host lives in ([`start_netns`]), after
+    /// `sshd`: dropped once its sshd has ended.
+    pub netns: Option<Netns>,
 }
 
 /// Two hosts, `web01` (127.0.0.2) and `web02` (127.0.0.3), in the
@@ -48,6 +52,56 @@ pub fn start_hosts(name: &str, hosts: &[(&str, &str)]) -> Option<Remote> {
     let key = keygen(&ssh.join("id_test"), "").unwrap();
     let ips: Vec<&str> = hosts.iter().map(|(_, ip)| *ip).collect();
     let (port, sshd, known) = fleet(&ips, &[&key.with_extension("pub")]).unwrap();
+    Some(remote(name, home, &key, port, sshd, &known, hosts, None))
+}
+
+/// One host, `far01`, on a real sshd inside a network namespace joined by
+/// a veth pair: [`Netns::down`] stops its link with no FIN. Skips (with a
+/// message) where namespaces cannot be made.
+pub fn start_netns(name: &str) -> Option<Remote> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    let ns = match Netns::start() {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("SKIPPED: no network namespace: {e}");
+            return None;
+        }
+    };
+    let home = Scratch::new("remote-home");
+    let ssh = home.0.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = keygen(&ssh.join("id_test"), "").unwrap();
+    let sshd = Sshd::start_in(&ns, &[&key.with_extension("pub")]).unwrap();
+    let (port, known) = (sshd.port, sshd.known_hosts_line());
+    let far = ns.far_ip.clone();
+    let hosts = [("far01", far.as_str())];
+    Some(remote(
+        name,
+        home,
+        &key,
+        port,
+        vec![sshd],
+        &known,
+        &hosts,
+        Some(ns),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn remote(
+    name: &str,
+    home: Scratch,
+    key: &std::path::Path,
+    port: u16,
+    sshd: Vec<Sshd>,
+    known: &str,
+    hosts: &[(&str, &str)],
+    netns: Option<Netns>,
+) -> Remote {
+    let ssh = home.0.join(".ssh");
     std::fs::write(ssh.join("known_hosts"), known).unwrap();
     let mut config = String::new();
     for (name, ip) in hosts {
@@ -59,13 +113,14 @@ pub fn start_hosts(name: &str, hosts: &[(&str, &str)]) -> Option<Remote> {
         ));
     }
     std::fs::write(ssh.join("config"), config).unwrap();
-    Some(Remote {
+    Remote {
         daemon: Daemon::new(name),
         home,
         path: None,
         port,
-        _sshd: sshd,
-    })
+        sshd,
+        netns,
+    }
 }
 
 impl Remote {
@@ -129,5 +184,58 @@ pub fn kill_connection_above(shell_pid: i32) {
     assert!(!chain.is_empty(), "no sshd above the shell {shell_pid}");
     for pid in chain {
         super::sigkill(pid);
+    }
+}
+
+/// Kills every process of the connections `sshd` serves now (its
+/// listener's descendants), so each link ends at both sides; the listener
+/// stays.
+pub fn kill_connections_of(sshd: &Sshd) {
+    let config = format!("{}/sshd_config", sshd.dir().display());
+    let procs: Vec<(i32, i32, String)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            let cmdline =
+                std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            Some((pid, ppid, cmdline))
+        })
+        .collect();
+    let started: Vec<&(i32, i32, String)> = procs
+        .iter()
+        .filter(|(_, _, c)| c.contains(&config))
+        .collect();
+    let listener = started
+        .iter()
+        .find(|(_, pp, _)| !started.iter().any(|(p, _, _)| p == pp))
+        .map(|(p, _, _)| *p)
+        .expect("the sshd listener");
+    let mut below = vec![listener];
+    let mut i = 0;
+    while i < below.len() {
+        let parent = below[i];
+        below.extend(
+            procs
+                .iter()
+                .filter(|(_, pp, _)| *pp == parent)
+                .map(|(p, _, _)| *p),
+        );
+        i += 1;
+    }
+    assert!(
+        below.len() > 1,
+        "no connection to kill under sshd {listener}"
+    );
+    for pid in &below[1..] {
+        super::sigkill(*pid);
     }
 }

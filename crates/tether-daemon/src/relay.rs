@@ -384,6 +384,14 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
             ..
         } => {
             let call = call_name();
+            // The caller's directory and environment are this machine's:
+            // the host's session starts in the login directory with the
+            // host daemon's (login) environment, as an agentless one does.
+            let create = crate::protocol::Create {
+                cwd: None,
+                env: None,
+                ..create
+            };
             let run = Request::Run {
                 session: name,
                 command,

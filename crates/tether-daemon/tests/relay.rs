@@ -287,7 +287,17 @@ fn fifty() -> String {
 fn a_run_with_a_host_lives_in_the_hosts_daemon() {
     let lab = Lab::new("lives");
     let mut c = lab.local().client();
-    let r: ShellResult = c.request(&run("s1", "echo hi; echo $$", true)).unwrap();
+    // The caller's environment (a secret in it) stays on this machine.
+    let mut first = run(
+        "s1",
+        "echo hi; echo $$; echo ${RELAY_API_TOKEN-unset}",
+        true,
+    );
+    if let Request::Run { create, .. } = &mut first {
+        create.env = Some(vec![("RELAY_API_TOKEN".into(), "s3cr3t".into())]);
+    }
+    let r: ShellResult = c.request(&first).unwrap();
+    assert_eq!(r.output.lines().nth(2), Some("unset"), "{r:?}");
     assert_eq!(r.status, Status::Exited);
     assert_eq!(r.host.as_deref(), Some("h1"));
     let pid = r.output.lines().nth(1).unwrap().to_owned();

@@ -481,6 +481,11 @@ pub async fn handle_following(
                 sessions: infos.into_iter().map(entry).collect(),
             }))
         }
+        // The relay serves it when this daemon reaches hosts.
+        Request::ListOn { host, .. } => Err(bad_request(format!(
+            "this daemon reaches no remote hosts, so none of {}'s sessions",
+            host.name
+        ))),
         Request::Attach { .. } | Request::Stop | Request::Follow { .. } => Err(bad_request(
             "attach, stop and follow are handled by the connection",
         )),

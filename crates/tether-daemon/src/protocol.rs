@@ -277,6 +277,15 @@ pub enum Request {
         #[serde(default)]
         all: bool,
     },
+    /// The sessions that live in a host's own tether, as its daemon lists
+    /// them (of this connection's namespace, or of all).
+    ListOn {
+        /// The host.
+        host: HostRoute,
+        /// Every namespace, not only this connection's.
+        #[serde(default)]
+        all: bool,
+    },
     /// Join the live terminal (the connection switches to frames).
     Attach {
         /// The session; a bare name that is not in this namespace may name
@@ -307,6 +316,7 @@ impl Request {
             Request::Reset { .. } => "reset",
             Request::Close { .. } => "close",
             Request::List { .. } => "list",
+            Request::ListOn { .. } => "list_on",
             Request::Attach { .. } => "attach",
             Request::Stop => "stop",
         }
@@ -325,7 +335,7 @@ impl Request {
             | Request::Reset { session }
             | Request::Close { session }
             | Request::Attach { session, .. } => Some(session),
-            Request::List { .. } | Request::Stop => None,
+            Request::List { .. } | Request::ListOn { .. } | Request::Stop => None,
         }
     }
 }

@@ -57,6 +57,8 @@ pub(crate) enum Target {
     Hosted(Hosted),
     /// A `run` for a new session on this host, if tether runs there.
     New(Address, HostRoute),
+    /// The host's own listing, for namespace `.1`.
+    Listing(HostRoute, String),
 }
 
 /// What [`serve`] did.
@@ -73,6 +75,10 @@ pub(crate) fn target(
     ns: &str,
     request: &Request,
 ) -> Option<Result<Target, Failure>> {
+    if let Request::ListOn { host, .. } = request {
+        state.hosts.as_ref()?;
+        return Some(Ok(Target::Listing(host.clone(), ns.to_owned())));
+    }
     if matches!(request, Request::List { .. } | Request::Stop) {
         return None;
     }
@@ -227,6 +233,10 @@ pub(crate) async fn serve(
     let (address, route, cut) = match &target {
         Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone()),
         Target::New(a, r) => (a.clone(), r.clone(), None),
+        Target::Listing(r, ns) => {
+            let all = matches!(request, Request::ListOn { all: true, .. });
+            return Relayed::Done(list_on(state, r, ns, all, write).await);
+        }
     };
     let started = Instant::now();
     let (host, stream) = match reach(state, &route).await {
@@ -366,6 +376,48 @@ pub(crate) async fn serve(
     }
 }
 
+/// Serves `list_on`: the host daemon's listing, each entry naming the
+/// host; false when the client's connection is done.
+async fn list_on(
+    state: &State,
+    route: &HostRoute,
+    ns: &str,
+    all: bool,
+    write: &mut QuietWriter,
+) -> bool {
+    let listed = async {
+        let stream = match reach(state, route).await? {
+            (_, FarSide::Daemon(s)) => s,
+            (_, FarSide::Agentless(why)) => {
+                return Err(host_failure(
+                    HostFailure::Setup,
+                    format!(
+                        "{} is agentless ({why}): its sessions are this daemon's (`tether ls`)",
+                        route.name
+                    ),
+                ));
+            }
+        };
+        let fail = |m: String| host_failure(HostFailure::Lost, format!("{}: {m}", route.name));
+        let (mut hr, mut hw) = greet(stream, ns).await.map_err(fail)?;
+        send(&mut hw, &Request::List { all })
+            .await
+            .map_err(|e| fail(format!("the link was lost: {e}")))?;
+        match receive(&mut hr).await {
+            Some(Reply::Ok(Response::List(mut list))) => {
+                for s in &mut list.sessions {
+                    s.host = Some(route.name.clone());
+                }
+                Ok(Reply::Ok(Response::List(list)))
+            }
+            Some(Reply::Error(f)) => Ok(Reply::Error(f)),
+            _ => Err(fail("the link was lost before the listing came".to_owned())),
+        }
+    };
+    let reply = listed.await.unwrap_or_else(Reply::Error);
+    write_line(write, &reply).await
+}
+
 /// `request` as the host's daemon gets it: the session's name there, no
 /// host (it is that host), a `run` named (its name returned) and a `read`
 /// of a session with a cut call asking for that call's result.
@@ -444,7 +496,7 @@ fn rename(request: &mut Request, name: String) {
         | Request::Reset { session }
         | Request::Close { session }
         | Request::Attach { session, .. } => *session = name,
-        Request::List { .. } | Request::Stop => {}
+        Request::List { .. } | Request::ListOn { .. } | Request::Stop => {}
     }
 }
 

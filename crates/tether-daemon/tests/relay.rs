@@ -323,6 +323,18 @@ fn a_run_with_a_host_lives_in_the_hosts_daemon() {
             .iter()
             .any(|s| s.name == "s1" && s.host.is_none())
     );
+    // The host's own listing, through this daemon.
+    let on: ListReply = c
+        .request(&Request::ListOn {
+            host: route(),
+            all: false,
+        })
+        .unwrap();
+    let s = on.sessions.iter().find(|s| s.name == "s1").unwrap();
+    assert_eq!(
+        (s.state, s.host.as_deref()),
+        (SessionState::Idle, Some("h1"))
+    );
     // Closed through the relay: gone there and here.
     let _: tether_daemon::protocol::CloseReply = c
         .request(&Request::Close {

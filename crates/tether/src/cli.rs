@@ -250,6 +250,13 @@ pub struct LsArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+    /// List the sessions that live in tether on this host
+    /// (`[user@]host[:port]`, reached as `tether run --host` reaches it).
+    #[arg(long = "host", short = 'H')]
+    pub host: Option<String>,
+    /// How --host is reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// Arguments of `tether attach`.

@@ -261,7 +261,15 @@ fn acknowledged<T: ReplyKind + Serialize>(request: Request, json: bool, note: &s
 }
 
 pub fn ls(args: LsArgs) -> Result<i32> {
-    let v: ListReply = call(&Request::List { all: true })?;
+    let request = match &args.host {
+        Some(name) => Request::ListOn {
+            host: crate::host_route::single(name, &args.ssh, Default::default())?,
+            all: true,
+        },
+        None if ssh_flags_given(&args.ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
+        None => Request::List { all: true },
+    };
+    let v: ListReply = call(&request)?;
     if args.json {
         print_json(&v)?;
         return Ok(0);

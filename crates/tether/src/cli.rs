@@ -306,6 +306,12 @@ pub enum DaemonAction {
 pub struct SshCmdArgs {
     /// The host: `[user@]host[:port]`, `ssh://[user@]host[:port]` or a
     /// name from ~/.ssh/config.
+    /// Open (or join again) a session in tether on the host that
+    /// outlives the link: its shell lives in the host's own daemon; `~.`
+    /// or a dropped link leaves it running, and the same command joins it
+    /// again (no remote command, forwarding or ssh-only option with it).
+    #[arg(long)]
+    pub keep: bool,
     #[arg(required_unless_present = "query")]
     pub destination: Option<String>,
     /// A command to run there instead of the login shell (several words

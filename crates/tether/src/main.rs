@@ -84,6 +84,7 @@ mod session_cmd;
 mod ssh_cmd;
 mod ssh_forward;
 mod ssh_front;
+mod ssh_keep;
 mod ssh_opts;
 mod ssh_remote_command;
 mod ssh_show;

@@ -38,6 +38,9 @@ fn escape_char(arg: &str) -> Result<Option<u8>> {
 const FAILED: i32 = 255;
 
 pub fn run(mut args: SshCmdArgs) -> Result<i32> {
+    if args.keep {
+        return crate::ssh_keep::run(args);
+    }
     crate::ssh_front::refuse_sharing(&args)?;
     if let Some(q) = &args.query {
         return crate::ssh_front::query(q);

@@ -1,0 +1,170 @@
+//! Copying tether to a host that does not have it: the cache's
+//! directories made private (`umask 077`), the binary written over SFTP
+//! under a temporary name in the same directory (mode 0700), then one
+//! command there checks its SHA-256 and that it starts (`--version`
+//! answers) and links it into place. A link, not a rename: it never
+//! replaces what another first contact (another test, another machine)
+//! put there meanwhile, and both are atomic. A copy that cannot run (a
+//! `noexec` home, another C library) is removed, and the host stays
+//! agentless.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use tether_transport::{HostFailure, TransportError};
+use tokio::sync::Semaphore;
+
+use super::identity::Identity;
+use super::probe::dir_of;
+use super::{Far, sh_quote};
+
+/// SFTP writes outstanding at once while copying.
+const WINDOW: usize = 64;
+
+/// How a copy ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Copied {
+    /// Ours is in place now.
+    InPlace,
+    /// Something else was put there meanwhile: look at it again.
+    Taken,
+    /// The copy does not run there (why): the host stays agentless.
+    CannotRun(String),
+}
+
+impl Far<'_> {
+    /// Copies `id` to `path` (which did not exist).
+    pub(crate) async fn deploy(&self, id: &Identity, path: &str) -> Result<Copied, TransportError> {
+        let dir = dir_of(path);
+        let made = self
+            .sh(&format!("umask 077 && mkdir -p -- {}", sh_quote(dir)))
+            .await?;
+        if made.status != Some(0) {
+            return Err(self.fail(
+                HostFailure::Setup,
+                format!(
+                    "cannot create {dir} to copy tether there: {}",
+                    made.stderr_text()
+                ),
+            ));
+        }
+        let tmp = format!("{dir}/.tether-{}.tmp", random_hex());
+        if let Err(e) = self.write(id, &tmp).await {
+            let _ = self.sh(&format!("rm -f -- {}", sh_quote(&tmp))).await;
+            return Err(e);
+        }
+        self.install(id, &tmp, path).await
+    }
+
+    /// Writes the binary to `tmp` over SFTP, mode 0700.
+    async fn write(&self, id: &Identity, tmp: &str) -> Result<(), TransportError> {
+        let sftp = self.conn.sftp().await.map_err(|e| self.ssh(e))?;
+        let file = std::fs::File::open(&id.path).map_err(|e| {
+            self.fail(
+                HostFailure::Setup,
+                format!("cannot read {}: {e}", id.path.display()),
+            )
+        })?;
+        let h = sftp.create(tmp, 0o700).await.map_err(|e| self.ssh(e))?;
+        let mut w = sftp.writer(&h, Arc::new(Semaphore::new(WINDOW)));
+        let chunk = sftp.chunk();
+        let mut offset = 0u64;
+        loop {
+            // Read in place: a piece from the page cache takes
+            // microseconds, less than a hop to a blocking pool.
+            let mut buf = vec![0u8; chunk];
+            let n = file.read_at(&mut buf, offset).map_err(|e| {
+                self.fail(
+                    HostFailure::Setup,
+                    format!("cannot read {}: {e}", id.path.display()),
+                )
+            })?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            offset += n as u64;
+            w.write(buf).await.map_err(|e| self.ssh(e))?;
+        }
+        w.finish().await.map_err(|e| self.ssh(e))?;
+        // The server's umask may have taken bits off the mode asked for.
+        sftp.fset(&h, Some(0o700), None)
+            .await
+            .map_err(|e| self.ssh(e))?;
+        sftp.close(h).await.map_err(|e| self.ssh(e))
+    }
+
+    /// Checks the copy at `tmp` on the host (its hash, that it starts) and
+    /// links it to `path`; `tmp` is removed in every case.
+    async fn install(
+        &self,
+        id: &Identity,
+        tmp: &str,
+        path: &str,
+    ) -> Result<Copied, TransportError> {
+        let script = format!(
+            "t={t}; f={f}; s=$(sha256sum < \"$t\" | cut -c1-64); \
+             if [ \"$s\" != {sha} ]; then rm -f -- \"$t\"; printf 'badsha %s\\n' \"$s\"; exit 0; fi; \
+             if v=$(\"$t\" --version 2>&1); then :; else rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0; fi; \
+             case \"$v\" in tether*) ;; *) rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0;; esac; \
+             if ln -- \"$t\" \"$f\" 2>/dev/null; then r=placed; else r=taken; fi; rm -f -- \"$t\"; echo $r",
+            t = sh_quote(tmp),
+            f = sh_quote(path),
+            sha = sh_quote(&id.sha256),
+        );
+        let out = self.sh(&script).await?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let text = text.trim_end();
+        if let Some(why) = text.strip_prefix("nostart ") {
+            return Ok(Copied::CannotRun(format!(
+                "tether copied to {} does not start there: {}",
+                dir_of(path),
+                clip(why)
+            )));
+        }
+        if let Some(h) = text.strip_prefix("badsha ") {
+            return Err(self.fail(
+                HostFailure::Setup,
+                format!(
+                    "tether copied to {tmp} arrived with the SHA-256 {h}, not {} (removed; the next use copies it again)",
+                    id.sha256
+                ),
+            ));
+        }
+        match text {
+            "placed" => Ok(Copied::InPlace),
+            "taken" => Ok(Copied::Taken),
+            _ => Err(self.fail(
+                HostFailure::Setup,
+                format!(
+                    "putting tether in place at {path} failed: {}",
+                    clip(&format!("{text} {}", out.stderr_text()))
+                ),
+            )),
+        }
+    }
+}
+
+/// 16 random hex digits, for a temporary name nobody else picks.
+fn random_hex() -> String {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        // The name only has to differ from a concurrent contact's.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        b = (t as u64 ^ u64::from(std::process::id())).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A host's words, bounded for a message.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX: usize = 500;
+    let t = text.trim();
+    match t.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_owned(),
+    }
+}

@@ -1,0 +1,346 @@
+//! A tether on each host (issue 26, parts 1 and 2), against real sshd:
+//! the pool's far side copies this build's `tether` binary to a host's
+//! cache on first contact (private, its hash checked), uses the cache on
+//! the next, refuses a tampered cached binary (another hash, group
+//! writable, another owner) with a message naming it and leaves it as it
+//! is, stays agentless when told to without reaching the host, and falls
+//! back to `tether daemon relay` where sshd forbids stream-local
+//! forwarding. The stream answers the daemon protocol: a hello, then a
+//! command run by the host's own daemon. Skips with a message when sshd
+//! or sftp-server is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tether_cluster::pool::HostPool;
+use tether_daemon::protocol::{Create, OnTimeout, Request};
+use tether_ssh::{ConnectOptions, HostKeyPolicy, Route, Target};
+use tether_testkit::{Scratch, Sshd, give_to_login_user, keygen, sftp_subsystem, user};
+use tether_transport::{DaemonStream, FarSettings, FarSide, HostFailure, TransportError};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+
+/// A host with a fresh cache directory (`XDG_CACHE_HOME`) of its own.
+struct Host {
+    scratch: Scratch,
+    key: PathBuf,
+    sshd: Sshd,
+    cache: PathBuf,
+}
+
+fn host(ip: &str, extra: &str) -> Option<Host> {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return None;
+    }
+    if tether_testkit::sftp_server().is_none() {
+        eprintln!("SKIPPED: sftp-server is not installed");
+        return None;
+    }
+    let scratch = Scratch::new("deploy");
+    let key = keygen(&scratch.0.join("id_ed25519"), "").unwrap();
+    let cache = scratch.0.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    give_to_login_user(&cache).unwrap();
+    // The login user goes through the scratch directory to its cache.
+    std::fs::set_permissions(&scratch.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sftp = sftp_subsystem(&scratch.0.join("sftp"), "", "").unwrap();
+    let extra = format!("{extra}{sftp}SetEnv XDG_CACHE_HOME={}\n", cache.display());
+    let port = tether_testkit::free_port(ip).unwrap();
+    let sshd = Sshd::start_with(ip, port, &[&key.with_extension("pub")], false, &extra).unwrap();
+    std::fs::write(scratch.0.join("known_hosts"), sshd.known_hosts_line()).unwrap();
+    Some(Host {
+        scratch,
+        key,
+        sshd,
+        cache,
+    })
+}
+
+impl Host {
+    fn route(&self) -> Route {
+        Route {
+            target: Target {
+                host: self.sshd.ip.clone(),
+                hostname: self.sshd.ip.clone(),
+                port: self.sshd.port,
+                user: user(),
+            },
+            options: ConnectOptions {
+                known_hosts: vec![self.scratch.0.join("known_hosts")],
+                policy: HostKeyPolicy::Yes,
+                identities: vec![self.key.clone()],
+                identities_only: true,
+                agent: None,
+                passwords: false,
+                ..ConnectOptions::default()
+            },
+        }
+    }
+
+    /// Where this build's binary lives in the host's cache.
+    fn cached(&self) -> PathBuf {
+        self.cache
+            .join("tether/bin")
+            .join(&sha256(Path::new(TETHER))[..16])
+            .join("tether")
+    }
+
+    /// Puts this build's binary in the cache as a first contact would
+    /// (the login user's, private), without copying it over SSH.
+    fn place(&self) -> PathBuf {
+        let path = self.cached();
+        let _ = std::fs::remove_file(&path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(TETHER, &path).unwrap();
+        for dir in ["tether", "tether/bin"] {
+            let d = self.cache.join(dir);
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let d = path.parent().unwrap();
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        give_to_login_user(&self.cache).unwrap();
+        path
+    }
+
+    /// The far side through a new pool (a new connection).
+    async fn far_side(&self, far: FarSettings) -> Result<FarSide, TransportError> {
+        let pool = HostPool::deploying(PathBuf::from(TETHER));
+        let h = pool.host("far", self.route(), far).unwrap();
+        h.far_side().await
+    }
+}
+
+fn sha256(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)[..64].to_owned()
+}
+
+fn uid_of(name: &str) -> u32 {
+    let out = std::process::Command::new("id")
+        .args(["-u", name])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// A line from the daemon, within 30 s.
+async fn line(r: &mut BufReader<Box<dyn DaemonStream>>) -> serde_json::Value {
+    let mut l = String::new();
+    tokio::time::timeout(Duration::from_secs(30), r.read_line(&mut l))
+        .await
+        .expect("the host's daemon did not answer within 30 s")
+        .unwrap();
+    serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l:?}"))
+}
+
+/// Speaks the daemon protocol on the stream: a hello, its welcome, then
+/// `echo hi` run by the host's daemon. The stream is given back, open.
+async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> BufReader<Box<dyn DaemonStream>> {
+    let mut r = BufReader::new(stream);
+    let mut hello =
+        serde_json::to_vec(&tether_daemon::client::hello("tether-test", None, false)).unwrap();
+    hello.push(b'\n');
+    r.get_mut().write_all(&hello).await.unwrap();
+    let welcome = line(&mut r).await;
+    assert_eq!(welcome["ok"]["kind"], "welcome", "{welcome}");
+    let run = Request::Run {
+        session: "far".into(),
+        command: "echo hi".into(),
+        host: None,
+        timeout_s: 30.0,
+        on_timeout: OnTimeout::default(),
+        output_limit: 10_000,
+        workdir: None,
+        create: Create::default(),
+        stdin: None,
+        follow: false,
+    };
+    let mut run = serde_json::to_vec(&run).unwrap();
+    run.push(b'\n');
+    r.get_mut().write_all(&run).await.unwrap();
+    let reply = line(&mut r).await;
+    assert_eq!(reply["ok"]["output"].as_str(), Some("hi\n"), "{reply}");
+    assert_eq!(reply["ok"]["exit_code"], 0, "{reply}");
+    r
+}
+
+fn daemon(far: FarSide) -> Box<dyn DaemonStream> {
+    match far {
+        FarSide::Daemon(s) => s,
+        FarSide::Agentless(why) => panic!("agentless: {why}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
+    let Some(h) = host("127.0.0.2", "") else {
+        return;
+    };
+    let started = Instant::now();
+    let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    eprintln!(
+        "first contact (copy {} MB, check, start the host's daemon): {:.2} s",
+        std::fs::metadata(TETHER).unwrap().len() >> 20,
+        started.elapsed().as_secs_f64()
+    );
+    let path = h.cached();
+    let meta = std::fs::symlink_metadata(&path).unwrap();
+    assert!(meta.is_file());
+    assert_eq!(meta.mode() & 0o777, 0o700, "{}", path.display());
+    assert_eq!(meta.uid(), uid_of(&user()));
+    for dir in [path.parent().unwrap(), &h.cache.join("tether/bin")] {
+        let m = std::fs::metadata(dir).unwrap();
+        assert_eq!(m.mode() & 0o077, 0, "{} is private", dir.display());
+    }
+    assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
+    // Nothing else is left in its directory (the temporary name is gone).
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["tether"]);
+    hello_and_echo(stream).await;
+
+    // A second contact, on a connection of its own: the same file.
+    let started = Instant::now();
+    let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    eprintln!(
+        "second contact (cache checked): {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    let again = std::fs::symlink_metadata(&path).unwrap();
+    assert_eq!(
+        (again.ino(), again.mtime(), again.mtime_nsec()),
+        (meta.ino(), meta.mtime(), meta.mtime_nsec()),
+        "the cached binary was not written again"
+    );
+    hello_and_echo(stream).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tampered_cached_binary_is_refused_and_left_as_it_is() {
+    let Some(h) = host("127.0.0.3", "") else {
+        return;
+    };
+    let refused = |far: Result<FarSide, TransportError>, says: &str, path: &Path| match far {
+        Err(TransportError::Host { kind, message, .. }) => {
+            assert_eq!(kind, HostFailure::Setup, "{message}");
+            assert!(
+                message.contains(&path.display().to_string()),
+                "names the file: {message}"
+            );
+            assert!(message.contains(says), "says {says:?}: {message}");
+            assert!(message.contains("remove"), "says what to do: {message}");
+        }
+        other => panic!("not refused: {other:?}"),
+    };
+
+    // Another hash: a byte more.
+    let path = h.place();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"x").unwrap();
+    drop(f);
+    let before = std::fs::metadata(&path).unwrap();
+    refused(
+        h.far_side(FarSettings::default()).await,
+        "not this tether's",
+        &path,
+    );
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.ino(), after.len(), after.mtime()),
+        (before.ino(), before.len(), before.mtime()),
+        "left as it is"
+    );
+
+    // Writable by its group.
+    let path = h.place();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o770)).unwrap();
+    refused(
+        h.far_side(FarSettings::default()).await,
+        "writable by its group or others",
+        &path,
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o770);
+
+    // Another owner (root, when the tests log in as another user).
+    if user() == tether_testkit::running_user() {
+        eprintln!("SKIPPED the other owner: the tests log in as the user running them");
+        return;
+    }
+    let path = h.place();
+    std::os::unix::fs::chown(&path, Some(0), Some(0)).unwrap();
+    refused(
+        h.far_side(FarSettings::default()).await,
+        "owned by uid 0",
+        &path,
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().uid(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agentless_when_told_without_reaching_the_host() {
+    // Nothing listens there: reaching it would fail.
+    let port = tether_testkit::free_port("127.0.0.1").unwrap();
+    let route = Route {
+        target: Target {
+            host: "nowhere".into(),
+            hostname: "127.0.0.1".into(),
+            port,
+            user: "nobody".into(),
+        },
+        options: ConnectOptions::default(),
+    };
+    let pool = HostPool::deploying(PathBuf::from(TETHER));
+    let why = "deploy = false for nowhere in the config";
+    let far = FarSettings {
+        agentless: Some(why.into()),
+        path: None,
+    };
+    let h = pool.host("nowhere", route, far).unwrap();
+    match h.far_side().await.unwrap() {
+        FarSide::Agentless(said) => assert_eq!(said, why),
+        FarSide::Daemon(_) => panic!("a daemon where none may run"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_stream_local_forwarding_gets_the_relay() {
+    let Some(h) = host("127.0.0.4", "AllowStreamLocalForwarding no\n") else {
+        return;
+    };
+    h.place();
+    let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    // The stream is a `tether daemon relay` on the host.
+    let relays = || {
+        tether_testkit::processes_of_host_dir(&h.sshd.host_daemon_dir())
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.windows(12).any(|w| w == b"daemon\0relay"))
+            })
+            .count()
+    };
+    let stream = hello_and_echo(stream).await;
+    assert_eq!(relays(), 1);
+    // The stream dropped, the relay ends.
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while relays() > 0 {
+        assert!(Instant::now() < deadline, "the relay outlived its channel");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -5,9 +5,12 @@
 //! writable, another owner) with a message naming it and leaves it as it
 //! is, stays agentless when told to without reaching the host, and falls
 //! back to `tether daemon relay` where sshd forbids stream-local
-//! forwarding. The stream answers the daemon protocol: a hello, then a
-//! command run by the host's own daemon. Skips with a message when sshd
-//! or sftp-server is missing.
+//! forwarding. Two first contacts at once leave one binary; a path the
+//! config gives is used as found (never copied to); a cache where
+//! programs cannot run (a `noexec` mount) leaves the host agentless. The
+//! stream answers the daemon protocol: a hello, then a command run by the
+//! host's own daemon. Skips with a message when sshd or sftp-server is
+//! missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -343,4 +346,104 @@ async fn a_server_without_stream_local_forwarding_gets_the_relay() {
         assert!(Instant::now() < deadline, "the relay outlived its channel");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_first_contacts_at_once_leave_one_binary() {
+    let Some(h) = host("127.0.0.5", "") else {
+        return;
+    };
+    let (a, b) = tokio::join!(
+        h.far_side(FarSettings::default()),
+        h.far_side(FarSettings::default())
+    );
+    let (a, b) = (daemon(a.unwrap()), daemon(b.unwrap()));
+    let path = h.cached();
+    assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["tether"], "no temporary copy is left");
+    let (a, b) = tokio::join!(hello_and_echo(a), hello_and_echo(b));
+    drop((a, b));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_path_from_the_config_is_used_as_found_and_never_copied_to() {
+    let Some(h) = host("127.0.0.6", "") else {
+        return;
+    };
+    let own = h.scratch.0.join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let given = own.join("tether");
+    let far = |p: &Path| FarSettings {
+        agentless: None,
+        path: Some(p.display().to_string()),
+    };
+    // Not there: refused, and nothing is copied there.
+    give_to_login_user(&own).unwrap();
+    match h.far_side(far(&given)).await {
+        Err(TransportError::Host { kind, message, .. }) => {
+            assert_eq!(kind, HostFailure::Setup, "{message}");
+            assert!(message.contains("does not exist"), "{message}");
+            assert!(message.contains(&given.display().to_string()), "{message}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    assert!(!given.exists());
+    assert!(!h.cached().exists(), "nothing went to the cache either");
+    // Installed there by hand: used.
+    std::fs::copy(TETHER, &given).unwrap();
+    std::fs::set_permissions(&given, std::fs::Permissions::from_mode(0o755)).unwrap();
+    give_to_login_user(&own).unwrap();
+    let stream = daemon(h.far_side(far(&given)).await.unwrap());
+    drop(hello_and_echo(stream).await);
+    assert!(!h.cached().exists());
+}
+
+/// A tmpfs mounted `noexec` over a directory, unmounted on drop.
+struct NoExec(PathBuf);
+
+impl NoExec {
+    fn mount(dir: &Path) -> Option<NoExec> {
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "noexec,size=512m,mode=0700", "tmpfs"])
+            .arg(dir)
+            .output()
+            .ok()?;
+        out.status.success().then(|| NoExec(dir.to_owned()))
+    }
+}
+
+impl Drop for NoExec {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_where_nothing_may_run_leaves_the_host_agentless() {
+    let Some(h) = host("127.0.0.7", "") else {
+        return;
+    };
+    let Some(_noexec) = NoExec::mount(&h.cache) else {
+        eprintln!("SKIPPED: cannot mount a noexec tmpfs here (not root?)");
+        return;
+    };
+    give_to_login_user(&h.cache).unwrap();
+    match h.far_side(FarSettings::default()).await.unwrap() {
+        FarSide::Agentless(why) => assert!(why.contains("does not start"), "{why}"),
+        FarSide::Daemon(_) => panic!("a daemon from a noexec cache"),
+    }
+    let dir = h.cached().parent().unwrap().to_owned();
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the copy that cannot run is removed: {left:?}"
+    );
 }

@@ -62,7 +62,10 @@ pub(crate) enum Known {
 
 /// The far side of `host` on `conn`, with what the slot knows (`known`,
 /// held while it is found out, so concurrent users set it up once).
-/// `binary`: what to copy there (`None`: this process's own).
+/// `binary`: what to copy there (`None`: this process's own). A new
+/// connection is set up afresh: the binary checked again, the daemon
+/// ensured (it may have exited when idle). The caller answers
+/// `settings.agentless` itself, without connecting.
 pub(crate) async fn far_side(
     host: &str,
     conn: &Arc<Connection>,
@@ -70,9 +73,6 @@ pub(crate) async fn far_side(
     binary: Option<&Path>,
     known: &tokio::sync::Mutex<Known>,
 ) -> Result<FarSide, TransportError> {
-    if let Some(why) = &settings.agentless {
-        return Ok(FarSide::Agentless(why.clone()));
-    }
     let far = Far { host, conn };
     let mut known = known.lock().await;
     let (mut reach, fresh) = match &*known {

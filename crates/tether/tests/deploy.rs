@@ -147,8 +147,9 @@ async fn line(r: &mut BufReader<Box<dyn DaemonStream>>) -> serde_json::Value {
 }
 
 /// Speaks the daemon protocol on the stream: a hello, its welcome, then
-/// `echo hi` run by the host's daemon. The stream is given back, open.
-async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> BufReader<Box<dyn DaemonStream>> {
+/// `echo hi` run by the host's daemon. The stream is given back, open,
+/// with the daemon's pid.
+async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> (BufReader<Box<dyn DaemonStream>>, i32) {
     let mut r = BufReader::new(stream);
     let mut hello =
         serde_json::to_vec(&tether_daemon::client::hello("tether-test", None, false)).unwrap();
@@ -172,9 +173,45 @@ async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> BufReader<Box<dyn Daem
     run.push(b'\n');
     r.get_mut().write_all(&run).await.unwrap();
     let reply = line(&mut r).await;
-    assert_eq!(reply["ok"]["output"].as_str(), Some("hi\n"), "{reply}");
+    // (After a daemon was killed, a line first says its session was
+    // recovered.)
+    let output = reply["ok"]["output"].as_str().unwrap_or_default();
+    assert!(output == "hi\n" || output.ends_with("\nhi\n"), "{reply}");
     assert_eq!(reply["ok"]["exit_code"], 0, "{reply}");
-    r
+    let pid = welcome["ok"]["pid"].as_i64().unwrap();
+    (r, i32::try_from(pid).unwrap())
+}
+
+/// Kills the host's daemon `pid` (as its idle exit would end it, without
+/// a word) and waits until it is gone.
+async fn kill_daemon(pid: i32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .output();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| r.starts_with(" Z")))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the host's daemon outlived SIGKILL"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// On one connection: the far side, its daemon killed, the far side again
+/// (the daemon started anew, through the same way).
+async fn the_daemon_comes_back(h: &Host) {
+    let pool = HostPool::deploying(PathBuf::from(TETHER));
+    let one = pool.host("far", h.route(), FarSettings::default()).unwrap();
+    let (stream, first) = hello_and_echo(daemon(one.far_side().await.unwrap())).await;
+    drop(stream);
+    kill_daemon(first).await;
+    let (stream, second) = hello_and_echo(daemon(one.far_side().await.unwrap())).await;
+    assert_ne!(first, second, "a new daemon answers");
+    drop(stream);
 }
 
 fn daemon(far: FarSide) -> Box<dyn DaemonStream> {
@@ -337,7 +374,7 @@ async fn a_server_without_stream_local_forwarding_gets_the_relay() {
             })
             .count()
     };
-    let stream = hello_and_echo(stream).await;
+    let (stream, _) = hello_and_echo(stream).await;
     assert_eq!(relays(), 1);
     // The stream dropped, the relay ends.
     drop(stream);
@@ -346,6 +383,17 @@ async fn a_server_without_stream_local_forwarding_gets_the_relay() {
         assert!(Instant::now() < deadline, "the relay outlived its channel");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // A daemon gone is started again by the relay.
+    the_daemon_comes_back(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_daemon_gone_meanwhile_is_started_again_on_the_same_connection() {
+    let Some(h) = host("127.0.0.8", "") else {
+        return;
+    };
+    h.place();
+    the_daemon_comes_back(&h).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,8 @@
 //! writable, another owner) with a message naming it and leaves it as it
 //! is, stays agentless when told to without reaching the host, and falls
 //! back to `tether daemon relay` where sshd forbids stream-local
-//! forwarding. Two first contacts at once leave one binary; a path the
+//! forwarding, and copies through `cat` where sshd has no SFTP. Two first
+//! contacts at once leave one binary; a path the
 //! config gives is used as found (never copied to); a cache where
 //! programs cannot run (a `noexec` mount) leaves the host agentless. The
 //! stream answers the daemon protocol: a hello, then a command run by the
@@ -36,6 +37,11 @@ struct Host {
 }
 
 fn host(ip: &str, extra: &str) -> Option<Host> {
+    host_with(ip, extra, true)
+}
+
+/// [`host`], with or without an SFTP server.
+fn host_with(ip: &str, extra: &str, with_sftp: bool) -> Option<Host> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
         return None;
@@ -52,7 +58,11 @@ fn host(ip: &str, extra: &str) -> Option<Host> {
     give_to_login_user(&cache).unwrap();
     // The login user goes through the scratch directory to its cache.
     std::fs::set_permissions(&scratch.0, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let sftp = sftp_subsystem(&scratch.0.join("sftp"), "", "").unwrap();
+    let sftp = if with_sftp {
+        sftp_subsystem(&scratch.0.join("sftp"), "", "").unwrap()
+    } else {
+        String::new()
+    };
     let extra = format!("{extra}{sftp}SetEnv XDG_CACHE_HOME={}\n", cache.display());
     let port = tether_testkit::free_port(ip).unwrap();
     let sshd = Sshd::start_with(ip, port, &[&key.with_extension("pub")], false, &extra).unwrap();
@@ -449,6 +459,19 @@ async fn a_path_from_the_config_is_used_as_found_and_never_copied_to() {
     let stream = daemon(h.far_side(far(&given)).await.unwrap());
     drop(hello_and_echo(stream).await);
     assert!(!h.cached().exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_sftp_gets_tether_through_cat() {
+    let Some(h) = host_with("127.0.0.9", "", false) else {
+        return;
+    };
+    let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    let path = h.cached();
+    let meta = std::fs::symlink_metadata(&path).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o700, "{}", path.display());
+    assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
+    drop(hello_and_echo(stream).await);
 }
 
 /// A tmpfs mounted `noexec` over a directory, unmounted on drop.

@@ -1,6 +1,7 @@
 //! Copying tether to a host that does not have it: the cache's
 //! directories made private (`umask 077`), the binary written over SFTP
-//! under a temporary name in the same directory (mode 0700), then one
+//! (or `cat` on an exec channel, for a server without SFTP) under a
+//! temporary name in the same directory (mode 0700), then one
 //! command there checks its SHA-256 and that it starts (`--version`
 //! answers) and links it into place. A link, not a rename: it never
 //! replaces what another first contact (another test, another machine)
@@ -20,6 +21,9 @@ use super::{Far, sh_quote};
 
 /// SFTP writes outstanding at once while copying.
 const WINDOW: usize = 64;
+
+/// Bytes per piece given to `cat` (a server without SFTP).
+const CAT_PIECE: usize = 256 * 1024;
 
 /// How a copy ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,15 +60,19 @@ impl Far<'_> {
         self.install(id, &tmp, path).await
     }
 
-    /// Writes the binary to `tmp` over SFTP, mode 0700.
+    /// Writes the binary to `tmp` over SFTP, mode 0700; through `cat` on
+    /// an exec channel when the server has no SFTP.
     async fn write(&self, id: &Identity, tmp: &str) -> Result<(), TransportError> {
-        let sftp = self.conn.sftp().await.map_err(|e| self.ssh(e))?;
-        let file = std::fs::File::open(&id.path).map_err(|e| {
-            self.fail(
-                HostFailure::Setup,
-                format!("cannot read {}: {e}", id.path.display()),
-            )
-        })?;
+        let file = std::fs::File::open(&id.path).map_err(|e| self.unreadable(id, e))?;
+        let sftp = match self.conn.sftp().await {
+            Ok(s) => s,
+            Err(e) => {
+                return self
+                    .write_by_cat(id, &file, tmp)
+                    .await
+                    .map_err(|cat| self.fail(cat.0, format!("{}; SFTP: {e}", cat.1)));
+            }
+        };
         let h = sftp.create(tmp, 0o700).await.map_err(|e| self.ssh(e))?;
         let mut w = sftp.writer(&h, Arc::new(Semaphore::new(WINDOW)));
         let chunk = sftp.chunk();
@@ -73,12 +81,9 @@ impl Far<'_> {
             // Read in place: a piece from the page cache takes
             // microseconds, less than a hop to a blocking pool.
             let mut buf = vec![0u8; chunk];
-            let n = file.read_at(&mut buf, offset).map_err(|e| {
-                self.fail(
-                    HostFailure::Setup,
-                    format!("cannot read {}: {e}", id.path.display()),
-                )
-            })?;
+            let n = file
+                .read_at(&mut buf, offset)
+                .map_err(|e| self.unreadable(id, e))?;
             if n == 0 {
                 break;
             }
@@ -92,6 +97,79 @@ impl Far<'_> {
             .await
             .map_err(|e| self.ssh(e))?;
         sftp.close(h).await.map_err(|e| self.ssh(e))
+    }
+
+    /// Writes the binary to `tmp` through `umask 077; cat` (never over
+    /// an existing file: `set -C`); the failure's kind and words.
+    async fn write_by_cat(
+        &self,
+        id: &Identity,
+        file: &std::fs::File,
+        tmp: &str,
+    ) -> Result<(), (HostFailure, String)> {
+        let command = format!(
+            "exec /bin/sh -c {}",
+            sh_quote(&format!(
+                "umask 077; set -C; cat > {t} && chmod 700 {t}",
+                t = sh_quote(tmp)
+            ))
+        );
+        let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
+        let feed = async move {
+            let mut offset = 0u64;
+            loop {
+                let mut buf = vec![0u8; CAT_PIECE];
+                let n = file.read_at(&mut buf, offset)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                buf.truncate(n);
+                offset += n as u64;
+                if tx.send(buf).await.is_err() {
+                    // The command ended early: its status says why.
+                    return Ok(());
+                }
+            }
+        };
+        let mut stderr = Vec::new();
+        let run = self.conn.exec_async(
+            &command,
+            tether_ssh::Input::Stream(rx),
+            None,
+            std::future::pending(),
+            |e| {
+                if let tether_ssh::Event::Stderr(b) = e {
+                    stderr.extend_from_slice(&b);
+                }
+                std::future::ready(())
+            },
+        );
+        let (fed, ended): (std::io::Result<()>, _) = tokio::join!(feed, run);
+        fed.map_err(|e| {
+            (
+                HostFailure::Setup,
+                format!("cannot read {}: {e}", id.path.display()),
+            )
+        })?;
+        let ended = ended.map_err(|e| (e.kind(), e.to_string()))?;
+        if ended.exit_code != Some(0) {
+            return Err((
+                HostFailure::Setup,
+                format!(
+                    "cannot write {tmp}: {}",
+                    clip(&String::from_utf8_lossy(&stderr))
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// This tether's binary could not be read here.
+    fn unreadable(&self, id: &Identity, e: std::io::Error) -> TransportError {
+        self.fail(
+            HostFailure::Setup,
+            format!("cannot read {}: {e}", id.path.display()),
+        )
     }
 
     /// Checks the copy at `tmp` on the host (its hash, that it starts) and

@@ -1,5 +1,6 @@
 //! This tether, as a host should have it: the binary to copy (this
-//! process's own, unless the pool was given another) and its SHA-256,
+//! process's own, read through `/proc/self/exe` where there is one,
+//! unless the pool was given another) and its SHA-256,
 //! computed once per process and path (a debug build is hundreds of MB).
 //! The hash is `ring`'s (already here for russh): its assembly is fast in
 //! a debug build too.
@@ -25,6 +26,9 @@ impl Identity {
     }
 }
 
+/// This process's own binary, where the system shows it (Linux).
+const SELF_EXE: &str = "/proc/self/exe";
+
 /// The identities computed so far, by path.
 static KNOWN: OnceLock<Mutex<HashMap<PathBuf, Arc<Identity>>>> = OnceLock::new();
 
@@ -33,6 +37,10 @@ static KNOWN: OnceLock<Mutex<HashMap<PathBuf, Arc<Identity>>>> = OnceLock::new()
 pub(crate) async fn identity(path: Option<&Path>) -> Result<Arc<Identity>, String> {
     let path = match path {
         Some(p) => p.to_owned(),
+        // The running image itself, even when its file was replaced or
+        // removed since (an upgrade, a rebuild): the copy is what runs
+        // here, byte for byte.
+        None if Path::new(SELF_EXE).exists() => PathBuf::from(SELF_EXE),
         None => std::env::current_exe()
             .map_err(|e| format!("this tether cannot find its own binary: {e}"))?,
     };
@@ -97,5 +105,15 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn this_process_is_its_running_image_hashed_once() {
+        let id = identity(None).await.unwrap();
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(id.sha256, sha256_of(&exe).unwrap());
+        assert_eq!(id.short(), &id.sha256[..16]);
+        let again = identity(None).await.unwrap();
+        assert!(Arc::ptr_eq(&id, &again));
     }
 }

@@ -326,7 +326,16 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(slots(&pool), (2, 2));
         assert_eq!((a.name(), c.name()), ("n1", "n1"));
-        drop((a, b, c));
+        // Other far settings (deployment off for this caller) too.
+        let off = FarSettings {
+            agentless: Some("deploy = false".into()),
+            path: None,
+        };
+        let e = pool
+            .host("n1", route(22), off)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (3, 3));
+        drop((a, b, c, e));
         assert_eq!(slots(&pool).1, 0);
         // Slots nobody holds are dropped when the next host is asked for.
         let _d = pool

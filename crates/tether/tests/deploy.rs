@@ -192,17 +192,15 @@ async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> (BufReader<Box<dyn Dae
     (r, i32::try_from(pid).unwrap())
 }
 
-/// Kills the host's daemon `pid` (as its idle exit would end it, without
-/// a word) and waits until it is gone.
-async fn kill_daemon(pid: i32) {
+/// Kills the host's daemon `pid` (as if it had ended without a word)
+/// and waits until its socket in `dir` takes no connection. (Its process
+/// shows as a zombie while its other threads still hold the socket.)
+async fn kill_daemon(pid: i32, dir: &Path) {
     let _ = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])
         .output();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| r.starts_with(" Z")))
-    {
+    while std::os::unix::net::UnixStream::connect(dir.join("daemon.sock")).is_ok() {
         assert!(
             Instant::now() < deadline,
             "the host's daemon outlived SIGKILL"
@@ -218,7 +216,7 @@ async fn the_daemon_comes_back(h: &Host) {
     let one = pool.host("far", h.route(), FarSettings::default()).unwrap();
     let (stream, first) = hello_and_echo(daemon(one.far_side().await.unwrap())).await;
     drop(stream);
-    kill_daemon(first).await;
+    kill_daemon(first, &h.sshd.host_daemon_dir()).await;
     let (stream, second) = hello_and_echo(daemon(one.far_side().await.unwrap())).await;
     assert_ne!(first, second, "a new daemon answers");
     drop(stream);
@@ -259,7 +257,9 @@ async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["tether"]);
-    hello_and_echo(stream).await;
+    let (stream, pid) = hello_and_echo(stream).await;
+    // The connection ends; the host's daemon does not (it holds a session).
+    drop(stream);
 
     // A second contact, on a connection of its own: the same file.
     let started = Instant::now();
@@ -274,7 +274,11 @@ async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
         (meta.ino(), meta.mtime(), meta.mtime_nsec()),
         "the cached binary was not written again"
     );
-    hello_and_echo(stream).await;
+    let (_, again) = hello_and_echo(stream).await;
+    assert_eq!(
+        pid, again,
+        "the host's daemon outlived the first connection"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -16,8 +16,8 @@ use tether_transport::{HostFailure, TransportError};
 use tokio::sync::Semaphore;
 
 use super::identity::Identity;
-use super::probe::dir_of;
-use super::{Far, sh_quote};
+use super::probe::{SHA256, dir_of};
+use super::{Far, posix, sh_quote};
 
 /// SFTP writes outstanding at once while copying.
 const WINDOW: usize = 64;
@@ -41,7 +41,10 @@ impl Far<'_> {
     pub(crate) async fn deploy(&self, id: &Identity, path: &str) -> Result<Copied, TransportError> {
         let dir = dir_of(path);
         let made = self
-            .sh(&format!("umask 077 && mkdir -p -- {}", sh_quote(dir)))
+            .sh(&posix(&format!(
+                "umask 077 && mkdir -p -- {}",
+                sh_quote(dir)
+            )))
             .await?;
         if made.status != Some(0) {
             return Err(self.fail(
@@ -107,13 +110,10 @@ impl Far<'_> {
         file: &std::fs::File,
         tmp: &str,
     ) -> Result<(), (HostFailure, String)> {
-        let command = format!(
-            "exec /bin/sh -c {}",
-            sh_quote(&format!(
-                "umask 077; set -C; cat > {t} && chmod 700 {t}",
-                t = sh_quote(tmp)
-            ))
-        );
+        let command = posix(&format!(
+            "umask 077; set -C; cat > {t} && chmod 700 {t}",
+            t = sh_quote(tmp)
+        ));
         let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
         let feed = async move {
             let mut offset = 0u64;
@@ -181,7 +181,7 @@ impl Far<'_> {
         path: &str,
     ) -> Result<Copied, TransportError> {
         let script = format!(
-            "t={t}; f={f}; s=$(sha256sum < \"$t\" | cut -c1-64); \
+            "t={t}; f={f}; s=$({SHA256} < \"$t\" | cut -c1-64); \
              if [ \"$s\" != {sha} ]; then rm -f -- \"$t\"; printf 'badsha %s\\n' \"$s\"; exit 0; fi; \
              if v=$(\"$t\" --version 2>&1); then :; else rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0; fi; \
              case \"$v\" in tether*) ;; *) rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0;; esac; \
@@ -190,7 +190,7 @@ impl Far<'_> {
             f = sh_quote(path),
             sha = sh_quote(&id.sha256),
         );
-        let out = self.sh(&script).await?;
+        let out = self.sh(&posix(&script)).await?;
         let text = String::from_utf8_lossy(&out.stdout);
         let text = text.trim_end();
         if let Some(why) = text.strip_prefix("nostart ") {

@@ -329,6 +329,12 @@ pub(crate) fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// A one-line POSIX `script` as a command any login shell runs (csh and
+/// fish have no `$(…)`, `if …; then`).
+pub(crate) fn posix(script: &str) -> String {
+    format!("exec /bin/sh -c {}", sh_quote(script))
+}
+
 /// The stream to the host's daemon, keeping the connection it is a
 /// channel of open while it is used.
 struct Held {

@@ -7,7 +7,11 @@
 //! config gives, root's), not writable by group or others (nor its
 //! directory), with this tether's hash.
 
-use super::sh_quote;
+use super::{posix, sh_quote};
+
+/// The SHA-256 of stdin, hex first, on the host: coreutils' and
+/// busybox's `sha256sum`, else Perl's `shasum`.
+pub(crate) const SHA256: &str = "{ sha256sum || shasum -a 256; } 2>/dev/null";
 
 /// The owner, mode and kind of a path on the host (`stat -c '%u %a %F'`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,9 +58,9 @@ pub(crate) fn command(place: Option<&str>, short: &str) -> String {
          printf 'path %s\\n' \"$f\"; \
          if [ -d \"$d\" ]; then printf 'dir %s\\n' \"$({stat} \"$d\")\"; fi; \
          if [ -e \"$f\" ] || [ -L \"$f\" ]; then printf 'file %s\\n' \"$({stat} \"$f\")\"; \
-         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then printf 'sha %s\\n' \"$(sha256sum < \"$f\" | cut -c1-64)\"; fi; fi"
+         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then printf 'sha %s\\n' \"$({SHA256} < \"$f\" | cut -c1-64)\"; fi; fi"
     );
-    format!("exec /bin/sh -c {}", sh_quote(&script))
+    posix(&script)
 }
 
 /// Reads the probe's output; `None` when it is not what the command

@@ -212,17 +212,17 @@ impl Far<'_> {
                     ),
                 ));
             };
-            if !os_matches(&found.os) {
+            if !probe::os_matches(&found.os) {
                 return Ok(Err(format!(
                     "the host is {}; this tether is built for {}",
                     found.os,
-                    built_for()
+                    probe::built_for()
                 )));
             }
             let path = found.path.clone();
             if found.file.is_some() {
                 if let Some(problem) = found.trust(&id.sha256, given.is_some()) {
-                    return Err(self.refuse(&path, &problem, given.is_some(), &id.sha256));
+                    return Err(self.refuse(&path, problem, given.is_some(), &id.sha256));
                 }
                 let socket = self.ensure(&path).await?;
                 return Ok(Ok(Reach {
@@ -241,7 +241,7 @@ impl Far<'_> {
                 ));
             }
             if let Some(problem) = found.dir_problem(false) {
-                return Err(self.refuse(&path, &problem, false, &id.sha256));
+                return Err(self.refuse(&path, problem, false, &id.sha256));
             }
             if !path.starts_with('/') {
                 return Err(self.fail(
@@ -269,12 +269,18 @@ impl Far<'_> {
     }
 
     /// A binary (or its directory) that may not run: what to do about it.
-    fn refuse(&self, path: &str, problem: &str, given: bool, sha256: &str) -> TransportError {
+    fn refuse(
+        &self,
+        path: &str,
+        problem: probe::Untrusted,
+        given: bool,
+        sha256: &str,
+    ) -> TransportError {
         let todo = if given {
             format!(
                 "put this tether there (SHA-256 {sha256}), owned by you and writable only by you, or take the path out of the config"
             )
-        } else if problem.starts_with("its directory") {
+        } else if problem.dir {
             format!(
                 "remove {} (rm -rf -- {}) and tether copies itself there again",
                 probe::dir_of(path),
@@ -288,40 +294,12 @@ impl Far<'_> {
         };
         self.fail(
             HostFailure::Setup,
-            format!("tether will not run {path}: it {problem}. It never repairs or replaces what it finds; {todo}"),
+            format!(
+                "tether will not run {path}: it {}. It never repairs or replaces what it finds; {todo}",
+                problem.why
+            ),
         )
     }
-}
-
-/// The system this tether is built for, as `uname -s` says it.
-fn system() -> &'static str {
-    match std::env::consts::OS {
-        "linux" => "Linux",
-        "macos" => "Darwin",
-        "freebsd" => "FreeBSD",
-        other => other,
-    }
-}
-
-/// What this tether is built for, as `uname -sm` says it.
-fn built_for() -> String {
-    format!("{} {}", system(), std::env::consts::ARCH)
-}
-
-/// True when `uname -sm`'s answer is a system and machine this build runs
-/// on (whether it starts there is checked too: `--version`).
-fn os_matches(uname: &str) -> bool {
-    let Some((sys, machine)) = uname.split_once(' ') else {
-        return false;
-    };
-    let machine_ok = match std::env::consts::ARCH {
-        "x86_64" => matches!(machine, "x86_64" | "amd64"),
-        "aarch64" => matches!(machine, "aarch64" | "arm64"),
-        "x86" => matches!(machine, "i386" | "i486" | "i586" | "i686"),
-        "arm" => machine.starts_with("arm"),
-        other => machine == other,
-    };
-    sys == system() && machine_ok
 }
 
 /// `s` in single quotes for a POSIX shell (and csh, fish: one line).
@@ -367,19 +345,5 @@ impl AsyncWrite for Held {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_build_matches_its_own_uname_only() {
-        let me = built_for();
-        assert!(os_matches(&me), "{me}");
-        assert!(!os_matches("Plan9 pdp11"));
-        assert!(!os_matches(""));
-        assert_eq!(sh_quote("it's"), r"'it'\''s'");
     }
 }

@@ -39,6 +39,15 @@ pub(crate) struct Probe {
     pub sha256: Option<String>,
 }
 
+/// Why a binary found on the host may not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Untrusted {
+    /// What is wrong, after "it" (`is owned by uid 0, …`).
+    pub why: String,
+    /// It is its directory that is wrong (remove that, not the file).
+    pub dir: bool,
+}
+
 /// The probe's command line for the binary's place: `place` as the
 /// config gives it (`~/` is the home directory), else the cache's
 /// `tether/bin/SHORT/tether`. One line for `/bin/sh`, so that any login
@@ -113,32 +122,36 @@ impl Probe {
     /// Whether the directory may hold tether's binary: the user's own
     /// (or root's, at a path the config gives) and not writable by group
     /// or others; what is wrong otherwise.
-    pub fn dir_problem(&self, root_ok: bool) -> Option<String> {
+    pub fn dir_problem(&self, root_ok: bool) -> Option<Untrusted> {
         let dir = self.dir.as_ref()?;
         let d = dir_of(&self.path);
-        owner_or_mode(dir, self.uid, root_ok).map(|p| format!("its directory {d} {p}"))
+        owner_or_mode(dir, self.uid, root_ok).map(|p| Untrusted {
+            why: format!("its directory {d} {p}"),
+            dir: true,
+        })
     }
 
     /// Why the binary found at the place may not run (`None`: it may):
     /// it is not a regular file, not the user's own, writable by group
     /// or others (or its directory is), or its hash is not `sha256`.
-    pub fn trust(&self, sha256: &str, root_ok: bool) -> Option<String> {
+    pub fn trust(&self, sha256: &str, root_ok: bool) -> Option<Untrusted> {
         let file = self.file.as_ref()?;
+        let of_file = |why: String| Some(Untrusted { why, dir: false });
         if file.kind != "regular file" {
-            return Some(format!("is a {}, not a regular file", file.kind));
+            return of_file(format!("is a {}, not a regular file", file.kind));
         }
         if let Some(p) = owner_or_mode(file, self.uid, root_ok) {
-            return Some(p);
+            return of_file(p);
         }
         if let Some(p) = self.dir_problem(root_ok) {
             return Some(p);
         }
         match self.sha256.as_deref() {
             Some(h) if h == sha256 => None,
-            Some(h) if h.len() == 64 => Some(format!(
+            Some(h) if h.len() == 64 => of_file(format!(
                 "has the SHA-256 {h}, not this tether's {sha256} (another build, or changed)"
             )),
-            _ => Some("cannot be read to check its SHA-256".to_owned()),
+            _ => of_file("cannot be read to check its SHA-256".to_owned()),
         }
     }
 }
@@ -154,6 +167,37 @@ fn owner_or_mode(s: &Stat, uid: u32, root_ok: bool) -> Option<String> {
         ));
     }
     None
+}
+
+/// The system this tether is built for, as `uname -s` says it.
+fn system() -> &'static str {
+    match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Darwin",
+        "freebsd" => "FreeBSD",
+        other => other,
+    }
+}
+
+/// What this tether is built for, as `uname -sm` says it.
+pub(crate) fn built_for() -> String {
+    format!("{} {}", system(), std::env::consts::ARCH)
+}
+
+/// True when `uname -sm`'s answer is a system and machine this build runs
+/// on (whether it starts there is checked too: `--version`).
+pub(crate) fn os_matches(uname: &str) -> bool {
+    let Some((sys, machine)) = uname.split_once(' ') else {
+        return false;
+    };
+    let machine_ok = match std::env::consts::ARCH {
+        "x86_64" => matches!(machine, "x86_64" | "amd64"),
+        "aarch64" => matches!(machine, "aarch64" | "arm64"),
+        "x86" => matches!(machine, "i386" | "i486" | "i586" | "i686"),
+        "arm" => machine.starts_with("arm"),
+        other => machine == other,
+    };
+    sys == system() && machine_ok
 }
 
 #[cfg(test)]
@@ -223,7 +267,7 @@ mod tests {
             ),
         ];
         for (file, dir, sha, says) in cases {
-            let why = found(file, dir, sha).trust(SHA, false).unwrap();
+            let why = found(file, dir, sha).trust(SHA, false).unwrap().why;
             assert!(why.contains(says), "{file} / {dir}: {why}");
         }
         // Root's own, at a path the config gives (installed by hand).
@@ -234,6 +278,14 @@ mod tests {
     }
 
     #[test]
+    fn this_build_matches_its_own_uname_only() {
+        let me = built_for();
+        assert!(os_matches(&me), "{me}");
+        assert!(!os_matches("Plan9 pdp11"));
+        assert!(!os_matches(""));
+    }
+
+    #[test]
     fn the_command_quotes_the_place() {
         let c = command(Some("~/bin/it's"), "0123");
         assert!(c.starts_with("exec /bin/sh -c '"), "{c}");
@@ -241,5 +293,6 @@ mod tests {
         assert_eq!(dir_of("/a/b/tether"), "/a/b");
         assert_eq!(dir_of("/tether"), "/");
         assert_eq!(dir_of("tether"), ".");
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
     }
 }

@@ -6,11 +6,16 @@
 //! running `tether daemon relay SOCKET` instead, whose stdin and stdout
 //! are the connection. No TCP port is opened anywhere.
 
+use std::time::Duration;
+
 use tether_ssh::{ChannelRefusal, ChannelStream, SshError};
 use tether_transport::{HostFailure, TransportError};
 
 use super::deploy::clip;
 use super::{Far, sh_quote};
+
+/// Longest opening a channel to the daemon may take (a hung link).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How the host's daemon is reached, once known.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +62,10 @@ impl Far<'_> {
         }
         let mut fresh = fresh;
         loop {
-            match self.conn.open_unix_socket(&reach.socket).await {
+            match self
+                .timely(self.conn.open_unix_socket(&reach.socket))
+                .await?
+            {
                 Ok(s) => return Ok(s),
                 Err(SshError::ChannelRefused {
                     refusal: ChannelRefusal::ConnectFailed,
@@ -89,9 +97,26 @@ impl Far<'_> {
             sh_quote(&reach.bin),
             sh_quote(&reach.socket)
         );
-        self.conn
-            .exec_stream(&command)
-            .await
+        self.timely(self.conn.exec_stream(&command))
+            .await?
             .map_err(|e| self.ssh(e))
+    }
+
+    /// `opening`, given up after [`OPEN_TIMEOUT`].
+    async fn timely<T>(
+        &self,
+        opening: impl Future<Output = Result<T, SshError>>,
+    ) -> Result<Result<T, SshError>, TransportError> {
+        tokio::time::timeout(OPEN_TIMEOUT, opening)
+            .await
+            .map_err(|_| {
+                self.fail(
+                    HostFailure::TimedOut,
+                    format!(
+                        "no channel to tether's daemon there within {} s; is the host up?",
+                        OPEN_TIMEOUT.as_secs()
+                    ),
+                )
+            })
     }
 }

@@ -6,7 +6,8 @@
 //! is, stays agentless when told to without reaching the host, and falls
 //! back to `tether daemon relay` where sshd forbids stream-local
 //! forwarding, and copies through `cat` where sshd has no SFTP. Two first
-//! contacts at once leave one binary; a path the
+//! contacts at once leave one binary; another machine (`uname -sm`)
+//! stays agentless and gets nothing; a path the
 //! config gives is used as found (never copied to); a cache where
 //! programs cannot run (a `noexec` mount) leaves the host agentless. The
 //! stream answers the daemon protocol: a hello, then a command run by the
@@ -37,11 +38,12 @@ struct Host {
 }
 
 fn host(ip: &str, extra: &str) -> Option<Host> {
-    host_with(ip, extra, true)
+    host_with(ip, extra, true, "")
 }
 
-/// [`host`], with or without an SFTP server.
-fn host_with(ip: &str, extra: &str, with_sftp: bool) -> Option<Host> {
+/// [`host`], with or without an SFTP server, with more variables `env`
+/// (`NAME=value …`: sshd takes one `SetEnv` line).
+fn host_with(ip: &str, extra: &str, with_sftp: bool, env: &str) -> Option<Host> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
         return None;
@@ -63,7 +65,10 @@ fn host_with(ip: &str, extra: &str, with_sftp: bool) -> Option<Host> {
     } else {
         String::new()
     };
-    let extra = format!("{extra}{sftp}SetEnv XDG_CACHE_HOME={}\n", cache.display());
+    let extra = format!(
+        "{extra}{sftp}SetEnv XDG_CACHE_HOME={} {env}\n",
+        cache.display()
+    );
     let port = tether_testkit::free_port(ip).unwrap();
     let sshd = Sshd::start_with(ip, port, &[&key.with_extension("pub")], false, &extra).unwrap();
     std::fs::write(scratch.0.join("known_hosts"), sshd.known_hosts_line()).unwrap();
@@ -467,7 +472,7 @@ async fn a_path_from_the_config_is_used_as_found_and_never_copied_to() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_without_sftp_gets_tether_through_cat() {
-    let Some(h) = host_with("127.0.0.9", "", false) else {
+    let Some(h) = host_with("127.0.0.9", "", false, "") else {
         return;
     };
     let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
@@ -476,6 +481,28 @@ async fn a_server_without_sftp_gets_tether_through_cat() {
     assert_eq!(meta.mode() & 0o777, 0o700, "{}", path.display());
     assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
     drop(hello_and_echo(stream).await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_machine_stays_agentless_and_gets_nothing() {
+    // The host says it is a RISC-V machine (a `uname` first on its PATH).
+    let fake = Scratch::new("deploy-uname");
+    std::fs::set_permissions(&fake.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let uname = fake.0.join("uname");
+    std::fs::write(&uname, "#!/bin/sh\necho Linux riscv64\n").unwrap();
+    std::fs::set_permissions(&uname, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("PATH={}:/usr/bin:/bin", fake.0.display());
+    let Some(h) = host_with("127.0.0.10", "", true, &path) else {
+        return;
+    };
+    match h.far_side(FarSettings::default()).await.unwrap() {
+        FarSide::Agentless(why) => assert!(
+            why.starts_with("the host is Linux riscv64; this tether is built for Linux "),
+            "{why}"
+        ),
+        FarSide::Daemon(_) => panic!("a daemon on another machine"),
+    }
+    assert!(!h.cache.join("tether").exists(), "nothing was copied");
 }
 
 /// A tmpfs mounted `noexec` over a directory, unmounted on drop.

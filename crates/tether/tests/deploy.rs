@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tether_cluster::pool::HostPool;
-use tether_daemon::protocol::{Create, OnTimeout, Request};
 use tether_ssh::{ConnectOptions, HostKeyPolicy, Route, Target};
 use tether_testkit::{Scratch, Sshd, give_to_login_user, keygen, sftp_subsystem, user};
 use tether_transport::{DaemonStream, FarSettings, FarSide, HostFailure, TransportError};
@@ -152,16 +151,17 @@ fn uid_of(name: &str) -> u32 {
 }
 
 /// A line from the daemon, within 30 s.
-async fn line(r: &mut BufReader<Box<dyn DaemonStream>>) -> serde_json::Value {
+async fn line(r: &mut BufReader<Box<dyn DaemonStream>>, what: &str) -> serde_json::Value {
     let mut l = String::new();
     tokio::time::timeout(Duration::from_secs(30), r.read_line(&mut l))
         .await
-        .expect("the host's daemon did not answer within 30 s")
+        .unwrap_or_else(|_| panic!("no {what} from the host's daemon within 30 s"))
         .unwrap();
-    serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l:?}"))
+    serde_json::from_str(&l).unwrap_or_else(|e| panic!("{what}: {e}: {l:?}"))
 }
 
-/// Speaks the daemon protocol on the stream: a hello, its welcome, then
+/// Speaks the daemon protocol on the stream (at once: the daemon drops a
+/// connection without a hello within 10 s): a hello, its welcome, then
 /// `echo hi` run by the host's daemon. The stream is given back, open,
 /// with the daemon's pid.
 async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> (BufReader<Box<dyn DaemonStream>>, i32) {
@@ -170,24 +170,20 @@ async fn hello_and_echo(stream: Box<dyn DaemonStream>) -> (BufReader<Box<dyn Dae
         serde_json::to_vec(&tether_daemon::client::hello("tether-test", None, false)).unwrap();
     hello.push(b'\n');
     r.get_mut().write_all(&hello).await.unwrap();
-    let welcome = line(&mut r).await;
+    let welcome = line(&mut r, "the welcome").await;
     assert_eq!(welcome["ok"]["kind"], "welcome", "{welcome}");
-    let run = Request::Run {
-        session: "far".into(),
-        command: "echo hi".into(),
-        host: None,
-        timeout_s: 30.0,
-        on_timeout: OnTimeout::default(),
-        output_limit: 10_000,
-        workdir: None,
-        create: Create::default(),
-        stdin: None,
-        follow: false,
-    };
+    // As JSON: the request's other fields have their defaults.
+    let run = serde_json::json!({
+        "op": "run",
+        "session": "far",
+        "command": "echo hi",
+        "timeout_s": 30.0,
+        "output_limit": 10_000,
+    });
     let mut run = serde_json::to_vec(&run).unwrap();
     run.push(b'\n');
     r.get_mut().write_all(&run).await.unwrap();
-    let reply = line(&mut r).await;
+    let reply = line(&mut r, "the reply to echo hi").await;
     // (After a daemon was killed, a line first says its session was
     // recovered.)
     let output = reply["ok"]["output"].as_str().unwrap_or_default();
@@ -241,10 +237,13 @@ async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
     };
     let started = Instant::now();
     let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    let took = started.elapsed();
+    // At once: the daemon drops a connection without a hello within 10 s.
+    let (stream, pid) = hello_and_echo(stream).await;
     eprintln!(
         "first contact (copy {} MB, check, start the host's daemon): {:.2} s",
         std::fs::metadata(TETHER).unwrap().len() >> 20,
-        started.elapsed().as_secs_f64()
+        took.as_secs_f64()
     );
     let path = h.cached();
     let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -262,16 +261,17 @@ async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["tether"]);
-    let (stream, pid) = hello_and_echo(stream).await;
     // The connection ends; the host's daemon does not (it holds a session).
     drop(stream);
 
     // A second contact, on a connection of its own: the same file.
     let started = Instant::now();
     let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    let took = started.elapsed();
+    let (_, second_pid) = hello_and_echo(stream).await;
     eprintln!(
         "second contact (cache checked): {:.2} s",
-        started.elapsed().as_secs_f64()
+        took.as_secs_f64()
     );
     let again = std::fs::symlink_metadata(&path).unwrap();
     assert_eq!(
@@ -279,9 +279,8 @@ async fn first_contact_copies_tether_and_the_next_uses_the_cache() {
         (meta.ino(), meta.mtime(), meta.mtime_nsec()),
         "the cached binary was not written again"
     );
-    let (_, again) = hello_and_echo(stream).await;
     assert_eq!(
-        pid, again,
+        pid, second_pid,
         "the host's daemon outlived the first connection"
     );
 }
@@ -420,11 +419,11 @@ async fn two_first_contacts_at_once_leave_one_binary() {
     let Some(h) = host("127.0.0.5", "") else {
         return;
     };
-    let (a, b) = tokio::join!(
-        h.far_side(FarSettings::default()),
-        h.far_side(FarSettings::default())
-    );
-    let (a, b) = (daemon(a.unwrap()), daemon(b.unwrap()));
+    // Each says its hello as soon as it has its stream.
+    let contact = || async {
+        hello_and_echo(daemon(h.far_side(FarSettings::default()).await.unwrap())).await
+    };
+    let (a, b) = tokio::join!(contact(), contact());
     let path = h.cached();
     assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
     let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
@@ -432,7 +431,6 @@ async fn two_first_contacts_at_once_leave_one_binary() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["tether"], "no temporary copy is left");
-    let (a, b) = tokio::join!(hello_and_echo(a), hello_and_echo(b));
     drop((a, b));
 }
 
@@ -476,11 +474,11 @@ async fn a_server_without_sftp_gets_tether_through_cat() {
         return;
     };
     let stream = daemon(h.far_side(FarSettings::default()).await.unwrap());
+    drop(hello_and_echo(stream).await);
     let path = h.cached();
     let meta = std::fs::symlink_metadata(&path).unwrap();
     assert_eq!(meta.mode() & 0o777, 0o700, "{}", path.display());
     assert_eq!(sha256(&path), sha256(Path::new(TETHER)));
-    drop(hello_and_echo(stream).await);
 }
 
 #[tokio::test(flavor = "multi_thread")]

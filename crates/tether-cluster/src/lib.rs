@@ -32,7 +32,9 @@
 //!   failure is a typed `HostError`.
 //! - [`pool`]: `HostPool`, one shared SSH connection per host and route
 //!   (the caller's resolved `tether_ssh::Route`, used as given), a
-//!   `RemoteHost` per user of it.
+//!   `RemoteHost` per user of it. `far/` is its far side: tether's binary
+//!   found on the host or copied there (checked, never repaired), the
+//!   host's own daemon started there and reached through the connection.
 //! - [`copy`]: `tether cp` on the executor's resolution and window:
 //!   `plan.rs` walks a push's local sources once; `push.rs`/`pull.rs` copy
 //!   with one host, every file under a temporary name renamed into place,
@@ -49,6 +51,7 @@ pub mod config;
 pub mod copy;
 mod error;
 pub mod exec;
+mod far;
 pub mod multi;
 pub mod nodeset;
 pub mod pool;

@@ -4,15 +4,20 @@
 //! holds a [`RemoteHost`] whose commands and terminals are channels of the
 //! shared connection. The pool resolves nothing: each host comes with the
 //! [`Route`] its caller resolved, and two routes that differ (another
-//! user's settings, another ssh_config) never share a connection.
+//! user's settings, another ssh_config) never share a connection. Each
+//! slot also finds (or brings) the host's own tether daemon for
+//! [`RemoteHost::far_side`] (`far/`), as the caller's [`FarSettings`]
+//! allow, and remembers how it reached it.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tether_ssh::{Connection, Event, PtyRequest, Route};
 use tether_transport::{
-    BoxFuture, HostFailure, HostOutput, RemoteHost, Terminal, TerminalRequest, TransportError,
+    BoxFuture, FarSettings, FarSide, HostFailure, HostOutput, RemoteHost, Terminal,
+    TerminalRequest, TransportError,
 };
 
 /// Longest a file command (write, check, remove) may take.
@@ -27,9 +32,11 @@ const TERMINAL_TIMEOUT: Duration = Duration::from_secs(30);
 /// `tether ssh` uses it too, for the same reason.
 pub const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
 
-/// The connections, by host name as written and route.
+/// The connections, by host name as written, route and far settings.
 pub struct HostPool {
-    slots: Mutex<HashMap<(String, String), Weak<Slot>>>,
+    slots: Mutex<HashMap<(String, String, FarSettings), Weak<Slot>>>,
+    /// The tether binary copied to hosts (`None`: this process's own).
+    binary: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for HostPool {
@@ -46,22 +53,41 @@ struct Slot {
     route: Route,
     /// Held while connecting, so concurrent users share one connection.
     conn: tokio::sync::Mutex<Weak<Connection>>,
+    /// Whether and where tether may run there.
+    far: FarSettings,
+    /// The tether binary to copy there (`None`: this process's own).
+    binary: Option<PathBuf>,
+    /// What is known of its far side (held while finding it out).
+    known: tokio::sync::Mutex<crate::far::Known>,
 }
 
 impl HostPool {
-    /// An empty pool.
+    /// An empty pool; a host's far side runs this process's own binary.
     pub fn new() -> Arc<HostPool> {
         Arc::new(HostPool {
             slots: Mutex::new(HashMap::new()),
+            binary: None,
         })
     }
 
-    /// A handle on host `name` reached by `route`; it connects when first
-    /// used. Users of the same name and route share one connection.
+    /// An empty pool that copies `binary` (a tether) to hosts instead of
+    /// this process's own: for a program that is not tether itself (a
+    /// test of the far side).
+    pub fn deploying(binary: PathBuf) -> Arc<HostPool> {
+        Arc::new(HostPool {
+            slots: Mutex::new(HashMap::new()),
+            binary: Some(binary),
+        })
+    }
+
+    /// A handle on host `name` reached by `route`, its far side as `far`
+    /// allows; it connects when first used. Users of the same name, route
+    /// and far settings share one connection.
     pub fn host(
         &self,
         name: &str,
         route: Route,
+        far: FarSettings,
     ) -> Result<Arc<dyn RemoteHost>, crate::ClusterError> {
         let key = route.key().ok_or_else(|| crate::ClusterError::BadHost {
             name: name.to_owned(),
@@ -71,7 +97,7 @@ impl HostPool {
         // Slots nobody holds any more go (a pool that lives as long as the
         // daemon would otherwise keep every route it ever saw).
         slots.retain(|_, s| s.strong_count() > 0);
-        let key = (name.to_owned(), key);
+        let key = (name.to_owned(), key, far.clone());
         let slot = match slots.get(&key).and_then(Weak::upgrade) {
             Some(s) => s,
             None => {
@@ -79,6 +105,9 @@ impl HostPool {
                     name: name.to_owned(),
                     route,
                     conn: tokio::sync::Mutex::new(Weak::new()),
+                    far,
+                    binary: self.binary.clone(),
+                    known: tokio::sync::Mutex::default(),
                 });
                 slots.insert(key, Arc::downgrade(&s));
                 s
@@ -207,6 +236,24 @@ impl RemoteHost for PooledHost {
         })
     }
 
+    fn far_side(&self) -> BoxFuture<'_, Result<FarSide, TransportError>> {
+        Box::pin(async move {
+            // Turned off: the host is not even reached.
+            if let Some(why) = &self.slot.far.agentless {
+                return Ok(FarSide::Agentless(why.clone()));
+            }
+            let conn = self.connection().await?;
+            crate::far::far_side(
+                &self.slot.name,
+                &conn,
+                &self.slot.far,
+                self.slot.binary.as_deref(),
+                &self.slot.known,
+            )
+            .await
+        })
+    }
+
     fn open_terminal(
         &self,
         request: TerminalRequest,
@@ -266,19 +313,34 @@ mod tests {
     #[test]
     fn one_slot_per_name_and_route_while_used() {
         let pool = HostPool::new();
-        let a = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
-        let b = pool.host("n1", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        let a = pool
+            .host("n1", route(22), FarSettings::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let b = pool
+            .host("n1", route(22), FarSettings::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(slots(&pool), (1, 1));
         // Another route (another caller's settings) is another connection.
         let c = pool
-            .host("n1", route(2222))
+            .host("n1", route(2222), FarSettings::default())
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(slots(&pool), (2, 2));
         assert_eq!((a.name(), c.name()), ("n1", "n1"));
-        drop((a, b, c));
+        // Other far settings (deployment off for this caller) too.
+        let off = FarSettings {
+            agentless: Some("deploy = false".into()),
+            path: None,
+        };
+        let e = pool
+            .host("n1", route(22), off)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slots(&pool), (3, 3));
+        drop((a, b, c, e));
         assert_eq!(slots(&pool).1, 0);
         // Slots nobody holds are dropped when the next host is asked for.
-        let _d = pool.host("n2", route(22)).unwrap_or_else(|e| panic!("{e}"));
+        let _d = pool
+            .host("n2", route(22), FarSettings::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(slots(&pool), (1, 1));
     }
 }

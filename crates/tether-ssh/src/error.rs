@@ -146,6 +146,18 @@ pub enum SshError {
         /// The kind of failure.
         problem: SftpProblem,
     },
+    /// The server would not open a channel (a `direct-streamlocal` one to
+    /// a socket on the host): `refusal` says why, for callers that fall
+    /// back to another way.
+    #[error("{what}: {refusal}")]
+    ChannelRefused {
+        /// The host.
+        host: String,
+        /// What was being opened, and to where.
+        what: String,
+        /// Why the server refused.
+        refusal: ChannelRefusal,
+    },
     /// Port forwarding: a specification, a listener, a refusal (the
     /// message says which forward and what to do).
     #[error("{what}")]
@@ -188,6 +200,31 @@ impl std::fmt::Display for ProxyFailure {
     }
 }
 
+/// Why the server refused to open a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelRefusal {
+    /// Its configuration forbids it (`administratively prohibited`: for a
+    /// socket, `AllowStreamLocalForwarding no` or `DisableForwarding yes`).
+    Prohibited,
+    /// It could not connect to the target (nothing listens there).
+    ConnectFailed,
+    /// It does not know the channel type.
+    UnknownType,
+    /// Another reason (resource shortage, its own words).
+    Other,
+}
+
+impl std::fmt::Display for ChannelRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Prohibited => "the server forbids it (its forwarding settings)",
+            Self::ConnectFailed => "the server could not connect to it (nothing listens there)",
+            Self::UnknownType => "the server does not know this kind of channel",
+            Self::Other => "the server refused",
+        })
+    }
+}
+
 /// The kinds of SFTP failures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SftpProblem {
@@ -224,7 +261,7 @@ impl SshError {
             Self::Auth { .. } => HostFailure::Auth,
             Self::KnownHosts { .. } | Self::Config { .. } => HostFailure::Config,
             Self::Jump { source, .. } => source.kind(),
-            Self::Protocol { .. } => HostFailure::Protocol,
+            Self::Protocol { .. } | Self::ChannelRefused { .. } => HostFailure::Protocol,
             Self::ProxyCommand { .. } => HostFailure::ProxyCommand,
             Self::Sftp { problem, .. } if *problem == SftpProblem::Lost => HostFailure::Lost,
             Self::Sftp { .. } => HostFailure::File,

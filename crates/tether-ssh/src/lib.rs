@@ -52,6 +52,11 @@
 //!   file's pieces with many requests outstanding within a window the
 //!   caller shares between files; [`maybe_not_utf8`] tells a name the crate
 //!   may have decoded lossily.
+//! - `stream.rs`: a channel as a byte stream ([`ChannelStream`]): an
+//!   OpenSSH `direct-streamlocal` channel to a Unix socket on the host
+//!   (`Connection::open_unix_socket`, a refusal typed as
+//!   [`ChannelRefusal`]), or a command's stdin and stdout
+//!   (`Connection::exec_stream`).
 //! - [`forward`]: `-L/-R/-D/-W` (`spec.rs` parses OpenSSH's forms,
 //!   `local.rs` binds listeners, `socks.rs` is a bounded SOCKS 4/4a/5
 //!   parser, `remote.rs` and `registry.rs` take the server's forwarded
@@ -87,14 +92,16 @@ mod route;
 mod secrets;
 mod sftp;
 mod steps;
+mod stream;
 
 pub use agent_forward::agent_socket;
 pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
-pub use error::{ProxyFailure, SftpProblem, SshError};
+pub use error::{ChannelRefusal, ProxyFailure, SftpProblem, SshError};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use route::Route;
 pub use secrets::{Prompter, Secrets};
 pub use sftp::{Attrs, DirEntry, Handle, Kind, Reader, Sftp, Writer, maybe_not_utf8};
 pub use steps::Steps;
+pub use stream::ChannelStream;
 pub use tether_transport::HostFailure;

@@ -296,6 +296,17 @@ pub enum DaemonAction {
     Stop,
     /// Say whether it runs, where, and its version.
     Status,
+    /// Reach it, starting it when none runs, and print its socket's path
+    /// (what a tether on another machine runs here over SSH).
+    Ensure,
+    /// Copy stdin to the daemon's socket and the socket to stdout (for a
+    /// tether on another machine whose SSH server forbids stream-local
+    /// forwarding).
+    #[command(hide = true)]
+    Relay {
+        /// The daemon's socket (from `tether daemon ensure`).
+        socket: std::path::PathBuf,
+    },
 }
 
 /// Arguments of `tether ssh`.

@@ -1,7 +1,8 @@
 //! `tether daemon`, and the launcher every client uses to start the daemon
 //! on demand: `tether daemon start` runs `tether daemon serve --detach` in
 //! the background and returns at once, so the daemon is nobody's child
-//! (no zombie when it exits) and holds no terminal.
+//! (no zombie when it exits) and holds no terminal. `ensure` and `relay`
+//! are `daemon_host.rs`.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -166,6 +167,8 @@ pub fn run(action: DaemonAction) -> Result<i32> {
             }
             Ok(0)
         }
+        DaemonAction::Ensure => crate::daemon_host::print_ensured(),
+        DaemonAction::Relay { socket } => crate::daemon_host::relay(&socket),
         DaemonAction::Status => {
             let hello = tether_daemon::client::hello(&me(), None, false);
             match Client::connect(&paths, &hello) {

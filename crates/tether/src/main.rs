@@ -9,7 +9,8 @@
 //!   stdin); `result_out.rs` prints results and exit codes, escaping
 //!   session data; `run_interrupt.rs` is Ctrl-C on a waiting `tether run`;
 //!   `run_cmd.rs` is `run --once`, in process; `daemon_cmd.rs`
-//!   serve/start/stop/status and the on-demand launcher.
+//!   serve/start/stop/status and the on-demand launcher; `daemon_host.rs`
+//!   `ensure` and `relay`, what a tether elsewhere runs on this host.
 //! - People: `interactive/` is the bridge every door for people shares (the
 //!   person's keys read on the runtime, `keys.rs`; the far end as the
 //!   `FarEnd` trait, `far.rs`; what differs as `Settings`), over
@@ -68,6 +69,7 @@ mod cli;
 mod cp_cmd;
 mod cp_output;
 mod daemon_cmd;
+mod daemon_host;
 mod exec_cmd;
 mod exec_output;
 mod fleet_cmd;

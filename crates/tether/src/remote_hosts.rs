@@ -13,7 +13,7 @@ use tether_daemon::ops::HostProvider;
 pub fn provider() -> HostProvider {
     let pool = HostPool::new();
     std::sync::Arc::new(move |host| {
-        pool.host(&host.name, (*host.route).clone())
+        pool.host(&host.name, (*host.route).clone(), host.far.clone())
             .map_err(|e| e.to_string())
     })
 }

@@ -1,0 +1,246 @@
+//! Sessions that live in the host's own tether (issue 26), against real
+//! sshd: tether copies itself there and starts its daemon on first use;
+//! the link is then cut for real — the sshd processes serving it killed
+//! (both ends see it), or the host's veth set down in a network namespace
+//! (packets stop, no FIN) — and the local daemon SIGKILLed. In each, the
+//! command on the host runs to its end, `tether read` returns every line
+//! once with the exit code, and the shell is the same one. Skips with a
+//! message when sshd (or, for the veth, network namespaces) is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::remote::{Remote, kill_connections_of, start, start_netns};
+use common::wait_for;
+use tether_testkit::{Scratch, give_to_login_user};
+
+/// `tether ARGS` against `r`'s daemon, started in the background.
+fn spawn(r: &Remote, args: &[&str]) -> std::process::Child {
+    r.daemon
+        .cmd(args)
+        .env("HOME", &r.home.0)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A file the host's commands write to (the host is this machine, logged
+/// into as the test user).
+struct Ledger {
+    _dir: Scratch,
+    path: PathBuf,
+}
+
+impl Ledger {
+    fn new() -> Ledger {
+        let dir = Scratch::new("ledger");
+        give_to_login_user(&dir.0).unwrap();
+        let path = dir.0.join("ledger");
+        Ledger { _dir: dir, path }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn go(&self) -> PathBuf {
+        self.path.with_file_name("go")
+    }
+}
+
+/// `tether read -s NAME` until the command ends: its output joined, and
+/// the last result.
+fn read_to_end(r: &Remote, name: &str) -> (String, serde_json::Value) {
+    let mut output = String::new();
+    let end = wait_for(120, "the command's end", || {
+        let (_, v) = r.json(&["read", "-s", name, "--wait", "5"]);
+        output.push_str(v["output"].as_str().unwrap_or_default());
+        (v["status"] != "running").then_some(v)
+    });
+    (output, end)
+}
+
+fn fifty() -> String {
+    (1..=50).map(|i| format!("{i}\n")).collect()
+}
+
+/// The issue's drop: a 50-line loop on the host, its link cut by `cut`
+/// once it has started, mended by `mend` once the call has said so.
+fn drop_under_a_call(r: &Remote, host: &str, cut: impl Fn(), mend: impl Fn()) {
+    let ledger = Ledger::new();
+    let (code, v) = r.json(&[
+        "run",
+        "-s",
+        "d",
+        "--host",
+        host,
+        "--",
+        "echo $$; f() { echo fn; }; Y=7",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v["agentless"].is_null(), "tether runs on the host: {v}");
+    let pid = v["output"].as_str().unwrap().trim().to_owned();
+    let command = format!(
+        "for i in $(seq 1 50); do echo $i; echo $i >> '{}'; sleep 0.1; done",
+        ledger.path.display()
+    );
+    let call = spawn(r, &["run", "-s", "d", "--json", "--", &command]);
+    wait_for(60, "the loop to start on the host", || {
+        (!ledger.lines().is_empty()).then_some(())
+    });
+    cut();
+    let out = call.wait_with_output().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+    assert_eq!(v["status"], "connection_lost", "{v}");
+    assert_eq!(v["link"]["kept"], true, "{v}");
+    assert!(v["exit_code"].is_null() && v["signal"].is_null(), "{v}");
+    assert_eq!(out.status.code(), Some(120), "{out:?}");
+    mend();
+    wait_for(60, "the loop to finish on the host", || {
+        (ledger.lines().len() == 50).then_some(())
+    });
+    let (output, end) = read_to_end(r, "d");
+    assert_eq!(output, fifty(), "every line once: {end}");
+    assert_eq!(
+        (&end["status"], &end["exit_code"]),
+        (&"exited".into(), &0.into())
+    );
+    let (code, v) = r.json(&["run", "-s", "d", "--", "echo $$; f; echo $Y"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["output"], format!("{pid}\nfn\n7\n"), "the same shell");
+}
+
+#[test]
+fn the_sshd_serving_the_link_killed_under_a_call_loses_nothing() {
+    let Some(r) = start("hd-kill") else {
+        return;
+    };
+    drop_under_a_call(&r, "web01", || kill_connections_of(&r.sshd[0]), || {});
+}
+
+#[test]
+fn the_hosts_veth_set_down_under_a_call_loses_nothing() {
+    let Some(r) = start_netns("hd-veth") else {
+        return;
+    };
+    let ns = r.netns.as_ref().unwrap();
+    drop_under_a_call(&r, "far01", || ns.down().unwrap(), || ns.up().unwrap());
+}
+
+/// The local daemon SIGKILLed during a remote command: the command runs
+/// on, once; a new daemon (started by the next `tether read`) finds the
+/// session on its host and returns the command's output and exit code.
+#[test]
+fn the_local_daemon_killed_under_a_call_loses_nothing() {
+    let Some(r) = start("hd-crash") else {
+        return;
+    };
+    let ledger = Ledger::new();
+    let (code, v) = r.json(&["run", "-s", "c", "--host", "web01", "--", "true"]);
+    assert_eq!(code, 0, "{v}");
+    let command = format!(
+        "echo start >> '{l}'; while [ ! -e '{go}' ]; do sleep 0.05; done; echo done >> '{l}'; echo out; exit_with() {{ return $1; }}; exit_with 3",
+        l = ledger.path.display(),
+        go = ledger.go().display()
+    );
+    let call = spawn(&r, &["run", "-s", "c", "--json", "--", &command]);
+    wait_for(60, "the command to start on the host", || {
+        (!ledger.lines().is_empty()).then_some(())
+    });
+    common::sigkill(r.daemon.pid());
+    let out = call.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("host's tether runs on there"), "{said}");
+    std::fs::write(ledger.go(), "").unwrap();
+    let (output, end) = read_to_end(&r, "c");
+    assert_eq!(output, "out\n", "{end}");
+    assert_eq!(
+        (&end["status"], &end["exit_code"]),
+        (&"exited".into(), &3.into())
+    );
+    assert_eq!(ledger.lines(), ["start", "done"], "it ran once");
+}
+
+/// `--agentless` keeps the host as before (a shell over the link, under
+/// sshd), and every result says so.
+#[test]
+fn an_agentless_host_says_so() {
+    let Some(r) = start("hd-agentless") else {
+        return;
+    };
+    let (code, v) = r.json(&[
+        "run",
+        "-s",
+        "a",
+        "--host",
+        "web01",
+        "--agentless",
+        "--",
+        "echo $$",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["agentless"], "--agentless", "{v}");
+    let pid: i32 = v["output"].as_str().unwrap().trim().parse().unwrap();
+    let (_, listener) = common::remote::sshd_above(pid);
+    assert!(listener.is_some(), "the shell runs under sshd");
+    let (_, v) = r.json(&["run", "-s", "a", "--", "true"]);
+    assert_eq!(v["agentless"], "--agentless", "{v}");
+    let out = r.tether(&["run", "-s", "a", "--", "true"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("web01 is agentless (--agentless)"), "{said}");
+}
+
+/// The host's daemon lives in the host's TETHER_DIR (the kit's sshd sets
+/// it), its socket private there.
+#[test]
+fn the_hosts_daemon_is_private_to_the_user_there() {
+    let Some(r) = start("hd-private") else {
+        return;
+    };
+    let (code, v) = r.json(&["run", "-s", "p", "--host", "web01", "--", "echo $$"]);
+    assert_eq!(code, 0, "{v}");
+    let dir = r.sshd[0].host_daemon_dir();
+    let socket = dir.join("daemon.sock");
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let d = std::fs::metadata(&dir).unwrap();
+    assert_eq!(d.permissions().mode() & 0o777, 0o700);
+    let s = std::fs::symlink_metadata(&socket).unwrap();
+    assert_eq!(s.permissions().mode() & 0o777, 0o600);
+    assert_eq!(s.uid(), d.uid());
+    let pid: i32 = v["output"].as_str().unwrap().trim().parse().unwrap();
+    let (_, listener) = common::remote::sshd_above(pid);
+    assert!(
+        listener.is_none(),
+        "the shell is the host daemon's, not sshd's"
+    );
+    // Listed here as on its host, and by the host's own daemon.
+    let out = r.tether(&["ls", "--json"]);
+    let here: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &here["sessions"][0];
+    assert_eq!(
+        (&s["name"], &s["state"], &s["host"]),
+        (&"p".into(), &"on_host".into(), &"web01".into()),
+        "{here}"
+    );
+    let out = r.tether(&["ls", "--host", "web01", "--json"]);
+    let there: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &there["sessions"][0];
+    assert_eq!(
+        (&s["name"], &s["state"], &s["host"]),
+        (&"p".into(), &"idle".into(), &"web01".into()),
+        "{there}"
+    );
+}

@@ -20,6 +20,7 @@ usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
          (one command in a persistent remote shell, `tether run --host`,
          beside `ssh host true` and `ssh` over a ControlMaster connection)
 """
+import json
 import os
 import resource
 import shutil
@@ -84,11 +85,18 @@ with open(f"{d}/known_hosts", "w") as f:
     for ip in ips:
         f.write(f"[{ip}]:{port} {host_key}\n")
 sshd = []
+# The host's own tether (remote-shell mode) lives here, and copies itself
+# into a cache of this run's (a first contact is measured).
+hostd, cache = f"{d}/hostd", f"{d}/cache"
+for p in (hostd, cache):
+    os.makedirs(p, mode=0o700)
+    shutil.chown(p, user)
 for ip in ips:
     cfg = f"{d}/sshd_{ip}"
     with open(cfg, "w") as f:
         f.write(f"ListenAddress {ip}:{port}\nHostKey {d}/host\nPidFile {d}/pid_{ip}\nAuthorizedKeysFile {d}/authorized_keys\n"
-                "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\nMaxStartups 500\n")
+                "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\nMaxStartups 500\n"
+                f"SetEnv TETHER_DIR={hostd} XDG_CACHE_HOME={cache}\n")
     sshd.append(subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", cfg, "-E", f"{d}/log_{ip}"]))
 for ip in ips:
     deadline = time.time() + 10
@@ -143,8 +151,15 @@ if remote_shell:
     env = dict(os.environ, HOME=home, TETHER_DIR=f"{d}/tether", TETHER_IDLE_EXIT="600")
     cm = ["-o", f"ControlPath={d}/cm"]
     subprocess.run(["ssh", "-F", ssh_config(None), *cm, "-o", "ControlMaster=yes", "-fN", ips[0]], check=True)
+    # First contact: tether copied to the host's (empty) cache, checked,
+    # its daemon started, the session made there.
+    t = time.perf_counter()
+    subprocess.run([tether, "run", "-s", "first", "--host", ips[0], "--", "true"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    first_contact = time.perf_counter() - t
     peers = {
-        "tether run --host (persistent shell)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "true"],
+        "tether run --host (host's tether)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "true"],
+        "tether run --host --agentless": [tether, "run", "-s", "bench-agentless", "--host", ips[0], "--agentless", "--", "true"],
         "tether run --host, quoted (syntax check)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "echo \"a\" | true"],
         "ssh host true (new connection)": ["ssh", "-F", ssh_config(None), ips[0], "true"],
         "ssh host true (ControlMaster)": ["ssh", "-F", ssh_config(None), *cm, ips[0], "true"],
@@ -194,9 +209,67 @@ try:
             print(f"{k:40} wall {wall:6.3f} s   max RSS {max(c for _, c in s):6.1f} MiB")
             continue
         print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
+    if remote_shell:
+        # Through MCP with a raw JSON-RPC client: one `tether mcp` process,
+        # `shell_run` of `true` on the host's session, per call.
+        mcp = subprocess.Popen([tether, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        ids = iter(range(1, 1 << 30))
+        def rpc(method, params):
+            i = next(ids)
+            mcp.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+            mcp.stdin.flush()
+            while True:
+                msg = json.loads(mcp.stdout.readline())
+                if msg.get("id") == i:
+                    return msg
+        rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench-exec", "version": "1"}})
+        mcp.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        mcp.stdin.flush()
+        def mcp_call(session, agentless=False):
+            t = time.perf_counter()
+            r = rpc("tools/call", {"name": "shell_run", "arguments": {"command": "true", "host": ips[0], "session": session}})
+            wall = time.perf_counter() - t
+            assert r["result"]["structuredContent"]["exit_code"] == 0, r
+            return wall
+        mcp_call("mcp")
+        walls = [mcp_call("mcp") for _ in range(max(rounds, 20))]
+        mcp.stdin.close()
+        mcp.wait(timeout=30)
+        mcp_ms = statistics.median(walls) * 1000
+        cm_ms = base["ssh host true (ControlMaster)"] * 1000
+        print(f"{'tether mcp shell_run (raw JSON-RPC)':40} wall {mcp_ms:7.2f} ms   ({mcp_ms / cm_ms:.3f}x ControlMaster)")
+        print(f"first contact (copy, verify, start the host's daemon, first command): {first_contact:.2f} s")
+        # The host's daemon: its RSS now (a few sessions), then with 100.
+        def host_daemon_rss():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                    comm = open(f"/proc/{pid}/comm").read().strip()
+                    if comm == "tether" and f"TETHER_DIR={hostd}".encode() in environ:
+                        status = open(f"/proc/{pid}/status").read()
+                        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+                        if b"serve" in cmd:
+                            return int(next(l for l in status.splitlines() if l.startswith("VmRSS")).split()[1]) / 1024
+                except OSError:
+                    continue
+        idle = host_daemon_rss()
+        for i in range(100):
+            subprocess.run([tether, "run", "-s", f"many{i}", "--host", ips[0], "--", "true"], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+        print(f"host daemon RSS: {idle:.1f} MiB with 4 sessions, {host_daemon_rss():.1f} MiB with 104")
 finally:
     if remote_shell:
         subprocess.run([tether, "daemon", "stop"], env=env, capture_output=True)
+        # The host's daemon (the login user's) and its sessions end with the run.
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and f"TETHER_DIR={hostd}".encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0"):
+                    os.kill(int(pid), 15)
+            except OSError:
+                pass
         subprocess.run(["ssh", "-F", ssh_config(None), *cm, "-O", "exit", ips[0]], capture_output=True)
     for p in sshd:
         p.terminate()

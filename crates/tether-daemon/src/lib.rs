@@ -33,6 +33,11 @@
 //!   route as given; a session keeps the route it started with
 //!   (`recover.rs` keeps it beside the record for a session lost with a
 //!   killed daemon).
+//! - `relay` and `hosted`: sessions that live in a host's own tether
+//!   daemon (reached through `RemoteHost::far_side`), their requests
+//!   carried there and the replies back; the hosted book on disk, the cut
+//!   call a lost link leaves, and (on the host) each session's last named
+//!   result for `recall`.
 //! - `attach`: the daemon's side of a person's terminal.
 //! - `quiet`: a connection's halves (server and async client alike): the
 //!   read half registered for readability only, the write half written at

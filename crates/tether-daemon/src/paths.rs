@@ -39,6 +39,22 @@ impl Paths {
         Paths { dir }
     }
 
+    /// The daemon a tether on another machine starts on this host over
+    /// SSH: `$TETHER_DIR` when set, else `/tmp/tether-UID` — never under
+    /// `$XDG_RUNTIME_DIR` or `/dev/shm`, which the system empties when the
+    /// user's last login ends (systemd-logind), while this daemon is
+    /// there to outlive the logins that start it.
+    pub fn for_host() -> Paths {
+        match std::env::var_os("TETHER_DIR") {
+            Some(d) => Paths {
+                dir: PathBuf::from(d),
+            },
+            None => Paths {
+                dir: PathBuf::from(format!("/tmp/tether-{}", nix::unistd::getuid().as_raw())),
+            },
+        }
+    }
+
     /// The socket.
     pub fn socket(&self) -> PathBuf {
         self.dir.join("daemon.sock")

@@ -222,6 +222,38 @@ async fn greet(
     }
 }
 
+/// A host's daemon greeted, or why the host is agentless.
+enum Opened {
+    Daemon(Arc<dyn RemoteHost>, HostLines, HostWrite),
+    Agentless(String),
+}
+
+/// The host's daemon, reached and greeted in namespace `owner`: a second
+/// try when the first stream ends before the welcome (a daemon exiting,
+/// idle, just as it was reached: the next `ensure` starts another).
+async fn open(state: &State, route: &HostRoute, owner: &str) -> Result<Opened, Failure> {
+    let mut tries = 0;
+    loop {
+        let (host, stream) = match reach(state, route).await? {
+            (host, FarSide::Daemon(s)) => (host, s),
+            (_, FarSide::Agentless(why)) => return Ok(Opened::Agentless(why)),
+        };
+        match greet(stream, owner).await {
+            Ok((hr, hw)) => return Ok(Opened::Daemon(host, hr, hw)),
+            Err(m) if tries == 0 => {
+                tries += 1;
+                eprintln!("tether daemon: {}: {m}; trying again", route.name);
+            }
+            Err(m) => {
+                return Err(host_failure(
+                    HostFailure::Setup,
+                    format!("{}: {m}", route.name),
+                ));
+            }
+        }
+    }
+}
+
 /// Serves `request` (of namespace `ns`) on a host's daemon.
 pub(crate) async fn serve(
     state: &Arc<State>,
@@ -239,9 +271,9 @@ pub(crate) async fn serve(
         }
     };
     let started = Instant::now();
-    let (host, stream) = match reach(state, &route).await {
-        Ok((host, FarSide::Daemon(s))) => (host, s),
-        Ok((_, FarSide::Agentless(why))) => {
+    let (host, mut hr, mut hw) = match open(state, &route, &address.owner).await {
+        Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
+        Ok(Opened::Agentless(why)) => {
             if let Target::New(..) = target {
                 return Relayed::Agentless(Box::new(request), why);
             }
@@ -256,13 +288,6 @@ pub(crate) async fn serve(
             return Relayed::Done(write_line(write, &Reply::Error(f)).await);
         }
         Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
-    };
-    let (mut hr, mut hw) = match greet(stream, &address.owner).await {
-        Ok(halves) => halves,
-        Err(m) => {
-            let f = host_failure(HostFailure::Setup, format!("{}: {m}", route.name));
-            return Relayed::Done(write_line(write, &Reply::Error(f)).await);
-        }
     };
     let session = request.session().unwrap_or_default().to_owned();
     let (outgoing, call) = there(request, &address.name, cut.as_deref());
@@ -386,9 +411,9 @@ async fn list_on(
     write: &mut QuietWriter,
 ) -> bool {
     let listed = async {
-        let stream = match reach(state, route).await? {
-            (_, FarSide::Daemon(s)) => s,
-            (_, FarSide::Agentless(why)) => {
+        let (mut hr, mut hw) = match open(state, route, ns).await? {
+            Opened::Daemon(_, hr, hw) => (hr, hw),
+            Opened::Agentless(why) => {
                 return Err(host_failure(
                     HostFailure::Setup,
                     format!(
@@ -399,7 +424,6 @@ async fn list_on(
             }
         };
         let fail = |m: String| host_failure(HostFailure::Lost, format!("{}: {m}", route.name));
-        let (mut hr, mut hw) = greet(stream, ns).await.map_err(fail)?;
         send(&mut hw, &Request::List { all })
             .await
             .map_err(|e| fail(format!("the link was lost: {e}")))?;

@@ -73,7 +73,18 @@ fn parse_size(text: &str) -> Option<u64> {
 
 /// Starts the daemon in the background (via `tether daemon start`).
 pub fn launch() -> std::io::Result<()> {
-    let status = Command::new(std::env::current_exe()?)
+    start_command(Command::new(std::env::current_exe()?))
+}
+
+/// Starts the daemon of directory `dir` in the background.
+pub fn launch_at(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.env("TETHER_DIR", dir);
+    start_command(command)
+}
+
+fn start_command(mut command: Command) -> std::io::Result<()> {
+    let status = command
         .args(["daemon", "start"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -12,15 +12,18 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tether_daemon::{Client, Paths};
 
-use crate::daemon_cmd::{launch, me};
+use crate::daemon_cmd::{launch_at, me};
 
 /// Connects to this user's daemon (started now when none answers) and
 /// says where its socket is.
 pub fn ensure() -> Result<PathBuf> {
-    let paths = Paths::from_env();
+    let paths = Paths::for_host();
     let hello = tether_daemon::client::hello(&me(), None, false);
+    // Started to serve that directory, whatever this login's environment
+    // would choose.
+    let start = || launch_at(&paths.dir);
     // The hello and welcome prove it answers; this connection is done.
-    drop(Client::connect_or_start(&paths, &hello, &launch)?);
+    drop(Client::connect_or_start(&paths, &hello, &start)?);
     Ok(paths.socket())
 }
 

@@ -13,7 +13,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::remote::{Remote, kill_connections_of, start, start_netns};
+use common::remote::{Remote, kill_connections_of, start_deployed, start_netns};
 use common::wait_for;
 use tether_testkit::{Scratch, give_to_login_user};
 
@@ -124,7 +124,7 @@ fn drop_under_a_call(r: &Remote, host: &str, cut: impl Fn(), mend: impl Fn()) {
 
 #[test]
 fn the_sshd_serving_the_link_killed_under_a_call_loses_nothing() {
-    let Some(r) = start("hd-kill") else {
+    let Some(r) = start_deployed("hd-kill") else {
         return;
     };
     drop_under_a_call(&r, "web01", || kill_connections_of(&r.sshd[0]), || {});
@@ -144,7 +144,7 @@ fn the_hosts_veth_set_down_under_a_call_loses_nothing() {
 /// session on its host and returns the command's output and exit code.
 #[test]
 fn the_local_daemon_killed_under_a_call_loses_nothing() {
-    let Some(r) = start("hd-crash") else {
+    let Some(r) = start_deployed("hd-crash") else {
         return;
     };
     let ledger = Ledger::new();
@@ -178,7 +178,7 @@ fn the_local_daemon_killed_under_a_call_loses_nothing() {
 /// sshd), and every result says so.
 #[test]
 fn an_agentless_host_says_so() {
-    let Some(r) = start("hd-agentless") else {
+    let Some(r) = start_deployed("hd-agentless") else {
         return;
     };
     let (code, v) = r.json(&[
@@ -207,7 +207,7 @@ fn an_agentless_host_says_so() {
 /// it), its socket private there.
 #[test]
 fn the_hosts_daemon_is_private_to_the_user_there() {
-    let Some(r) = start("hd-private") else {
+    let Some(r) = start_deployed("hd-private") else {
         return;
     };
     let (code, v) = r.json(&["run", "-s", "p", "--host", "web01", "--", "echo $$"]);

@@ -39,8 +39,19 @@ pub fn start_n(name: &str, n: usize) -> Option<Remote> {
     start_hosts(name, &refs)
 }
 
+/// Two hosts as [`start`] gives them, with tether deployed on them (their
+/// sessions live in each host's own daemon).
+pub fn start_deployed(name: &str) -> Option<Remote> {
+    let r = start(name)?;
+    std::fs::remove_file(r.home.0.join(".config/tether/config.toml")).unwrap();
+    Some(r)
+}
+
 /// Hosts `(name, address)`, each on a real sshd, in the daemon's
-/// ssh_config.
+/// ssh_config. They are agentless (`deploy = false` in tether's config
+/// under this HOME): the suites on this kit test the shell driven over
+/// the link; those of sessions living in the host's tether start with
+/// [`start_deployed`] or [`start_netns`].
 pub fn start_hosts(name: &str, hosts: &[(&str, &str)]) -> Option<Remote> {
     if let Some(why) = tether_testkit::unavailable() {
         eprintln!("SKIPPED: {why}");
@@ -78,16 +89,9 @@ pub fn start_netns(name: &str) -> Option<Remote> {
     let (port, known) = (sshd.port, sshd.known_hosts_line());
     let far = ns.far_ip.clone();
     let hosts = [("far01", far.as_str())];
-    Some(remote(
-        name,
-        home,
-        &key,
-        port,
-        vec![sshd],
-        &known,
-        &hosts,
-        Some(ns),
-    ))
+    let r = remote(name, home, &key, port, vec![sshd], &known, &hosts, Some(ns));
+    std::fs::remove_file(r.home.0.join(".config/tether/config.toml")).unwrap();
+    Some(r)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -113,6 +117,9 @@ fn remote(
         ));
     }
     std::fs::write(ssh.join("config"), config).unwrap();
+    let tether = home.0.join(".config/tether");
+    std::fs::create_dir_all(&tether).unwrap();
+    std::fs::write(tether.join("config.toml"), "[defaults]\ndeploy = false\n").unwrap();
     Remote {
         daemon: Daemon::new(name),
         home,

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use common::remote::{Remote, kill_connections_of, start_deployed, start_netns};
 use common::wait_for;
 use tether_testkit::{Scratch, give_to_login_user};
+use tether_transport::Terminal;
 
 /// `tether ARGS` against `r`'s daemon, started in the background.
 fn spawn(r: &Remote, args: &[&str]) -> std::process::Child {
@@ -242,5 +243,47 @@ fn the_hosts_daemon_is_private_to_the_user_there() {
         (&s["name"], &s["state"], &s["host"]),
         (&"p".into(), &"idle".into(), &"web01".into()),
         "{there}"
+    );
+}
+
+/// `tether ssh --keep`: a person's session in the host's tether; the link
+/// under it dropped (its sshd processes killed) ends the person's view,
+/// not the shell: the same command joins the same shell again.
+#[test]
+fn ssh_keep_outlives_the_link() {
+    let Some(r) = start_deployed("hd-keep") else {
+        return;
+    };
+    let env = [("HOME", r.home.0.display().to_string())];
+    let first = common::Person::spawn(&["ssh", "--keep", "web01"], &r.daemon, &env);
+    first
+        .pty
+        .write(b"Y=kept; echo pid=$$-$((6*7))\r".to_vec())
+        .unwrap();
+    first.sees("pid=");
+    first.sees("-42");
+    let text = first.text();
+    // The output's, not the typed line's echo.
+    let pid: String = text[text.rfind("pid=").unwrap() + 4..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    kill_connections_of(&r.sshd[0]);
+    first.exit();
+    let again = common::Person::spawn(&["ssh", "--keep", "web01"], &r.daemon, &env);
+    again
+        .pty
+        .write(b"echo again=$$-$Y-$((6*7))\r".to_vec())
+        .unwrap();
+    again.sees(&format!("again={pid}-kept-42"));
+    again.pty.write(b"\r~.".to_vec()).unwrap();
+    again.exit();
+    // Options ssh has and --keep does not apply are refused.
+    let out = r.tether(&["ssh", "--keep", "-L", "1234:localhost:22", "web01"]);
+    // As ssh: 255 for tether's own failure.
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("forwarding"),
+        "{out:?}"
     );
 }

@@ -117,9 +117,17 @@ fn remote(
         ));
     }
     std::fs::write(ssh.join("config"), config).unwrap();
+    // TETHER_TEST_DEPLOYED=1 runs these suites with tether on the hosts
+    // instead (to see what differs; some assert the agentless mode).
+    let deploy = std::env::var_os("TETHER_TEST_DEPLOYED").is_some_and(|v| v == "1");
     let tether = home.0.join(".config/tether");
     std::fs::create_dir_all(&tether).unwrap();
-    std::fs::write(tether.join("config.toml"), "[defaults]\ndeploy = false\n").unwrap();
+    let defaults = if deploy {
+        ""
+    } else {
+        "[defaults]\ndeploy = false\n"
+    };
+    std::fs::write(tether.join("config.toml"), defaults).unwrap();
     Remote {
         daemon: Daemon::new(name),
         home,

@@ -38,7 +38,8 @@ fn stamps(text: &str, node: &str, tag: &str) -> Vec<f64> {
 
 #[test]
 fn each_line_is_shown_as_the_node_writes_it_on_one_subscription_per_node() {
-    let Some(r) = start_n("nshell-stream", 5) else {
+    // The nodes' shells live in tether on each node (the default).
+    let Some(r) = start_n("nshell-stream", 5).map(|r| r.deployed()) else {
         return;
     };
     let config = r.home.0.join("tether.toml");

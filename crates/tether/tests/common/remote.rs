@@ -42,9 +42,7 @@ pub fn start_n(name: &str, n: usize) -> Option<Remote> {
 /// Two hosts as [`start`] gives them, with tether deployed on them (their
 /// sessions live in each host's own daemon).
 pub fn start_deployed(name: &str) -> Option<Remote> {
-    let r = start(name)?;
-    std::fs::remove_file(r.home.0.join(".config/tether/config.toml")).unwrap();
-    Some(r)
+    Some(start(name)?.deployed())
 }
 
 /// Hosts `(name, address)`, each on a real sshd, in the daemon's
@@ -90,8 +88,7 @@ pub fn start_netns(name: &str) -> Option<Remote> {
     let far = ns.far_ip.clone();
     let hosts = [("far01", far.as_str())];
     let r = remote(name, home, &key, port, vec![sshd], &known, &hosts, Some(ns));
-    std::fs::remove_file(r.home.0.join(".config/tether/config.toml")).unwrap();
-    Some(r)
+    Some(r.deployed())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -139,6 +136,13 @@ fn remote(
 }
 
 impl Remote {
+    /// From now on, tether runs on the hosts (their sessions live in each
+    /// host's own daemon): the kit's `deploy = false` is taken away.
+    pub fn deployed(self) -> Remote {
+        std::fs::write(self.home.0.join(".config/tether/config.toml"), "").unwrap();
+        self
+    }
+
     pub fn tether(&self, args: &[&str]) -> Output {
         let mut cmd = self.daemon.cmd(args);
         if let Some(path) = &self.path {

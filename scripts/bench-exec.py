@@ -261,6 +261,10 @@ try:
                            stdout=subprocess.DEVNULL)
         print(f"host daemon RSS: {idle:.1f} MiB with 4 sessions, {host_daemon_rss():.1f} MiB with 104")
 finally:
+    if remote_shell and os.environ.get("BENCH_LOG"):
+        for log in (f"{d}/tether/daemon.log", f"{hostd}/daemon.log"):
+            print(f"--- {log}")
+            print(open(log).read()[-3000:] if os.path.exists(log) else "(none)")
     if remote_shell:
         subprocess.run([tether, "daemon", "stop"], env=env, capture_output=True)
         # The host's daemon (the login user's) and its sessions end with the run.

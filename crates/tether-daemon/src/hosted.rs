@@ -35,6 +35,11 @@ pub(crate) struct Hosted {
     /// Unix time this daemon first sent it a command.
     #[serde(default)]
     pub created: u64,
+    /// The host as the provider gave it, held while the session is known
+    /// here: its pooled connection (and what was learned on it: tether
+    /// found and checked there) stays for the next request.
+    #[serde(skip)]
+    pub link: Option<std::sync::Arc<dyn tether_transport::RemoteHost>>,
 }
 
 impl Hosted {
@@ -133,6 +138,19 @@ impl HostedBook {
     pub(crate) fn put(&self, h: Hosted) {
         self.save(&h);
         self.lock().insert(h.address(), h);
+    }
+
+    /// Holds `host` for `a` (see [`Hosted::link`]).
+    pub(crate) fn hold(
+        &self,
+        a: &Address,
+        host: &std::sync::Arc<dyn tether_transport::RemoteHost>,
+    ) {
+        if let Some(h) = self.lock().get_mut(a)
+            && h.link.is_none()
+        {
+            h.link = Some(std::sync::Arc::clone(host));
+        }
     }
 
     /// Marks the call `cut` of `a` (or clears it).

@@ -301,8 +301,10 @@ pub(crate) async fn serve(
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or_default(),
+            link: None,
         });
     }
+    state.hosted.hold(&address, &host);
     if state.trace {
         eprintln!(
             "tether daemon: trace: relay {} {:?} to {}",

@@ -45,9 +45,12 @@ const AGAIN: Duration = Duration::from_millis(250);
 
 /// Ends every descendant of the session process (`$PPID`) but this shell
 /// and its own children: TERM, about a second for them to go, then KILL.
-/// The TERM goes to processes stopped first (STOP, TERM, CONT): a shell
-/// whose child died first would otherwise run its next command (`sleep 3;
-/// touch f`: `touch`) before its own TERM came.
+/// Both go to processes stopped first (STOP, then TERM and CONT, or KILL):
+/// `kill` signals one process after another, and a shell whose child died
+/// first would otherwise run its next command (`sleep 3; touch f`:
+/// `touch`) before its own signal came. A stopped process runs nothing
+/// more (a wait that returns, a fork that was under way: the stop comes
+/// first), and KILL ends it stopped.
 /// Prints `gone` and exits 0 when none is left; else names them, exits 1.
 /// POSIX sh (read on stdin: the login shell may be csh or fish), `ps -e
 /// -o pid= -o ppid=` and awk (zombies skipped where `ps` shows states).
@@ -64,7 +67,7 @@ for sig in TERM KILL; do
     if [ $sig = TERM ]; then
       kill -STOP $t 2>/dev/null; kill -TERM $t 2>/dev/null; kill -CONT $t 2>/dev/null
     else
-      kill -KILL $t 2>/dev/null
+      kill -STOP $t 2>/dev/null; kill -KILL $t 2>/dev/null
     fi
     nap; i=$((i+1))
   done

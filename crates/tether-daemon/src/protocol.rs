@@ -747,7 +747,7 @@ pub struct ShellResult {
     /// Null, or why the session's host runs without tether (deployment
     /// turned off, another architecture, a home that cannot run
     /// programs): its shell is driven over the link and ends with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub agentless: Option<String>,
 }
 

@@ -322,6 +322,24 @@ impl Request {
         }
     }
 
+    /// The session it names, if any, to change (a relay names it as the
+    /// host's daemon knows it).
+    pub fn session_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Request::Run { session, .. }
+            | Request::Follow { session, .. }
+            | Request::Recall { session, .. }
+            | Request::Send { session, .. }
+            | Request::Read { session, .. }
+            | Request::Signal { session, .. }
+            | Request::Screen { session }
+            | Request::Reset { session }
+            | Request::Close { session }
+            | Request::Attach { session, .. } => Some(session),
+            Request::List { .. } | Request::ListOn { .. } | Request::Stop => None,
+        }
+    }
+
     /// The session it names, if any.
     pub fn session(&self) -> Option<&str> {
         match self {

@@ -503,26 +503,11 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
             ),
         },
         mut other => {
-            rename(&mut other, name);
+            if let Some(session) = other.session_mut() {
+                *session = name;
+            }
             (other, None)
         }
-    }
-}
-
-/// Sets the session `request` names.
-fn rename(request: &mut Request, name: String) {
-    match request {
-        Request::Run { session, .. }
-        | Request::Follow { session, .. }
-        | Request::Recall { session, .. }
-        | Request::Send { session, .. }
-        | Request::Read { session, .. }
-        | Request::Signal { session, .. }
-        | Request::Screen { session }
-        | Request::Reset { session }
-        | Request::Close { session }
-        | Request::Attach { session, .. } => *session = name,
-        Request::List { .. } | Request::ListOn { .. } | Request::Stop => {}
     }
 }
 

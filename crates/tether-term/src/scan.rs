@@ -95,6 +95,16 @@ impl Scanner {
         self.state != State::Ground
     }
 
+    /// The held bytes of an unfinished escape or control sequence (not a
+    /// control string), whose stray C0 controls a terminal has already
+    /// executed; empty otherwise.
+    pub fn held_sequence(&self) -> &[u8] {
+        match self.state {
+            State::Ground | State::Str(_) | State::StrEsc(_) => &[],
+            _ => &self.seq,
+        }
+    }
+
     /// Releases a held, unfinished sequence (for example a lone trailing
     /// ESC) as [`Token::Cancelled`] and returns to ground state.
     pub fn flush(&mut self, mut sink: impl FnMut(Event<'_>)) {

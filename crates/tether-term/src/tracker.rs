@@ -271,6 +271,10 @@ impl ScreenTracker {
         let state = &mut self.state;
         self.scanner.feed(bytes, |ev| apply(state, &ev));
         self.state.unfinished = self.scanner.in_sequence();
+        // A terminal runs SO and SI the moment they arrive, even inside a
+        // sequence that has not ended yet; the completed sequence sets the
+        // same shift again.
+        self.state.cursor.shift_by(self.scanner.held_sequence());
     }
 
     /// The state as of the last byte written.

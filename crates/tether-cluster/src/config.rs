@@ -43,6 +43,10 @@ pub struct Settings {
     /// tether's binary on these hosts (an absolute path), used instead of
     /// the cache tether copies itself into.
     pub tether_path: Option<String>,
+    /// The longest wait in seconds (1 to 3600) between tries to reach
+    /// these hosts again after a lost link, for sessions living in tether
+    /// there; default 2.
+    pub reconnect_max: Option<u32>,
     /// Where `deploy` was set (`FILE:LINE for TABLE`), filled by
     /// [`Config::parse`]: the reason a host is kept agentless names it.
     #[serde(skip)]
@@ -260,6 +264,7 @@ impl Config {
                 .or(d.strict_host_key_checking.clone()),
             deploy: s.deploy.or(d.deploy),
             tether_path: s.tether_path.clone().or(d.tether_path.clone()),
+            reconnect_max: s.reconnect_max.or(d.reconnect_max),
             deploy_set_at: if s.deploy.is_some() {
                 s.deploy_set_at.clone()
             } else {

@@ -25,6 +25,7 @@ pub(super) struct ClusterTable {
     strict_host_key_checking: Option<String>,
     deploy: Option<bool>,
     tether_path: Option<String>,
+    reconnect_max: Option<u32>,
 }
 
 impl From<ClusterTable> for Cluster {
@@ -44,6 +45,7 @@ impl From<ClusterTable> for Cluster {
                 strict_host_key_checking: t.strict_host_key_checking,
                 deploy: t.deploy,
                 tether_path: t.tether_path,
+                reconnect_max: t.reconnect_max,
                 deploy_set_at: None,
             },
         }

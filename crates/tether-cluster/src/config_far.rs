@@ -1,7 +1,8 @@
 //! The far side's settings in tether's config, in `[defaults]` or a
 //! cluster's table: `deploy = false` keeps the hosts agentless (tether is
 //! neither copied there nor used when found), `tether_path` names
-//! tether's binary on them. A cluster's own value wins over the defaults'.
+//! tether's binary on them, `reconnect_max` caps the wait between tries
+//! to reach them again after a lost link. A cluster's own value wins over the defaults'.
 //! The reason a host is kept agentless names the file, line and table that
 //! said so, so the person who reads it knows what to change.
 
@@ -41,6 +42,19 @@ impl Config {
                     problem: format!("tether_path = {path:?} in [{table}]: {problem}"),
                 });
             }
+            if let Some(cap) = settings.reconnect_max
+                && !(1..=3600).contains(&cap)
+            {
+                let (line, column) = place("reconnect_max");
+                return Err(ClusterError::Config {
+                    file: file.to_path_buf(),
+                    line,
+                    column,
+                    problem: format!(
+                        "reconnect_max = {cap} in [{table}]: give the longest wait between tries in seconds, 1 to 3600"
+                    ),
+                });
+            }
             if settings.deploy.is_some() {
                 let (line, _) = place("deploy");
                 settings.deploy_set_at = Some(format!("{}:{line} for {what}", file.display()));
@@ -76,6 +90,7 @@ impl Settings {
                 )
             }),
             path: self.tether_path.clone(),
+            reconnect_max_s: self.reconnect_max,
         }
     }
 }
@@ -97,7 +112,7 @@ mod tests {
     fn deploy_and_tether_path_in_the_defaults_and_a_cluster_over_them() {
         let text = "[defaults]\ndeploy = false\ntether_path = \"/opt/tether/bin/tether\"\n\
                     [clusters.lab]\nnodes = \"n[1-2]\"\ndeploy = true\n\
-                    [clusters.old]\nnodes = \"o1\"\ntether_path = \"/usr/local/bin/tether\"\n\
+                    [clusters.old]\nnodes = \"o1\"\ntether_path = \"/usr/local/bin/tether\"\nreconnect_max = 30\n\
                     [clusters.\"x.y\"]\nnodes = \"x1\"\nuser = \"ops\"\n\n\ndeploy = false\n";
         let c = parse(text).unwrap_or_default();
         // A node set takes the defaults: agentless, saying where and why.
@@ -106,6 +121,7 @@ mod tests {
             FarSettings {
                 agentless: Some("deploy = false in c.toml:2 for [defaults]".into()),
                 path: Some("/opt/tether/bin/tether".into()),
+                reconnect_max_s: None,
             }
         );
         // A cluster's own deploy wins; the path is the defaults'.
@@ -114,6 +130,7 @@ mod tests {
             FarSettings {
                 agentless: None,
                 path: Some("/opt/tether/bin/tether".into()),
+                reconnect_max_s: None,
             }
         );
         // Its own path wins; deploy is the defaults', with their line.
@@ -122,12 +139,13 @@ mod tests {
             FarSettings {
                 agentless: Some("deploy = false in c.toml:2 for [defaults]".into()),
                 path: Some("/usr/local/bin/tether".into()),
+                reconnect_max_s: Some(30),
             }
         );
         // A cluster's name with a dot, and its own line.
         assert_eq!(
             far_of(&c, Selection::Cluster("x.y")).agentless.as_deref(),
-            Some("deploy = false in c.toml:15 for cluster x.y")
+            Some("deploy = false in c.toml:16 for cluster x.y")
         );
         // Nothing said: tether may deploy, from its cache.
         let c = parse("[defaults]\nuser = \"ops\"\n").unwrap_or_default();
@@ -159,6 +177,17 @@ mod tests {
                 "binary itself",
             ),
             ("[defaults]\ntether_path = 7\n", "c.toml:2:", "string"),
+            (
+                "[defaults]\nreconnect_max = 0\n",
+                "c.toml:2:17:",
+                "1 to 3600",
+            ),
+            (
+                "[clusters.lab]\nnodes = \"n1\"\nreconnect_max = 9000\n",
+                "c.toml:3:",
+                "1 to 3600",
+            ),
+            ("[defaults]\nreconnect_max = 1.5\n", "c.toml:2:", "u32"),
             // Misspelt, as any other key: an error, never ignored.
             ("[defaults]\ndeploys = false\n", "c.toml:2:", "deploys"),
             (

@@ -329,7 +329,7 @@ mod tests {
         // Other far settings (deployment off for this caller) too.
         let off = FarSettings {
             agentless: Some("deploy = false".into()),
-            path: None,
+            ..FarSettings::default()
         };
         let e = pool
             .host("n1", route(22), off)

@@ -305,7 +305,9 @@ fn from(f: Option<Result<Frame, String>>) -> Step {
         },
         Some(Ok(Frame::Detach)) | None => Step::End(End::Left),
         Some(Err(why)) => Step::End(End::Ended(why)),
-        Some(Ok(Frame::Output(_) | Frame::Ended(_) | Frame::ShellEnded { .. })) => Step::Nothing,
+        Some(Ok(
+            Frame::Output(_) | Frame::Ended(_) | Frame::ShellEnded { .. } | Frame::Away(_),
+        )) => Step::Nothing,
     }
 }
 

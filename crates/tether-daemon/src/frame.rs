@@ -37,6 +37,11 @@ pub enum Frame {
         /// How it ended.
         why: String,
     },
+    /// Daemon to client: the link to the session's host is down; the
+    /// text says so (and what is being done) for one status line. Keys
+    /// typed meanwhile are discarded; the next [`Frame::Output`] after
+    /// the link is back redraws the whole screen.
+    Away(String),
 }
 
 impl Frame {
@@ -53,6 +58,7 @@ impl Frame {
             }
             Frame::Detach => (3, &[]),
             Frame::Ended(why) => (4, why.as_bytes()),
+            Frame::Away(why) => (6, why.as_bytes()),
             Frame::ShellEnded { code, why } => {
                 let mut out = vec![5];
                 out.extend_from_slice(&((4 + why.len()) as u32).to_be_bytes());
@@ -82,6 +88,7 @@ impl Frame {
                 code: i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]),
                 why: String::from_utf8_lossy(&payload[4..]).into_owned(),
             },
+            6 => Frame::Away(String::from_utf8_lossy(&payload).into_owned()),
             _ => return Err(bad(format!("unknown frame kind {kind}"))),
         })
     }
@@ -250,6 +257,7 @@ mod tests {
                 code: -7,
                 why: "exited".into(),
             },
+            Frame::Away("the link to h1 ended; reconnecting".into()),
         ];
         let wire: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
         let mut r = &wire[..];

@@ -63,6 +63,7 @@ pub mod protocol;
 pub mod quiet;
 mod recover;
 mod relay;
+mod relay_attach;
 pub mod server;
 mod wire;
 

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
 /// before the reply; each `ok` reply tagged with its `kind`; `run`'s `host`
 /// a name with the route the caller resolved).
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tether_transport::{DaemonStream, FarSide, HostFailure, RemoteHost};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
+use tokio::io::{AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
 use crate::hosted::Hosted;
 use crate::lines::{self, LineRead};
@@ -38,10 +38,10 @@ use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, client_gone, write_line};
 
 /// Silence from the host after which the link is checked.
-const QUIET_CHECK: Duration = Duration::from_secs(2);
+pub(crate) const QUIET_CHECK: Duration = Duration::from_secs(2);
 
 /// How long the link has to answer that check.
-const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(3);
 
 /// The waits between tries to reach a host's daemon (each try logged).
 const BACKOFF: [Duration; 4] = [
@@ -134,11 +134,12 @@ fn host_failure(kind: HostFailure, message: String) -> Failure {
     }
 }
 
-/// The host's daemon, reached with backoff; the host's far side if it is
-/// agentless.
+/// The host's daemon, reached with a try after each of `waits`; the
+/// host's far side if it is agentless.
 async fn reach(
     state: &State,
     route: &HostRoute,
+    waits: &[Duration],
 ) -> Result<(Arc<dyn RemoteHost>, FarSide), Failure> {
     let Some(hosts) = state.hosts.as_ref() else {
         return Err(failure(
@@ -147,7 +148,7 @@ async fn reach(
         ));
     };
     let host = hosts(route).map_err(|m| host_failure(HostFailure::Setup, m))?;
-    let mut waits = BACKOFF.iter();
+    let mut waits = waits.iter();
     loop {
         match host.far_side().await {
             Ok(far) => return Ok((host, far)),
@@ -179,11 +180,11 @@ async fn reach(
     }
 }
 
-type HostLines = BufReader<ReadHalf<Box<dyn DaemonStream>>>;
-type HostWrite = WriteHalf<Box<dyn DaemonStream>>;
+pub(crate) type HostLines = BufReader<ReadHalf<Box<dyn DaemonStream>>>;
+pub(crate) type HostWrite = WriteHalf<Box<dyn DaemonStream>>;
 
 /// Sends one JSON line to the host.
-async fn send(w: &mut HostWrite, value: &impl serde::Serialize) -> std::io::Result<()> {
+pub(crate) async fn send(w: &mut HostWrite, value: &impl serde::Serialize) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
     line.push(b'\n');
     w.write_all(&line).await?;
@@ -191,7 +192,7 @@ async fn send(w: &mut HostWrite, value: &impl serde::Serialize) -> std::io::Resu
 }
 
 /// One reply line from the host; `None` when the link ended.
-async fn receive(r: &mut HostLines) -> Option<Reply> {
+pub(crate) async fn receive(r: &mut HostLines) -> Option<Reply> {
     let mut line = Vec::new();
     match lines::read_line(r, &mut line, lines::MAX_REQUEST_LINE).await {
         Ok(LineRead::Line) => serde_json::from_slice(&line).ok(),
@@ -223,7 +224,7 @@ async fn greet(
 }
 
 /// A host's daemon greeted, or why the host is agentless.
-enum Opened {
+pub(crate) enum Opened {
     Daemon(Arc<dyn RemoteHost>, HostLines, HostWrite),
     Agentless(String),
 }
@@ -231,10 +232,15 @@ enum Opened {
 /// The host's daemon, reached and greeted in namespace `owner`: a second
 /// try when the first stream ends before the welcome (a daemon exiting,
 /// idle, just as it was reached: the next `ensure` starts another).
-async fn open(state: &State, route: &HostRoute, owner: &str) -> Result<Opened, Failure> {
+pub(crate) async fn open(
+    state: &State,
+    route: &HostRoute,
+    owner: &str,
+    waits: &[Duration],
+) -> Result<Opened, Failure> {
     let mut tries = 0;
     loop {
-        let (host, stream) = match reach(state, route).await? {
+        let (host, stream) = match reach(state, route, waits).await? {
             (host, FarSide::Daemon(s)) => (host, s),
             (_, FarSide::Agentless(why)) => return Ok(Opened::Agentless(why)),
         };
@@ -271,7 +277,7 @@ pub(crate) async fn serve(
         }
     };
     let started = Instant::now();
-    let (host, mut hr, mut hw) = match open(state, &route, &address.owner).await {
+    let (host, mut hr, mut hw) = match open(state, &route, &address.owner, &BACKOFF).await {
         Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
         Ok(Opened::Agentless(why)) => {
             if let Target::New(..) = target {
@@ -313,7 +319,10 @@ pub(crate) async fn serve(
             route.name
         );
     }
-    let is_attach = matches!(outgoing, Request::Attach { .. });
+    let attach_size = match outgoing {
+        Request::Attach { rows, cols, .. } => Some((rows, cols)),
+        _ => None,
+    };
     let is_close = matches!(outgoing, Request::Close { .. });
     let recalled = matches!(outgoing, Request::Recall { .. });
     let shellish = matches!(
@@ -395,8 +404,17 @@ pub(crate) async fn serve(
         if !write_line(write, &reply).await {
             return Relayed::Done(false);
         }
-        if is_attach && ok {
-            splice(read, write, hr, hw).await;
+        if let Some((rows, cols)) = attach_size
+            && ok
+        {
+            let followed = crate::relay_attach::Followed {
+                route: route.clone(),
+                owner: address.owner.clone(),
+                name: address.name.clone(),
+                rows,
+                cols,
+            };
+            crate::relay_attach::carry(state, followed, host, read, write, hr, hw).await;
             return Relayed::Done(false);
         }
         return Relayed::Done(true);
@@ -413,7 +431,7 @@ async fn list_on(
     write: &mut QuietWriter,
 ) -> bool {
     let listed = async {
-        let (mut hr, mut hw) = match open(state, route, ns).await? {
+        let (mut hr, mut hw) = match open(state, route, ns, &BACKOFF).await? {
             Opened::Daemon(_, hr, hw) => (hr, hw),
             Opened::Agentless(why) => {
                 return Err(host_failure(
@@ -533,30 +551,5 @@ fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellR
         }),
         terminal_holders: Vec::new(),
         agentless: None,
-    }
-}
-
-/// After `attach`'s reply: the frames both ways until either side ends.
-async fn splice(
-    read: &mut BufReader<QuietReader>,
-    write: &mut QuietWriter,
-    mut hr: HostLines,
-    mut hw: HostWrite,
-) {
-    let pending = read.buffer().to_vec();
-    read.consume(pending.len());
-    if hw.write_all(&pending).await.is_err() {
-        return;
-    }
-    let up = async {
-        let _ = tokio::io::copy(read.get_mut(), &mut hw).await;
-        let _ = hw.shutdown().await;
-    };
-    let down = async {
-        let _ = tokio::io::copy_buf(&mut hr, write).await;
-    };
-    tokio::select! {
-        () = up => {}
-        () = down => {}
     }
 }

@@ -45,4 +45,9 @@ pub struct FarSettings {
     /// cache; checked as the cache is, never copied over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The longest wait, in seconds, between tries to reach the host's
+    /// daemon again after a lost link (`reconnect_max` in the config);
+    /// the daemon's default when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_max_s: Option<u32>,
 }

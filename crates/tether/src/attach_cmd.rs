@@ -35,7 +35,8 @@ pub fn run(args: AttachArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (code, farewell) = runtime.block_on(attached(stream, early, &mut term, typed))?;
+    let size = (rows, cols);
+    let (code, farewell) = runtime.block_on(attached(stream, early, &mut term, typed, size))?;
     term.restore(&format!("\r\n[{farewell}: {address}]\r\n"));
     Ok(code)
 }
@@ -47,6 +48,7 @@ async fn attached(
     early: Vec<u8>,
     term: &mut LocalTerminal,
     typed: Vec<u8>,
+    size: (u16, u16),
 ) -> Result<(i32, String)> {
     // Each half wakes this thread only for what it waits for (a socket
     // registered both ways wakes it each time the daemon reads a frame).
@@ -67,6 +69,7 @@ async fn attached(
         far: DaemonFar {
             from_daemon,
             to_daemon,
+            size,
         },
     };
     bridge.run(typed).await
@@ -77,6 +80,9 @@ async fn attached(
 struct DaemonFar {
     from_daemon: FrameReader<QuietReader>,
     to_daemon: QuietWriter,
+    /// The terminal's size as last sent (rows, columns), for a status
+    /// line.
+    size: (u16, u16),
 }
 
 impl FarEnd for DaemonFar {
@@ -89,6 +95,11 @@ impl FarEnd for DaemonFar {
                     why,
                 },
                 Ok(Some(Frame::ShellEnded { code, why })) => FarEvent::Ended { code, why },
+                // The session's host is out of reach: one status line
+                // until the redraw that comes with the link.
+                Ok(Some(Frame::Away(why))) => {
+                    FarEvent::Output(tether_term::status_line(self.size.0, self.size.1, &why))
+                }
                 Ok(Some(_)) => continue,
                 Ok(None) | Err(_) => FarEvent::Ended {
                     code: SESSION_ENDED,
@@ -101,7 +112,10 @@ impl FarEnd for DaemonFar {
     async fn send(&mut self, msg: ToFar) -> Result<(), Gone> {
         let frame = match msg {
             ToFar::Input(bytes) => Frame::Input(bytes),
-            ToFar::Resize { rows, cols } => Frame::Resize { rows, cols },
+            ToFar::Resize { rows, cols } => {
+                self.size = (rows, cols);
+                Frame::Resize { rows, cols }
+            }
             ToFar::Detach => Frame::Detach,
         };
         self.to_daemon

@@ -108,7 +108,7 @@ mod tests {
         }
     }
 
-    const CONFIG: &str = "[defaults]\ntether_path = \"/opt/tether\"\n\
+    const CONFIG: &str = "[defaults]\ntether_path = \"/opt/tether\"\nreconnect_max = 9\n\
                           [clusters.lab]\nnodes = \"n[1-2]\"\ndeploy = false\nuser = \"ops\"\n";
 
     #[test]
@@ -120,8 +120,9 @@ mod tests {
         assert_eq!(
             route.far,
             FarSettings {
-                agentless: Some("deploy = false in /home/u/tether.toml:5 for cluster lab".into()),
+                agentless: Some("deploy = false in /home/u/tether.toml:6 for cluster lab".into()),
                 path: Some("/opt/tether".into()),
+                reconnect_max_s: Some(9),
             }
         );
         // A node set takes the defaults: tether may run there.
@@ -147,7 +148,7 @@ mod tests {
             far,
             FarSettings {
                 agentless: Some("--agentless".into()),
-                path: None,
+                ..FarSettings::default()
             }
         );
         assert_eq!(

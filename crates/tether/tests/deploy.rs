@@ -366,7 +366,7 @@ async fn agentless_when_told_without_reaching_the_host() {
     let why = "deploy = false for nowhere in the config";
     let far = FarSettings {
         agentless: Some(why.into()),
-        path: None,
+        ..FarSettings::default()
     };
     let h = pool.host("nowhere", route, far).unwrap();
     match h.far_side().await.unwrap() {
@@ -444,8 +444,8 @@ async fn a_path_from_the_config_is_used_as_found_and_never_copied_to() {
     std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o700)).unwrap();
     let given = own.join("tether");
     let far = |p: &Path| FarSettings {
-        agentless: None,
         path: Some(p.display().to_string()),
+        ..FarSettings::default()
     };
     // Not there: refused, and nothing is copied there.
     give_to_login_user(&own).unwrap();

@@ -247,8 +247,9 @@ fn the_hosts_daemon_is_private_to_the_user_there() {
 }
 
 /// `tether ssh --keep`: a person's session in the host's tether; the link
-/// under it dropped (its sshd processes killed) ends the person's view,
-/// not the shell: the same command joins the same shell again.
+/// under it dropped (its sshd processes killed) does not end the person's
+/// view: a status line says so, the link is made again and the same shell
+/// answers; after `~.`, the same command joins the same shell again.
 #[test]
 fn ssh_keep_outlives_the_link() {
     let Some(r) = start_deployed("hd-keep") else {
@@ -269,6 +270,20 @@ fn ssh_keep_outlives_the_link() {
         .take_while(char::is_ascii_digit)
         .collect();
     kill_connections_of(&r.sshd[0]);
+    first.sees("the link to web01 ended; reconnecting");
+    // Back on its own: the same shell answers the same person.
+    wait_for(30, "the link back", || {
+        first
+            .pty
+            .write(b"echo back=$$-$Y-$((6*7))\r".to_vec())
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        first
+            .text()
+            .contains(&format!("back={pid}-kept-42"))
+            .then_some(())
+    });
+    first.pty.write(b"\r~.".to_vec()).unwrap();
     first.exit();
     let again = common::Person::spawn(&["ssh", "--keep", "web01"], &r.daemon, &env);
     again
@@ -286,4 +301,86 @@ fn ssh_keep_outlives_the_link() {
         String::from_utf8_lossy(&out.stderr).contains("forwarding"),
         "{out:?}"
     );
+}
+
+/// The issue's person: `top` in `tether ssh --keep` on the person's
+/// terminal (the outer-terminal harness), the host's veth set down (no
+/// FIN) until tether has said so on its status line and a try has failed,
+/// then up: the screen is redrawn as the host's emulator has it, keys
+/// typed while away were not sent (`q` would have ended `top`), and at the
+/// end the remote shell's exit code is tether's and the terminal is as
+/// before.
+#[test]
+fn ssh_keep_redraws_top_after_the_veth_comes_back() {
+    use common::outer::{Model, Outer, assert_keyboard_back};
+    let Some(r) = start_netns("hd-top") else {
+        return;
+    };
+    let ns = r.netns.as_ref().unwrap();
+    let env = [("HOME", r.home.0.display().to_string())];
+    let before = Model::new(0, 0, 0, 0);
+    let o = Outer::spawn(
+        &["ssh", "--keep", "far01"],
+        &r.daemon,
+        &env,
+        before.clone(),
+        true,
+    );
+    // One frame of top, then silence (it would redraw in 1000 s).
+    o.write(b"top -d 1000\r");
+    o.sees(b"load average");
+    ns.down().unwrap();
+    o.sees(b"the link to far01 stopped answering; reconnecting");
+    o.sees(b"try 1 failed");
+    o.write(b"q");
+    let away = o.bytes().len();
+    ns.up().unwrap();
+    let session = "ssh-far01";
+    let redrawn = wait_for(60, "the redraw after the link is back", || {
+        let bytes = o.bytes();
+        let after = &bytes[away..];
+        after
+            .windows(12)
+            .any(|w| w == b"load average")
+            .then_some(bytes)
+    });
+    // The person's screen, as a terminal would show it, is the host's.
+    let mut screen = vt100::Parser::new(
+        std::num::NonZeroU16::new(24).unwrap(),
+        std::num::NonZeroU16::new(80).unwrap(),
+        0,
+    );
+    screen.process(&redrawn);
+    let (code, host) = r.json(&["screen", "-s", session]);
+    assert_eq!(code, 0, "{host}");
+    let theirs = host["screen"].as_str().unwrap_or_default();
+    let trim = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| l.trim_end().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let mine = screen.screen().contents();
+    let (mut a, mut b) = (trim(&mine), trim(theirs));
+    while a.last().is_some_and(String::is_empty) {
+        a.pop();
+    }
+    while b.last().is_some_and(String::is_empty) {
+        b.pop();
+    }
+    assert_eq!(a, b, "the person's screen (left) and the host's (right)");
+    assert!(
+        !mine.contains("reconnecting"),
+        "the status line is gone: {mine}"
+    );
+    // `q` typed while away never reached top: it still shows.
+    assert!(theirs.contains("load average"), "top still runs: {theirs}");
+    o.write(b"q");
+    wait_for(20, "top to end", || {
+        let (_, v) = r.json(&["screen", "-s", session]);
+        (!v["screen"].as_str()?.contains("load average")).then_some(())
+    });
+    o.write(b"exit 3\r");
+    let (exit, _, after) = o.finish();
+    assert_eq!(exit, tether_transport::ExitInfo::Code(3));
+    assert_keyboard_back(&after, &before);
 }

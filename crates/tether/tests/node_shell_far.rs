@@ -1,0 +1,65 @@
+//! `tether shell` whose nodes' shells live in tether on each node (issue
+//! 26), against 5 real sshd: the multi-node session survives `!detach`
+//! and a SIGKILLed local daemon, and `tether shell --attach` from a fresh
+//! daemon finds every node's same shell (its pid, cwd and a variable that
+//! was never exported).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::multi::{line, shell};
+use common::remote::start_n;
+use tether_transport::{ExitInfo, Terminal};
+
+/// Each node's `tag=VALUE.` in `text`, in node order.
+fn per_node(text: &str, tag: &str, n: usize) -> Vec<String> {
+    (1..=n)
+        .map(|i| {
+            let key = format!("node{i}: {tag}=");
+            text.rsplit(&key)
+                .next()
+                .filter(|_| text.contains(&key))
+                .and_then(|s| s.split('.').next())
+                .unwrap_or_else(|| panic!("no {key:?} in {text:?}"))
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn detach_kill_the_local_daemon_and_attach_again_finds_every_shell() {
+    let Some(r) = start_n("nshell-far", 5).map(|r| r.deployed()) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-5]", "--name", "far"]);
+    p.sees("[● node1 ● node2 ● node3 ● node4 ● node5]");
+    // A different cwd on each node, a variable never exported.
+    line(
+        &p,
+        "mkdir -p /tmp/ns-far-$(hostname)-$$ && cd /tmp/ns-far-$(hostname)-$$; V=unexported",
+    );
+    p.sees("node[1-5]: 0");
+    line(&p, "echo ID=$$-$(pwd)-$V.");
+    for i in 1..=5 {
+        p.sees(&format!("node{i}: ID="));
+    }
+    let before = per_node(&p.text(), "ID", 5);
+    line(&p, "!detach");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+
+    common::sigkill(r.daemon.pid());
+    let p = shell(&r, &["--attach", "far"]);
+    p.sees("[● node1 ● node2 ● node3 ● node4 ● node5]");
+    line(&p, "echo AGAIN=$$-$(pwd)-$V.");
+    for i in 1..=5 {
+        p.sees(&format!("node{i}: AGAIN="));
+    }
+    let after = per_node(&p.text(), "AGAIN", 5);
+    assert_eq!(after, before, "every node's same shell, cwd and variable");
+    for id in &after {
+        assert!(id.ends_with("-unexported"), "{id}");
+    }
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}

@@ -10,7 +10,7 @@ mod common;
 
 use common::multi::{line, shell};
 use common::remote::start_n;
-use tether_transport::{ExitInfo, Terminal};
+use tether_transport::ExitInfo;
 
 /// Each node's `tag=VALUE.` in `text`, in node order.
 fn per_node(text: &str, tag: &str, n: usize) -> Vec<String> {
@@ -60,6 +60,49 @@ fn detach_kill_the_local_daemon_and_attach_again_finds_every_shell() {
     for id in &after {
         assert!(id.ends_with("-unexported"), "{id}");
     }
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+/// The links to the nodes are cut (the sshd processes serving them
+/// killed) while a line runs there: a node whose link was in use is
+/// marked away, not failed; its command runs on in tether there, and the
+/// next line first collects its rest and its end: every output line of
+/// every node shown once.
+#[test]
+fn nodes_whose_link_drops_mid_line_are_marked_away_and_come_back() {
+    let Some(r) = start_n("nshell-away", 3).map(|r| r.deployed()) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-3]"]);
+    p.sees("[● node1 ● node2 ● node3]");
+    line(&p, "for i in $(seq 1 30); do echo L$i; sleep 0.1; done");
+    for i in 1..=3 {
+        p.sees(&format!("node{i}: L2\r\n"));
+    }
+    common::remote::kill_connections_of(&r.sshd[0]);
+    p.sees("link lost, runs on there");
+    p.sees("◌ node");
+    // The next line collects each node's rest first, then runs.
+    common::wait_for(60, "every node back with its rest", || {
+        line(&p, "echo next-$((40+2))");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        (1..=3)
+            .all(|i| p.text().contains(&format!("node{i}: next-42")))
+            .then_some(())
+    });
+    let text = p.text();
+    for i in 1..=3 {
+        for n in 1..=30 {
+            let shown = format!("node{i}: L{n}\r\n");
+            assert_eq!(
+                text.matches(&shown).count(),
+                1,
+                "{shown:?} once in {text:?}"
+            );
+        }
+    }
+    assert!(text.contains("earlier line `for i"), "{text:?}");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }

@@ -16,19 +16,30 @@ pub enum NodeState {
     Inactive,
     /// Its connection or shell is down (reconnecting, or never connected).
     Down,
+    /// Its link was lost while its last command ran in tether on the
+    /// node: the command runs on there; its end is collected when the
+    /// link is back.
+    Away,
 }
 
 impl NodeState {
-    const ALL: [NodeState; 3] = [NodeState::Active, NodeState::Inactive, NodeState::Down];
+    const ALL: [NodeState; 4] = [
+        NodeState::Active,
+        NodeState::Inactive,
+        NodeState::Away,
+        NodeState::Down,
+    ];
 
     fn symbol(self, ascii: bool) -> &'static str {
         match (self, ascii) {
             (NodeState::Active, false) => "●",
             (NodeState::Inactive, false) => "○",
             (NodeState::Down, false) => "✗",
+            (NodeState::Away, false) => "◌",
             (NodeState::Active, true) => "*",
             (NodeState::Inactive, true) => "-",
             (NodeState::Down, true) => "x",
+            (NodeState::Away, true) => "~",
         }
     }
 
@@ -37,6 +48,7 @@ impl NodeState {
             NodeState::Active => "\x1b[32m",
             NodeState::Inactive => "\x1b[2m",
             NodeState::Down => "\x1b[31m",
+            NodeState::Away => "\x1b[33m",
         }
     }
 }
@@ -48,7 +60,8 @@ pub struct PromptStyle {
     pub fold_above: usize,
     /// Colours (off with `NO_COLOR`, or when the output is no terminal).
     pub color: bool,
-    /// `*` `-` `x` instead of `●` `○` `✗` (a terminal without UTF-8).
+    /// `*` `-` `~` `x` instead of `●` `○` `◌` `✗` (a terminal without
+    /// UTF-8).
     pub ascii: bool,
     /// The config's prompt: `{nodes}`, `{cwd}`, `{failed}` and `{name}`
     /// replaced; `None`: `{nodes} {cwd} {failed}$ ` without the empty parts.
@@ -156,14 +169,14 @@ mod tests {
             NodeState::Active,
             NodeState::Inactive,
             NodeState::Down,
-            NodeState::Active,
+            NodeState::Away,
         ];
         let names = names(5);
         let nodes: Vec<(&str, NodeState)> = names.iter().map(String::as_str).zip(states).collect();
         let style = PromptStyle::default();
         assert_eq!(
             render(&nodes, Some("/tmp"), 1, &style),
-            "[● web001 ● web002 ○ web003 ✗ web004 ● web005] /tmp (1 failed)$ "
+            "[● web001 ● web002 ○ web003 ✗ web004 ◌ web005] /tmp (1 failed)$ "
         );
         let ascii = PromptStyle {
             ascii: true,
@@ -171,7 +184,7 @@ mod tests {
         };
         assert_eq!(
             render(&nodes, None, 0, &ascii),
-            "[* web001 * web002 - web003 x web004 * web005]$ "
+            "[* web001 * web002 - web003 x web004 ~ web005]$ "
         );
     }
 

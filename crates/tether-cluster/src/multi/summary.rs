@@ -25,6 +25,9 @@ pub enum Outcome {
     Incomplete,
     /// The connection dropped while it ran: whether it finished is unknown.
     Lost,
+    /// The link dropped while it ran in tether on the node: it runs on
+    /// there, and its end is collected when the link is back.
+    Away,
     /// The node's shell was not there (not connected).
     NotRun,
 }
@@ -40,6 +43,9 @@ impl Outcome {
             Outcome::ShellExited => "shell exited".to_owned(),
             Outcome::Incomplete => "incomplete input, not run".to_owned(),
             Outcome::Lost => "connection lost, outcome unknown".to_owned(),
+            Outcome::Away => {
+                "link lost, runs on there (its end follows when the link is back)".to_owned()
+            }
             Outcome::NotRun => "not run (no connection)".to_owned(),
         }
     }

@@ -57,12 +57,14 @@ impl MultiShell {
                 NodeState::Active => "active",
                 NodeState::Inactive => "inactive",
                 NodeState::Down => "down",
+                NodeState::Away => "away",
             };
             let last = match &n.last {
                 Some(Outcome::Exit(c)) => c.to_string(),
                 Some(Outcome::Running) => "running".into(),
                 Some(Outcome::Waiting(_)) => "waiting".into(),
                 Some(Outcome::Signal(s)) => s.clone(),
+                Some(Outcome::Away) => "away".into(),
                 Some(_) => "-".into(),
                 None => "-".into(),
             };
@@ -99,6 +101,10 @@ impl MultiShell {
         println!("  nodes:   {} ({})", fold(&self.names), self.nodes.len());
         println!("  active:  {}", pick(&|n| n.selected));
         println!("  down:    {}", pick(&|n| n.down.is_some()));
+        println!(
+            "  away:    {}",
+            pick(&|n| n.down.is_none() && n.last == Some(Outcome::Away))
+        );
         println!("  running: {}", pick(&|n| n.pending()));
         println!("  gather:  {}", if self.look.gather { "on" } else { "off" });
     }

@@ -286,7 +286,9 @@ impl MultiShell {
             .filter(|n| {
                 !matches!(
                     n.last,
-                    None | Some(Outcome::Exit(0) | Outcome::Running | Outcome::Waiting(_))
+                    None | Some(
+                        Outcome::Exit(0) | Outcome::Running | Outcome::Waiting(_) | Outcome::Away
+                    )
                 )
             })
             .count();

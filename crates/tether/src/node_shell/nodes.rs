@@ -59,14 +59,19 @@ impl Node {
     pub fn state(&self) -> NodeState {
         match (&self.down, self.selected) {
             (Some(_), _) => NodeState::Down,
+            (None, _) if self.last == Some(Outcome::Away) => NodeState::Away,
             (None, true) => NodeState::Active,
             (None, false) => NodeState::Inactive,
         }
     }
 
-    /// Its last command still runs there (kept, or waiting for input).
+    /// Its last command still runs there (kept, waiting for input, or
+    /// out of reach while it runs on in tether there).
     pub fn pending(&self) -> bool {
-        matches!(self.last, Some(Outcome::Running | Outcome::Waiting(_)))
+        matches!(
+            self.last,
+            Some(Outcome::Running | Outcome::Waiting(_) | Outcome::Away)
+        )
     }
 
     /// Whether a line may be sent to it now: up, or down but due for

@@ -102,7 +102,12 @@ impl Ended {
                     .map_or_else(String::new, |f| f.command.clone()),
             ),
             (Status::IncompleteInput, _, _) => Outcome::Incomplete,
-            // The link to the host was lost or hung: its end is unknown.
+            // The link to the host was lost or hung: the command runs on
+            // in tether there (its end collected later), else its end is
+            // unknown.
+            (Status::ConnectionLost, _, _) if r.link.as_ref().is_some_and(|l| l.kept) => {
+                Outcome::Away
+            }
             (Status::ConnectionLost, _, _) => Outcome::Lost,
             // Its shell ended (a signal, or its connection lost): the next
             // line gets a fresh one.

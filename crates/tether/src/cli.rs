@@ -424,17 +424,20 @@ pub struct SshCmdArgs {
     after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether exec` reaches them with the same words: the SSH flags, tether's config (a cluster's settings with -C) and ~/.ssh/config, resolved by this process. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
 )]
 pub struct ShellArgs {
-    /// The nodes: a node set (`web[01-10]`, `@group`).
-    #[arg(short = 'H', long = "hosts", conflicts_with = "attach")]
+    /// The nodes: a node set (`web[01-10]`, `@group`). With `--attach`:
+    /// the session's nodes, to come back to it from another machine (its
+    /// shells live in tether on the nodes).
+    #[arg(short = 'H', long = "hosts", conflicts_with = "cluster")]
     pub hosts: Option<String>,
-    /// A cluster from the config file.
-    #[arg(short = 'C', long, conflicts_with = "attach")]
+    /// A cluster from the config file (with `--attach`, as -H).
+    #[arg(short = 'C', long)]
     pub cluster: Option<String>,
     /// The session's name (default: the folded node set, or the
     /// cluster's name); `--attach NAME` comes back to it.
     #[arg(long, conflicts_with = "attach")]
     pub name: Option<String>,
-    /// Come back to the session NAME (its nodes' shells kept running).
+    /// Come back to the session NAME (its nodes' shells kept running);
+    /// from another machine, name its nodes too (-H or -C).
     #[arg(long, value_name = "NAME")]
     pub attach: Option<String>,
     /// Fold identical outputs under one node set (`!gather on`).

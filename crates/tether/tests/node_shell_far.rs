@@ -106,3 +106,44 @@ fn nodes_whose_link_drops_mid_line_are_marked_away_and_come_back() {
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }
+
+/// Another controller (a daemon of its own, nothing of the first one's
+/// state) comes back to the session by its name and nodes: the shells
+/// live in tether on the nodes.
+#[test]
+fn attach_from_another_controller_finds_every_shell() {
+    let Some(r) = start_n("nshell-other", 3).map(|r| r.deployed()) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node[1-3]", "--name", "ops"]);
+    p.sees("[● node1 ● node2 ● node3]");
+    line(&p, "cd /usr/share; V=there-$$");
+    p.sees("node[1-3]: 0");
+    line(&p, "echo ID=$V-$(pwd).");
+    for i in 1..=3 {
+        p.sees(&format!("node{i}: ID="));
+    }
+    let before = per_node(&p.text(), "ID", 3);
+    line(&p, "!detach");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+
+    let other = common::Daemon::new("nshell-other-controller");
+    let env = [
+        ("HOME", r.home.0.display().to_string()),
+        ("NO_COLOR", "1".into()),
+    ];
+    let q = common::Person::spawn(
+        &["shell", "--attach", "ops", "-H", "node[1-3]"],
+        &other,
+        &env,
+    );
+    q.sees("[● node1 ● node2 ● node3] /usr/share$ ");
+    line(&q, "echo AGAIN=$V-$(pwd).");
+    for i in 1..=3 {
+        q.sees(&format!("node{i}: AGAIN="));
+    }
+    assert_eq!(per_node(&q.text(), "AGAIN", 3), before);
+    line(&q, "!exit");
+    assert_eq!(q.exit(), ExitInfo::Code(0));
+    let _ = other.run(&["daemon", "stop"]);
+}

@@ -61,20 +61,21 @@ pub fn run(args: ShellArgs) -> Result<i32> {
     let config = ssh_opts::load_config(args.config.as_deref())?;
     // The settings are the cluster's with -C, else the defaults, as
     // `tether exec` takes them.
+    // `--attach NAME` alone finds the nodes in this machine's daemon; with
+    // -H or -C (another machine: the shells live in tether on the nodes)
+    // the nodes are those named, their sessions found there by name.
     let (name, names, settings) = match (&args.attach, &args.hosts, &args.cluster) {
         (Some(name), None, None) => (name.clone(), existing_nodes(name)?, config.defaults.clone()),
-        (None, Some(expr), None) => {
+        (attach, Some(expr), None) => {
             let (set, settings) = config.select(Selection::Nodes(expr))?;
-            (
-                args.name.clone().unwrap_or_else(|| set.fold()),
-                set.names(),
-                settings,
-            )
+            let name = attach.clone().or_else(|| args.name.clone());
+            (name.unwrap_or_else(|| set.fold()), set.names(), settings)
         }
-        (None, None, Some(cluster)) => {
+        (attach, None, Some(cluster)) => {
             let (set, settings) = config.select(Selection::Cluster(cluster))?;
+            let name = attach.clone().or_else(|| args.name.clone());
             (
-                args.name.clone().unwrap_or_else(|| cluster.clone()),
+                name.unwrap_or_else(|| cluster.clone()),
                 set.names(),
                 settings,
             )

@@ -13,7 +13,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::remote::{Remote, kill_connections_of, start_deployed, start_netns};
+use common::remote::{
+    Remote, kill_connections_of, resume, start_deployed, start_netns, stop_connections_of,
+};
 use common::wait_for;
 use tether_testkit::{Scratch, give_to_login_user};
 use tether_transport::Terminal;
@@ -129,6 +131,74 @@ fn the_sshd_serving_the_link_killed_under_a_call_loses_nothing() {
         return;
     };
     drop_under_a_call(&r, "web01", || kill_connections_of(&r.sshd[0]), || {});
+}
+
+/// A link that hangs: the sshd processes serving it SIGSTOPped (no FIN,
+/// no answer), resumed once the call has said so.
+#[test]
+fn the_sshd_serving_the_link_stopped_under_a_call_loses_nothing() {
+    let Some(r) = start_deployed("hd-stop") else {
+        return;
+    };
+    let stopped = std::cell::RefCell::new(Vec::new());
+    drop_under_a_call(
+        &r,
+        "web01",
+        || *stopped.borrow_mut() = stop_connections_of(&r.sshd[0]),
+        || resume(&stopped.borrow()),
+    );
+}
+
+/// An ssh_config as people have one: the host reached through a
+/// `ProxyCommand` under a `HostKeyAlias`; tether is deployed and its
+/// daemon reached through that same connection, and a call cut by the
+/// proxy's death (the link's only carrier) loses nothing.
+#[test]
+fn a_host_behind_a_proxy_command_and_host_key_alias_gets_tether() {
+    if std::process::Command::new("nc").arg("-h").output().is_err() {
+        eprintln!("SKIPPED: nc is missing (scripts/test installs netcat-openbsd)");
+        return;
+    }
+    let Some(r) = start_deployed("hd-proxy") else {
+        return;
+    };
+    let ssh = r.home.0.join(".ssh");
+    let known = r.sshd[0].known_hosts_line();
+    let (_, key) = known.split_once(' ').unwrap();
+    std::fs::write(ssh.join("known_hosts"), format!("the-alias {key}")).unwrap();
+    let log = ssh.join("proxy.log");
+    let config = std::fs::read_to_string(ssh.join("config")).unwrap();
+    let web01 = config.split("Host web02").next().unwrap();
+    let proxied = web01.replace("Host web01", "Host proxied").replace(
+        "  IdentityAgent none\n",
+        &format!(
+            "  IdentityAgent none\n  HostKeyAlias the-alias\n  ProxyCommand sh -c 'echo $$ >> {}; exec nc %h %p'\n",
+            log.display()
+        ),
+    );
+    std::fs::write(ssh.join("config"), proxied).unwrap();
+    let proxies = || -> Vec<String> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let (code, v) = r.json(&["run", "-s", "p", "--host", "proxied", "--", "echo up"]);
+    assert_eq!((code, &v["output"]), (0, &"up\n".into()), "{v}");
+    assert!(v["agentless"].is_null(), "tether runs on the host: {v}");
+    assert!(!proxies().is_empty(), "through the proxy");
+    drop_under_a_call(
+        &r,
+        "proxied",
+        || {
+            for pid in proxies() {
+                // The proxy's shell exec'd nc: its pid is nc's.
+                common::sigkill(pid.parse().unwrap());
+            }
+        },
+        || {},
+    );
 }
 
 #[test]

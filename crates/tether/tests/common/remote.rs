@@ -206,10 +206,9 @@ pub fn kill_connection_above(shell_pid: i32) {
     }
 }
 
-/// Kills every process of the connections `sshd` serves now (its
-/// listener's descendants), so each link ends at both sides; the listener
-/// stays.
-pub fn kill_connections_of(sshd: &Sshd) {
+/// The processes serving `sshd`'s connections (every process under its
+/// listener, the listener excepted).
+pub fn connections_of(sshd: &Sshd) -> Vec<i32> {
     let config = format!("{}/sshd_config", sshd.dir().display());
     let procs: Vec<(i32, i32, String)> = std::fs::read_dir("/proc")
         .unwrap()
@@ -250,11 +249,38 @@ pub fn kill_connections_of(sshd: &Sshd) {
         );
         i += 1;
     }
-    assert!(
-        below.len() > 1,
-        "no connection to kill under sshd {listener}"
-    );
-    for pid in &below[1..] {
-        super::sigkill(*pid);
+    assert!(below.len() > 1, "no connection under sshd {listener}");
+    below.split_off(1)
+}
+
+/// Kills every process of the connections `sshd` serves now (its
+/// listener's descendants), so each link ends at both sides; the listener
+/// stays.
+pub fn kill_connections_of(sshd: &Sshd) {
+    for pid in connections_of(sshd) {
+        super::sigkill(pid);
+    }
+}
+
+/// SIGSTOP to every process serving `sshd`'s connections (a link that
+/// hangs: no FIN, no answer); the pids, for [`resume`].
+pub fn stop_connections_of(sshd: &Sshd) -> Vec<i32> {
+    let pids = connections_of(sshd);
+    for pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGSTOP,
+        );
+    }
+    pids
+}
+
+/// SIGCONT to `pids`.
+pub fn resume(pids: &[i32]) {
+    for pid in pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGCONT,
+        );
     }
 }

@@ -45,7 +45,18 @@ const MAX_OUTPUT: usize = 64 * 1024;
 
 /// What a pool slot knows of its host's far side.
 #[derive(Debug, Default)]
-pub(crate) enum Known {
+pub(crate) struct Known {
+    /// How it stands now.
+    found: Found,
+    /// The binary whose hash was checked on the host last, with the seal
+    /// it had then: while the seal is the same, the file is the one that
+    /// was hashed, and a new connection does not hash it again.
+    verified: Option<probe::Verified>,
+}
+
+/// How a slot's far side stands.
+#[derive(Debug, Default)]
+enum Found {
     /// Nothing yet (or the last try failed).
     #[default]
     Nothing,
@@ -75,26 +86,27 @@ pub(crate) async fn far_side(
 ) -> Result<FarSide, TransportError> {
     let far = Far { host, conn };
     let mut known = known.lock().await;
-    let (mut reach, fresh) = match &*known {
-        Known::Agentless(why) => return Ok(FarSide::Agentless(why.clone())),
-        Known::Ready { conn: on, reach } if on.upgrade().is_some_and(|c| Arc::ptr_eq(&c, conn)) => {
+    let known = &mut *known;
+    let (mut reach, fresh) = match &known.found {
+        Found::Agentless(why) => return Ok(FarSide::Agentless(why.clone())),
+        Found::Ready { conn: on, reach } if on.upgrade().is_some_and(|c| Arc::ptr_eq(&c, conn)) => {
             (reach.clone(), false)
         }
-        _ => match far.set_up(settings, binary).await {
+        _ => match far.set_up(settings, binary, &mut known.verified).await {
             Ok(Ok(reach)) => (reach, true),
             Ok(Err(why)) => {
-                *known = Known::Agentless(why.clone());
+                known.found = Found::Agentless(why.clone());
                 return Ok(FarSide::Agentless(why));
             }
             Err(e) => {
-                *known = Known::Nothing;
+                known.found = Found::Nothing;
                 return Err(e);
             }
         },
     };
     match far.open(&mut reach, fresh).await {
         Ok(stream) => {
-            *known = Known::Ready {
+            known.found = Found::Ready {
                 conn: Arc::downgrade(conn),
                 reach,
             };
@@ -104,7 +116,7 @@ pub(crate) async fn far_side(
             })))
         }
         Err(e) => {
-            *known = Known::Nothing;
+            known.found = Found::Nothing;
             Err(e)
         }
     }
@@ -180,11 +192,14 @@ impl Far<'_> {
     }
 
     /// Finds or brings tether there and starts its daemon: how to reach
-    /// it, or why the host stays agentless.
+    /// it, or why the host stays agentless. `verified`: the binary hashed
+    /// there before and its seal (not hashed again while the seal holds),
+    /// updated when it is hashed now.
     async fn set_up(
         &self,
         settings: &FarSettings,
         binary: Option<&Path>,
+        verified: &mut Option<probe::Verified>,
     ) -> Result<Result<Reach, String>, TransportError> {
         let id = match identity::identity(binary).await {
             Ok(id) => id,
@@ -201,7 +216,9 @@ impl Far<'_> {
         }
         // A second look when another first contact put it there meanwhile.
         for _ in 0..2 {
-            let out = self.sh(&probe::command(given, id.short())).await?;
+            let out = self
+                .sh(&probe::command(given, id.short(), verified.as_ref()))
+                .await?;
             let text = String::from_utf8_lossy(&out.stdout);
             let Some(found) = probe::parse(&text).filter(|_| out.status == Some(0)) else {
                 return Err(self.fail(
@@ -221,9 +238,11 @@ impl Far<'_> {
             }
             let path = found.path.clone();
             if found.file.is_some() {
-                if let Some(problem) = found.trust(&id.sha256, given.is_some()) {
+                if let Some(problem) = found.trust(&id.sha256, given.is_some(), verified.as_ref()) {
+                    *verified = None;
                     return Err(self.refuse(&path, problem, given.is_some(), &id.sha256));
                 }
+                *verified = found.verified();
                 let socket = self.ensure(&path).await?;
                 return Ok(Ok(Reach {
                     bin: path,

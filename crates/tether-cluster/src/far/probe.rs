@@ -35,8 +35,22 @@ pub(crate) struct Probe {
     pub dir: Option<Stat>,
     /// What is at the place, when anything is.
     pub file: Option<Stat>,
-    /// The SHA-256 of a regular file there (empty when unreadable).
+    /// The SHA-256 of a regular file there (empty when unreadable); not
+    /// computed when its seal is the one verified before.
     pub sha256: Option<String>,
+    /// A regular file's seal: device, inode, size and change time
+    /// (`stat -c '%d %i %s %z'`). Any write, rename over, chmod or chown
+    /// changes it (the change time cannot be set back but by the clock).
+    pub seal: Option<String>,
+}
+
+/// A binary whose hash was checked on the host, and its seal then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Verified {
+    /// Its path there.
+    pub path: String,
+    /// Its seal when it was hashed (taken before the hash).
+    pub seal: String,
 }
 
 /// Why a binary found on the host may not run.
@@ -52,7 +66,10 @@ pub(crate) struct Untrusted {
 /// config gives it (`~/` is the home directory), else the cache's
 /// `tether/bin/SHORT/tether`. One line for `/bin/sh`, so that any login
 /// shell runs it.
-pub(crate) fn command(place: Option<&str>, short: &str) -> String {
+///
+/// The seal of a regular file is printed first; its SHA-256 follows
+/// unless the seal is `verified`'s (the same file as hashed before).
+pub(crate) fn command(place: Option<&str>, short: &str, verified: Option<&Verified>) -> String {
     let file = match place {
         Some(p) => match p.strip_prefix("~/") {
             Some(rest) => format!("\"$HOME\"/{}", sh_quote(rest)),
@@ -61,13 +78,16 @@ pub(crate) fn command(place: Option<&str>, short: &str) -> String {
         None => format!("\"$c\"/tether/bin/{}/tether", sh_quote(short)),
     };
     let stat = "stat -c '%u %a %F' --";
+    let seen = sh_quote(verified.map_or("", |v| v.seal.as_str()));
     let script = format!(
         "printf 'os %s\\n' \"$(uname -sm)\"; printf 'uid %s\\n' \"$(id -u)\"; \
          c=\"${{XDG_CACHE_HOME:-$HOME/.cache}}\"; f={file}; d=$(dirname -- \"$f\"); \
          printf 'path %s\\n' \"$f\"; \
          if [ -d \"$d\" ]; then printf 'dir %s\\n' \"$({stat} \"$d\")\"; fi; \
          if [ -e \"$f\" ] || [ -L \"$f\" ]; then printf 'file %s\\n' \"$({stat} \"$f\")\"; \
-         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then printf 'sha %s\\n' \"$({SHA256} < \"$f\" | cut -c1-64)\"; fi; fi"
+         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then s=$(stat -c '%d %i %s %z' -- \"$f\"); \
+         printf 'seal %s\\n' \"$s\"; if [ \"$s\" != {seen} ]; then \
+         printf 'sha %s\\n' \"$({SHA256} < \"$f\" | cut -c1-64)\"; fi; fi; fi"
     );
     posix(&script)
 }
@@ -95,6 +115,7 @@ pub(crate) fn parse(out: &str) -> Option<Probe> {
             "dir" => p.dir = Some(stat(rest)?),
             "file" => p.file = Some(stat(rest)?),
             "sha" => p.sha256 = Some(rest.trim().to_owned()),
+            "seal" => p.seal = Some(rest.to_owned()),
             _ => return None,
         }
     }
@@ -133,8 +154,14 @@ impl Probe {
 
     /// Why the binary found at the place may not run (`None`: it may):
     /// it is not a regular file, not the user's own, writable by group
-    /// or others (or its directory is), or its hash is not `sha256`.
-    pub fn trust(&self, sha256: &str, root_ok: bool) -> Option<Untrusted> {
+    /// or others (or its directory is), or its hash is not `sha256` (a
+    /// file whose seal is `verified`'s was hashed before: it passes).
+    pub fn trust(
+        &self,
+        sha256: &str,
+        root_ok: bool,
+        verified: Option<&Verified>,
+    ) -> Option<Untrusted> {
         let file = self.file.as_ref()?;
         let of_file = |why: String| Some(Untrusted { why, dir: false });
         if file.kind != "regular file" {
@@ -146,6 +173,9 @@ impl Probe {
         if let Some(p) = self.dir_problem(root_ok) {
             return Some(p);
         }
+        if self.sha256.is_none() && self.seal.is_some() && self.verified().as_ref() == verified {
+            return None;
+        }
         match self.sha256.as_deref() {
             Some(h) if h == sha256 => None,
             Some(h) if h.len() == 64 => of_file(format!(
@@ -153,6 +183,17 @@ impl Probe {
             )),
             _ => of_file("cannot be read to check its SHA-256".to_owned()),
         }
+    }
+}
+
+impl Probe {
+    /// The file as verified now (its path and seal), once [`Probe::trust`]
+    /// passed it.
+    pub fn verified(&self) -> Option<Verified> {
+        Some(Verified {
+            path: self.path.clone(),
+            seal: self.seal.clone()?,
+        })
     }
 }
 
@@ -223,7 +264,7 @@ mod tests {
         assert!(parse("os Linux\nuid 999\npath /a\nsurprise\n").is_none());
         let p = found("999 700 regular file", "999 700 directory", SHA);
         assert_eq!(p.file.as_ref().unwrap().kind, "regular file");
-        assert_eq!(p.trust(SHA, false), None);
+        assert_eq!(p.trust(SHA, false, None), None);
     }
 
     #[test]
@@ -267,12 +308,12 @@ mod tests {
             ),
         ];
         for (file, dir, sha, says) in cases {
-            let why = found(file, dir, sha).trust(SHA, false).unwrap().why;
+            let why = found(file, dir, sha).trust(SHA, false, None).unwrap().why;
             assert!(why.contains(says), "{file} / {dir}: {why}");
         }
         // Root's own, at a path the config gives (installed by hand).
         assert_eq!(
-            found("0 755 regular file", "0 755 directory", SHA).trust(SHA, true),
+            found("0 755 regular file", "0 755 directory", SHA).trust(SHA, true, None),
             None
         );
     }
@@ -287,12 +328,74 @@ mod tests {
 
     #[test]
     fn the_command_quotes_the_place() {
-        let c = command(Some("~/bin/it's"), "0123");
+        let c = command(Some("~/bin/it's"), "0123", None);
         assert!(c.starts_with("exec /bin/sh -c '"), "{c}");
         assert!(c.contains("\"$HOME\"/"), "{c}");
         assert_eq!(dir_of("/a/b/tether"), "/a/b");
         assert_eq!(dir_of("/tether"), "/");
         assert_eq!(dir_of("tether"), ".");
         assert_eq!(sh_quote("it's"), r"'it'\''s'");
+    }
+
+    /// The probe run by /bin/sh on a real file: hashed the first time;
+    /// not again while its seal holds; hashed again (and refused) once it
+    /// is written to, even with its old modification time put back.
+    #[test]
+    fn a_sealed_binary_is_hashed_once_and_again_when_it_changes() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("tether-probe-seal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("tether");
+        std::fs::write(&file, b"a binary").unwrap();
+        let path = file.to_str().unwrap().to_owned();
+        let run = |verified: Option<&Verified>| -> Probe {
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(command(Some(&path), "x", verified))
+                .output()
+                .unwrap();
+            parse(&String::from_utf8_lossy(&out.stdout)).unwrap()
+        };
+        // sha256 of "a binary".
+        let sha = {
+            let out = std::process::Command::new("sha256sum")
+                .arg(&file)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout)[..64].to_owned()
+        };
+        let first = run(None);
+        assert_eq!(first.sha256.as_deref(), Some(sha.as_str()));
+        assert_eq!(first.trust(&sha, true, None), None);
+        let seen = first.verified().unwrap();
+        let second = run(Some(&seen));
+        assert_eq!(second.sha256, None, "not hashed again");
+        assert_eq!(second.trust(&sha, true, Some(&seen)), None);
+        // A seal from elsewhere proves nothing.
+        let other = Verified {
+            path: path.clone(),
+            seal: "0 0 0 then".into(),
+        };
+        assert!(run(Some(&other)).sha256.is_some());
+        // Written to, its modification time put back: hashed, refused.
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+            .write_all(b"!")
+            .unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let third = run(Some(&seen));
+        assert!(third.sha256.is_some(), "hashed again");
+        let why = third.trust(&sha, true, Some(&seen)).unwrap().why;
+        assert!(why.contains("not this tether's"), "{why}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,7 +16,7 @@ use tether_transport::{HostFailure, TransportError};
 use tokio::sync::Semaphore;
 
 use super::identity::Identity;
-use super::probe::{SHA256, dir_of};
+use super::probe::{SEAL, SHA256, dir_of};
 use super::{Far, posix, sh_quote};
 
 /// SFTP writes outstanding at once while copying.
@@ -28,8 +28,9 @@ const CAT_PIECE: usize = 256 * 1024;
 /// How a copy ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Copied {
-    /// Ours is in place now.
-    InPlace,
+    /// Ours is in place now, with its seal there once placed (its hash
+    /// was checked just before).
+    InPlace(Option<String>),
     /// Something else was put there meanwhile: look at it again.
     Taken,
     /// The copy does not run there (why): the host stays agentless.
@@ -185,7 +186,8 @@ impl Far<'_> {
              if [ \"$s\" != {sha} ]; then rm -f -- \"$t\"; printf 'badsha %s\\n' \"$s\"; exit 0; fi; \
              if v=$(\"$t\" --version 2>&1); then :; else rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0; fi; \
              case \"$v\" in tether*) ;; *) rm -f -- \"$t\"; printf 'nostart %s\\n' \"$v\"; exit 0;; esac; \
-             if ln -- \"$t\" \"$f\" 2>/dev/null; then r=placed; else r=taken; fi; rm -f -- \"$t\"; echo $r",
+             if ln -- \"$t\" \"$f\" 2>/dev/null; then r=placed; else r=taken; fi; rm -f -- \"$t\"; \
+             if [ $r = placed ]; then printf 'placed %s\\n' \"$({SEAL} \"$f\")\"; else echo taken; fi",
             t = sh_quote(tmp),
             f = sh_quote(path),
             sha = sh_quote(&id.sha256),
@@ -209,8 +211,11 @@ impl Far<'_> {
                 ),
             ));
         }
+        if let Some(seal) = text.strip_prefix("placed ") {
+            return Ok(Copied::InPlace(Some(seal.to_owned())));
+        }
         match text {
-            "placed" => Ok(Copied::InPlace),
+            "placed" => Ok(Copied::InPlace(None)),
             "taken" => Ok(Copied::Taken),
             _ => Err(self.fail(
                 HostFailure::Setup,

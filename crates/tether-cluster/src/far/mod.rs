@@ -269,7 +269,11 @@ impl Far<'_> {
                 ));
             }
             match self.deploy(&id, &path).await? {
-                Copied::InPlace => {
+                Copied::InPlace(seal) => {
+                    *verified = seal.map(|seal| probe::Verified {
+                        path: path.clone(),
+                        seal,
+                    });
                     let socket = self.ensure(&path).await?;
                     return Ok(Ok(Reach {
                         bin: path,

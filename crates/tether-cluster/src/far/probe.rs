@@ -13,6 +13,10 @@ use super::{posix, sh_quote};
 /// busybox's `sha256sum`, else Perl's `shasum`.
 pub(crate) const SHA256: &str = "{ sha256sum || shasum -a 256; } 2>/dev/null";
 
+/// A regular file's seal on the host: device, inode, size and change
+/// time. Any write, chmod, chown or link changes it.
+pub(crate) const SEAL: &str = "stat -c '%d %i %s %z' --";
+
 /// The owner, mode and kind of a path on the host (`stat -c '%u %a %F'`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Stat {
@@ -38,9 +42,8 @@ pub(crate) struct Probe {
     /// The SHA-256 of a regular file there (empty when unreadable); not
     /// computed when its seal is the one verified before.
     pub sha256: Option<String>,
-    /// A regular file's seal: device, inode, size and change time
-    /// (`stat -c '%d %i %s %z'`). Any write, rename over, chmod or chown
-    /// changes it (the change time cannot be set back but by the clock).
+    /// A regular file's seal ([`SEAL`]); the change time in it cannot be
+    /// set back but by the clock.
     pub seal: Option<String>,
 }
 
@@ -85,7 +88,7 @@ pub(crate) fn command(place: Option<&str>, short: &str, verified: Option<&Verifi
          printf 'path %s\\n' \"$f\"; \
          if [ -d \"$d\" ]; then printf 'dir %s\\n' \"$({stat} \"$d\")\"; fi; \
          if [ -e \"$f\" ] || [ -L \"$f\" ]; then printf 'file %s\\n' \"$({stat} \"$f\")\"; \
-         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then s=$(stat -c '%d %i %s %z' -- \"$f\"); \
+         if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then s=$({SEAL} \"$f\"); \
          printf 'seal %s\\n' \"$s\"; if [ \"$s\" != {seen} ]; then \
          printf 'sha %s\\n' \"$({SHA256} < \"$f\" | cut -c1-64)\"; fi; fi; fi"
     );

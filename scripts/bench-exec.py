@@ -157,6 +157,24 @@ if remote_shell:
     subprocess.run([tether, "run", "-s", "first", "--host", ips[0], "--", "true"], env=env, check=True,
                    stdout=subprocess.DEVNULL)
     first_contact = time.perf_counter() - t
+    # The host's daemon's RSS (the serving process).
+    def host_daemon_rss():
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                if comm == "tether" and f"TETHER_DIR={hostd}".encode() in environ:
+                    status = open(f"/proc/{pid}/status").read()
+                    cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+                    if b"serve" in cmd:
+                        return int(next(l for l in status.splitlines() if l.startswith("VmRSS")).split()[1]) / 1024
+            except OSError:
+                continue
+    # Idle: the first session closed, nothing else there yet.
+    subprocess.run([tether, "close", "-s", "first"], env=env, check=True, stdout=subprocess.DEVNULL)
+    idle_none = host_daemon_rss()
     peers = {
         "tether run --host (host's tether)": [tether, "run", "-s", "bench", "--host", ips[0], "--", "true"],
         "tether run --host --agentless": [tether, "run", "-s", "bench-agentless", "--host", ips[0], "--agentless", "--", "true"],
@@ -240,26 +258,12 @@ try:
         cm_ms = base["ssh host true (ControlMaster)"] * 1000
         print(f"{'tether mcp shell_run (raw JSON-RPC)':40} wall {mcp_ms:7.2f} ms   ({mcp_ms / cm_ms:.3f}x ControlMaster)")
         print(f"first contact (copy, verify, start the host's daemon, first command): {first_contact:.2f} s")
-        # The host's daemon: its RSS now (a few sessions), then with 100.
-        def host_daemon_rss():
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit():
-                    continue
-                try:
-                    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-                    comm = open(f"/proc/{pid}/comm").read().strip()
-                    if comm == "tether" and f"TETHER_DIR={hostd}".encode() in environ:
-                        status = open(f"/proc/{pid}/status").read()
-                        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-                        if b"serve" in cmd:
-                            return int(next(l for l in status.splitlines() if l.startswith("VmRSS")).split()[1]) / 1024
-                except OSError:
-                    continue
         idle = host_daemon_rss()
         for i in range(100):
             subprocess.run([tether, "run", "-s", f"many{i}", "--host", ips[0], "--", "true"], env=env, check=True,
                            stdout=subprocess.DEVNULL)
-        print(f"host daemon RSS: {idle:.1f} MiB with 4 sessions, {host_daemon_rss():.1f} MiB with 104")
+        print(f"host daemon RSS: {idle_none:.1f} MiB idle (no session), {idle:.1f} MiB with 4 sessions, "
+              f"{host_daemon_rss():.1f} MiB with 104")
 finally:
     if remote_shell and os.environ.get("BENCH_LOG"):
         for log in (f"{d}/tether/daemon.log", f"{hostd}/daemon.log"):

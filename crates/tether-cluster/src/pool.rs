@@ -242,7 +242,13 @@ impl RemoteHost for PooledHost {
             if let Some(why) = &self.slot.far.agentless {
                 return Ok(FarSide::Agentless(why.clone()));
             }
-            let conn = self.connection().await?;
+            // This tether's own hash (once per process) is taken while the
+            // connection is made: a first contact waits for the longer one.
+            let (conn, _) = tokio::join!(
+                self.connection(),
+                crate::far::identity(self.slot.binary.as_deref())
+            );
+            let conn = conn?;
             crate::far::far_side(
                 &self.slot.name,
                 &conn,

@@ -36,6 +36,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use deploy::Copied;
 use start::Reach;
 
+pub(crate) use identity::identity;
+
 /// Longest one setup command on the host may take (a hash of the binary,
 /// starting the daemon).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);

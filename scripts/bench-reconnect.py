@@ -15,6 +15,12 @@ tether's figure includes its wait between tries (0.25 s doubling to
 the time it takes to notice a silent link (a round trip after 2 s of
 silence, answered within 3 s), which a drop longer than 5 s hides.
 
+OFFLINE=1 adds an `unreachable` route for the host's subnet under the
+veth's, so that while the veth is down a connection fails at once with
+"network unreachable", as on a laptop whose network is gone (without it,
+this machine's default route carries the tries elsewhere, where they fail
+in the SSH handshake and the waits grow).
+
 Needs root (a network namespace, sshd, another user), `ip`, sshd and mosh.
 
 usage: scripts/bench-reconnect.py [TETHER] [ROUNDS] [DOWN_SECONDS] [USER]
@@ -62,6 +68,7 @@ def cleanup():
         except OSError:
             pass
     sh("ip", "link", "del", near, check=False)
+    sh("ip", "route", "del", "unreachable", "10.213.7.0/24", check=False)
     sh("ip", "netns", "del", ns, check=False)
     # The host's daemon and mosh-server outlive their clients: every
     # process this run's sshd started carries its cache in the environment.
@@ -81,6 +88,8 @@ try:
     sh("ip", "link", "set", far_dev, "netns", ns)
     sh("ip", "addr", "add", f"{near_ip}/30", "dev", near)
     link("up")
+    if os.environ.get("OFFLINE") == "1":
+        sh("ip", "route", "add", "unreachable", "10.213.7.0/24")
     for a in (["addr", "add", f"{far_ip}/30", "dev", far_dev], ["link", "set", far_dev, "up"], ["link", "set", "lo", "up"]):
         sh("ip", "netns", "exec", ns, "ip", *a)
     shadow = sh("getent", "shadow", user).stdout

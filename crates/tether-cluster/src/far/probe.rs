@@ -89,7 +89,7 @@ pub(crate) fn command(place: Option<&str>, short: &str, verified: Option<&Verifi
          if [ -d \"$d\" ]; then printf 'dir %s\\n' \"$({stat} \"$d\")\"; fi; \
          if [ -e \"$f\" ] || [ -L \"$f\" ]; then printf 'file %s\\n' \"$({stat} \"$f\")\"; \
          if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then s=$({SEAL} \"$f\"); \
-         printf 'seal %s\\n' \"$s\"; if [ \"$s\" != {seen} ]; then \
+         printf 'seal %s\\n' \"$s\"; if [ -z \"$s\" ] || [ \"$s\" != {seen} ]; then \
          printf 'sha %s\\n' \"$({SHA256} < \"$f\" | cut -c1-64)\"; fi; fi; fi"
     );
     posix(&script)
@@ -118,7 +118,7 @@ pub(crate) fn parse(out: &str) -> Option<Probe> {
             "dir" => p.dir = Some(stat(rest)?),
             "file" => p.file = Some(stat(rest)?),
             "sha" => p.sha256 = Some(rest.trim().to_owned()),
-            "seal" => p.seal = Some(rest.to_owned()),
+            "seal" => p.seal = (!rest.trim().is_empty()).then(|| rest.to_owned()),
             _ => return None,
         }
     }

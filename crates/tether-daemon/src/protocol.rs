@@ -295,6 +295,11 @@ pub enum Request {
         rows: u16,
         /// Its columns.
         cols: u16,
+        /// The host the session lives on, when this daemon does not know
+        /// it yet (another machine made it there): it is looked for in
+        /// tether on that host.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<HostRoute>,
     },
     /// End every session and exit.
     Stop,

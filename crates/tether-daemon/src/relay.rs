@@ -55,7 +55,8 @@ const BACKOFF: [Duration; 4] = [
 pub(crate) enum Target {
     /// A session living on a host.
     Hosted(Hosted),
-    /// A `run` for a new session on this host, if tether runs there.
+    /// A `run` for a new session on this host, if tether runs there (or
+    /// an `attach` to a session another machine made there).
     New(Address, HostRoute),
     /// The host's own listing, for namespace `.1`.
     Listing(HostRoute, String),
@@ -84,7 +85,7 @@ pub(crate) fn target(
     }
     let address = ops::resolve(ns, request.session()?).ok()?;
     let named = match request {
-        Request::Run { host, .. } => host.as_ref(),
+        Request::Run { host, .. } | Request::Attach { host, .. } => host.as_ref(),
         _ => None,
     };
     if let Some(h) = state.hosted.get(&address) {
@@ -280,17 +281,24 @@ pub(crate) async fn serve(
     let (host, mut hr, mut hw) = match open(state, &route, &address.owner, &BACKOFF).await {
         Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
         Ok(Opened::Agentless(why)) => {
-            if let Target::New(..) = target {
+            if let Target::New(..) = target
+                && !matches!(request, Request::Attach { .. })
+            {
                 return Relayed::Agentless(Box::new(request), why);
             }
-            let f = host_failure(
-                HostFailure::Setup,
+            let message = if let Target::New(..) = target {
+                format!(
+                    "{} is agentless ({why}): no session lives in tether there; `tether ls` lists this machine's",
+                    route.name
+                )
+            } else {
                 format!(
                     "session {:?} lives in tether on {}, which cannot be used now ({why}); nothing was done",
                     address.display(),
                     route.name
-                ),
-            );
+                )
+            };
+            let f = host_failure(HostFailure::Setup, message);
             return Relayed::Done(write_line(write, &Reply::Error(f)).await);
         }
         Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
@@ -520,6 +528,15 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
                 None,
             ),
         },
+        Request::Attach { rows, cols, .. } => (
+            Request::Attach {
+                session: name,
+                rows,
+                cols,
+                host: None,
+            },
+            None,
+        ),
         mut other => {
             if let Some(session) = other.session_mut() {
                 *session = name;

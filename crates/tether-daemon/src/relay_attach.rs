@@ -319,6 +319,7 @@ async fn attach_again(
         session: name.to_owned(),
         rows,
         cols,
+        host: None,
     };
     if relay::send(&mut hw, &request).await.is_err() {
         return Err(Again::Retry("the link ended".to_owned(), true));

@@ -443,6 +443,7 @@ async fn serve_requests(
                 session,
                 rows,
                 cols,
+                ..
             } => {
                 attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
                 return;

@@ -1,5 +1,6 @@
 //! `tether attach SESSION`: the person's terminal joins a session's live
-//! terminal through the daemon. Output comes back without the session's
+//! terminal through the daemon (`--host H`: a session in tether on H that
+//! this machine's daemon does not know yet). Output comes back without the session's
 //! queries (the daemon's emulator already answered them) or tether's
 //! marks; keys go to the session whole (only late replies to the capture's
 //! own queries are dropped, never a key); resizes are forwarded; `~.` at
@@ -23,11 +24,19 @@ const SESSION_ENDED: i32 = 1;
 
 pub fn run(args: AttachArgs) -> Result<i32> {
     let (rows, cols) = local_term::size();
+    let host = match &args.host {
+        Some(h) => Some(crate::host_route::single(h, &args.ssh, Default::default())?),
+        None if crate::session_cmd::ssh_flags_given(&args.ssh) => {
+            anyhow::bail!("-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host")
+        }
+        None => None,
+    };
     let client = daemon_cmd::connect()?;
     let request = Request::Attach {
         session: args.session,
         rows,
         cols,
+        host,
     };
     let (stream, address, early) = client.attach(&request)?;
     let (mut term, typed) = LocalTerminal::enter()?;

@@ -266,6 +266,14 @@ pub struct AttachArgs {
     /// agent's session has finds it.
     #[arg(default_value = DEFAULT_SESSION)]
     pub session: String,
+    /// The host whose tether holds the session, when this machine's
+    /// daemon does not know it (another machine made it there):
+    /// `[user@]host[:port]`, reached as `tether run --host` reaches it.
+    #[arg(long = "host", short = 'H')]
+    pub host: Option<String>,
+    /// How --host is reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
 }
 
 /// Arguments of `tether daemon`.

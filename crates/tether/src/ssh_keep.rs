@@ -80,5 +80,9 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         );
     }
     drop(client);
-    crate::attach_cmd::run(AttachArgs { session })
+    crate::attach_cmd::run(AttachArgs {
+        session,
+        host: None,
+        ssh: Default::default(),
+    })
 }

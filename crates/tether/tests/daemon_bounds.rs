@@ -131,6 +131,7 @@ fn an_attach_with_an_impossible_size_is_refused_and_every_session_lives() {
         session: "a".into(),
         rows,
         cols,
+        host: None,
     };
     let line = serde_json::to_string(&attach(65535, 65535)).unwrap();
     writeln!(w, "{line}").unwrap();
@@ -172,6 +173,7 @@ fn an_oversized_frame_ends_that_attachment_with_the_reason() {
         session: "a".into(),
         rows: 24,
         cols: 80,
+        host: None,
     })
     .unwrap();
     writeln!(w, "{line}").unwrap();

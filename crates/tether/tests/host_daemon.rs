@@ -454,3 +454,40 @@ fn ssh_keep_redraws_top_after_the_veth_comes_back() {
     assert_eq!(exit, tether_transport::ExitInfo::Code(3));
     assert_keyboard_back(&after, &before);
 }
+
+/// Another machine (a daemon of its own, nothing of the first one's
+/// state) joins a session an agent made in tether on the host:
+/// `tether attach --host HOST SESSION`. A session that is not there is
+/// said so; SSH flags without --host are refused.
+#[test]
+fn attach_from_another_machine_joins_a_hosts_session() {
+    let Some(r) = start_deployed("hd-other") else {
+        return;
+    };
+    let (code, v) = r.json(&["run", "-s", "agent", "--host", "web01", "--", "X=from-a"]);
+    assert_eq!(code, 0, "{v}");
+    let other = common::Daemon::new("hd-other-machine");
+    let env = [("HOME", r.home.0.display().to_string())];
+    let p = common::Person::spawn(&["attach", "--host", "web01", "agent"], &other, &env);
+    p.pty.write(b"echo got-$X-$((6*7))\r".to_vec()).unwrap();
+    p.sees("got-from-a-42");
+    p.pty.write(b"\r~.".to_vec()).unwrap();
+    p.exit();
+    let missing = other
+        .cmd(&["attach", "--host", "web01", "nosuch"])
+        .env("HOME", &r.home.0)
+        .output()
+        .unwrap();
+    assert_ne!(missing.status.code(), Some(0), "{missing:?}");
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("nosuch"),
+        "{missing:?}"
+    );
+    let flags = other.run(&["attach", "-l", "someone", "agent"]);
+    assert_eq!(flags.status.code(), Some(255), "{flags:?}");
+    assert!(
+        String::from_utf8_lossy(&flags.stderr).contains("--host"),
+        "{flags:?}"
+    );
+    let _ = other.run(&["daemon", "stop"]);
+}

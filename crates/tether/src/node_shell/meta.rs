@@ -146,6 +146,8 @@ impl MultiShell {
         println!("attaching to {node}'s shell; ~. comes back here");
         let args = crate::cli::AttachArgs {
             session: format!("{}/{node}", self.ns),
+            host: None,
+            ssh: Default::default(),
         };
         if let Err(e) = crate::attach_cmd::run(args) {
             eprintln!("tether: {e:#}");

@@ -156,8 +156,8 @@ pub(crate) async fn serve(
     state: Arc<State>,
     ns: &str,
     session: &str,
-    rows: u16,
-    cols: u16,
+    (rows, cols): (u16, u16),
+    resume: Option<u64>,
     read: BufReader<QuietReader>,
     mut write: QuietWriter,
 ) {
@@ -194,9 +194,12 @@ pub(crate) async fn serve(
     let mut live = lives.borrow_and_update().clone();
     state.attachments.join(&key, &live);
     let mut stopping = state.attachments.stopping.subscribe();
+    // A person coming back (a relay after a lost link) first gets what
+    // scrolled past meanwhile, when it is still kept.
+    let mut resume = resume;
     let end = loop {
         let _ = live.resize(size);
-        let Some((screen, mut rx)) = live.watch() else {
+        let Some(watching) = live.watch(resume.take()) else {
             // This terminal ended: wait for the restarted one, the end, or
             // (a shell that ended with nothing to replace it) say so.
             let (grace, ended) = shell_end(&live).await;
@@ -219,7 +222,15 @@ pub(crate) async fn serve(
             }
             continue;
         };
-        if !send(&mut write, Frame::Output(screen)).await {
+        let mut rx = watching.rx;
+        if let Some(replay) = watching.replay.filter(|r| !r.is_empty())
+            && !send(&mut write, Frame::Output(replay)).await
+        {
+            break End::Left;
+        }
+        if !send(&mut write, Frame::Output(watching.redraw)).await
+            || !send(&mut write, Frame::Mark(watching.from)).await
+        {
             break End::Left;
         }
         let mut echo_check = tokio::time::interval(ECHO_CHECK);
@@ -229,7 +240,9 @@ pub(crate) async fn serve(
                 out = rx.recv() => {
                     let bytes = match out {
                         Ok(b) => b.to_vec(),
-                        Err(broadcast::error::RecvError::Lagged(_)) => live.redraw(),
+                        // Fallen behind: watched afresh (a redraw, and
+                        // the numbering from there).
+                        Err(broadcast::error::RecvError::Lagged(_)) => break None,
                         Err(broadcast::error::RecvError::Closed) => break None,
                     };
                     if !send(&mut write, Frame::Output(bytes)).await {
@@ -306,7 +319,11 @@ fn from(f: Option<Result<Frame, String>>) -> Step {
         Some(Ok(Frame::Detach)) | None => Step::End(End::Left),
         Some(Err(why)) => Step::End(End::Ended(why)),
         Some(Ok(
-            Frame::Output(_) | Frame::Ended(_) | Frame::ShellEnded { .. } | Frame::Away(_),
+            Frame::Output(_)
+            | Frame::Ended(_)
+            | Frame::ShellEnded { .. }
+            | Frame::Away(_)
+            | Frame::Mark(_),
         )) => Step::Nothing,
     }
 }

@@ -42,6 +42,10 @@ pub enum Frame {
     /// typed meanwhile are discarded; the next [`Frame::Output`] after
     /// the link is back redraws the whole screen.
     Away(String),
+    /// Daemon to client: the next [`Frame::Output`] starts at this display
+    /// byte (sent after each redraw; a client that only shows the frames
+    /// ignores it, a relay counts from it to come back without a gap).
+    Mark(u64),
 }
 
 impl Frame {
@@ -59,6 +63,11 @@ impl Frame {
             Frame::Detach => (3, &[]),
             Frame::Ended(why) => (4, why.as_bytes()),
             Frame::Away(why) => (6, why.as_bytes()),
+            Frame::Mark(at) => {
+                let mut out = vec![7, 0, 0, 0, 8];
+                out.extend_from_slice(&at.to_be_bytes());
+                return out;
+            }
             Frame::ShellEnded { code, why } => {
                 let mut out = vec![5];
                 out.extend_from_slice(&((4 + why.len()) as u32).to_be_bytes());
@@ -89,6 +98,11 @@ impl Frame {
                 why: String::from_utf8_lossy(&payload[4..]).into_owned(),
             },
             6 => Frame::Away(String::from_utf8_lossy(&payload).into_owned()),
+            7 if payload.len() == 8 => {
+                let mut at = [0u8; 8];
+                at.copy_from_slice(&payload);
+                Frame::Mark(u64::from_be_bytes(at))
+            }
             _ => return Err(bad(format!("unknown frame kind {kind}"))),
         })
     }
@@ -258,6 +272,7 @@ mod tests {
                 why: "exited".into(),
             },
             Frame::Away("the link to h1 ended; reconnecting".into()),
+            Frame::Mark(u64::MAX - 3),
         ];
         let wire: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
         let mut r = &wire[..];

@@ -240,6 +240,7 @@ async fn requests_on_a_session_that_does_not_exist_say_so() {
             rows: 24,
             cols: 80,
             host: None,
+            resume: None,
         },
     ] {
         let f = refused(&registry, &base, None, "", request).await;

@@ -300,6 +300,12 @@ pub enum Request {
         /// tether on that host.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<HostRoute>,
+        /// Coming back after a lost link: the number of the first display
+        /// byte not received (the last [`crate::frame::Frame::Mark`] plus
+        /// the output since); what was shown from there on comes first,
+        /// while it is still kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume: Option<u64>,
     },
     /// End every session and exit.
     Stop,

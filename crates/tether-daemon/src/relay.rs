@@ -421,6 +421,7 @@ pub(crate) async fn serve(
                 name: address.name.clone(),
                 rows,
                 cols,
+                at: None,
             };
             crate::relay_attach::carry(state, followed, host, read, write, hr, hw).await;
             return Relayed::Done(false);
@@ -528,12 +529,15 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
                 None,
             ),
         },
-        Request::Attach { rows, cols, .. } => (
+        Request::Attach {
+            rows, cols, resume, ..
+        } => (
             Request::Attach {
                 session: name,
                 rows,
                 cols,
                 host: None,
+                resume,
             },
             None,
         ),

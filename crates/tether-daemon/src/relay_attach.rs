@@ -6,9 +6,11 @@
 //! each try to reach the host again; keys typed meanwhile are discarded,
 //! never sent late into a screen the person no longer sees (the status
 //! line says so); a resize is kept for the next attach. Each try reaches
-//! the host's daemon afresh and attaches again with the terminal's size:
-//! its reply is a redraw of the screen from the host's emulator, so the
-//! person's screen comes back exactly. Tries wait 0.25 s, then twice as
+//! the host's daemon afresh and attaches again with the terminal's size
+//! and the number of the first display byte not received (counted from
+//! the host's last [`Frame::Mark`]): the host replays what was shown from
+//! there (what scrolled past meanwhile, up to its bound), then redraws the
+//! screen from its emulator, so the person's screen comes back exactly. Tries wait 0.25 s, then twice as
 //! long each time up to the route's cap (`reconnect_max`, 2 s by
 //! default), until the link is back, the session is gone there, or the
 //! person detaches (`~.`). A try that reached nothing (no route to the
@@ -51,6 +53,9 @@ pub(crate) struct Followed {
     pub rows: u16,
     /// Its columns.
     pub cols: u16,
+    /// The number of the next display byte, counted from the host's last
+    /// [`Frame::Mark`]: where to resume after a lost link.
+    pub at: Option<u64>,
 }
 
 /// The live link of an attachment.
@@ -135,9 +140,13 @@ async fn attached(
                 Ok(Some(_)) => {}
             },
             f = link.frames.next() => match f {
+                Ok(Some(Frame::Mark(at))) => followed.at = Some(at),
                 Ok(Some(frame)) => {
                     quiet.as_mut().reset(tokio::time::Instant::now() + QUIET_CHECK);
                     check = None;
+                    if let (Frame::Output(bytes), Some(at)) = (&frame, followed.at.as_mut()) {
+                        *at += bytes.len() as u64;
+                    }
                     let end = matches!(frame, Frame::Ended(_) | Frame::ShellEnded { .. });
                     if write.write_all(&frame.encode()).await.is_err() {
                         let _ = link.w.write_all(&Frame::Detach.encode()).await;
@@ -195,7 +204,7 @@ async fn away(
         followed.route.clone(),
         followed.owner.clone(),
         followed.name.clone(),
-        (followed.rows, followed.cols),
+        (followed.rows, followed.cols, followed.at),
         progress,
     ));
     let outcome = loop {
@@ -243,9 +252,10 @@ async fn reach_again(
     route: HostRoute,
     owner: String,
     name: String,
-    size: (u16, u16),
+    (rows, cols, at): (u16, u16, Option<u64>),
     progress: mpsc::UnboundedSender<String>,
 ) -> Result<(Link, (u16, u16)), String> {
+    let size = (rows, cols);
     let cap = route
         .far
         .reconnect_max_s
@@ -255,7 +265,7 @@ async fn reach_again(
         tokio::time::sleep(wait).await;
         let tried = tokio::time::timeout(
             TRY_WITHIN,
-            attach_again(&state, &route, &owner, &name, size),
+            attach_again(&state, &route, &owner, &name, size, at),
         )
         .await;
         let (why, reached) = match tried {
@@ -298,6 +308,7 @@ async fn attach_again(
     owner: &str,
     name: &str,
     (rows, cols): (u16, u16),
+    resume: Option<u64>,
 ) -> Result<Link, Again> {
     let (host, mut hr, mut hw) = match relay::open(state, route, owner, &[]).await {
         Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
@@ -320,6 +331,7 @@ async fn attach_again(
         rows,
         cols,
         host: None,
+        resume,
     };
     if relay::send(&mut hw, &request).await.is_err() {
         return Err(Again::Retry("the link ended".to_owned(), true));

@@ -443,9 +443,11 @@ async fn serve_requests(
                 session,
                 rows,
                 cols,
+                resume,
                 ..
             } => {
-                attach::serve(Arc::clone(state), ns, &session, rows, cols, read, write).await;
+                let size = (rows, cols);
+                attach::serve(Arc::clone(state), ns, &session, size, resume, read, write).await;
                 return;
             }
             Request::Follow {

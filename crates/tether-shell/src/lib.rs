@@ -117,7 +117,7 @@ mod tree;
 pub use control::{Control, Pending};
 pub use error::{NotWaiting, ShellError};
 pub use follow::{FollowBook, Follower, Piece};
-pub use live::{Live, LiveWatch, Watcher};
+pub use live::{Live, LiveWatch, Watcher, Watching};
 pub use options::{DEFAULT_OUTPUT_LIMIT, OnTimeout, Resume, RunOptions, SessionOptions};
 pub use registry::{LostSession, Registry, SessionInfo};
 pub use result::TerminalHolder;

@@ -12,7 +12,7 @@ use crate::error::ShellError;
 use crate::place::Echo;
 use crate::pump::Shared;
 
-pub use crate::pump::Watcher;
+pub use crate::pump::{Watcher, Watching};
 
 /// A handle on the session's current terminal.
 #[derive(Clone)]
@@ -61,10 +61,11 @@ impl Live {
     }
 
     /// The bytes that draw the current screen, and a subscription to all
-    /// output after it (nothing lost or repeated between the two). `None`
-    /// when this terminal has ended.
-    pub fn watch(&self) -> Option<(Vec<u8>, Watcher)> {
-        self.shared.lock().watch()
+    /// output after it (nothing lost or repeated between the two); with
+    /// `resume`, what was shown from that byte on first (a person coming
+    /// back, up to a bound). `None` when this terminal has ended.
+    pub fn watch(&self, resume: Option<u64>) -> Option<Watching> {
+        self.shared.lock().watch(resume)
     }
 
     /// The current screen as text, secrets redacted (like every result).

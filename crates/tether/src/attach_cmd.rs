@@ -37,6 +37,7 @@ pub fn run(args: AttachArgs) -> Result<i32> {
         rows,
         cols,
         host,
+        resume: None,
     };
     let (stream, address, early) = client.attach(&request)?;
     let (mut term, typed) = LocalTerminal::enter()?;

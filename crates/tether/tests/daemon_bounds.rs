@@ -132,6 +132,7 @@ fn an_attach_with_an_impossible_size_is_refused_and_every_session_lives() {
         rows,
         cols,
         host: None,
+        resume: None,
     };
     let line = serde_json::to_string(&attach(65535, 65535)).unwrap();
     writeln!(w, "{line}").unwrap();
@@ -174,6 +175,7 @@ fn an_oversized_frame_ends_that_attachment_with_the_reason() {
         rows: 24,
         cols: 80,
         host: None,
+        resume: None,
     })
     .unwrap();
     writeln!(w, "{line}").unwrap();

@@ -491,3 +491,36 @@ fn attach_from_another_machine_joins_a_hosts_session() {
     );
     let _ = other.run(&["daemon", "stop"]);
 }
+
+/// What scrolled past while the link was down reaches the person when it
+/// is back: a loop prints numbered lines on the host under `tether ssh
+/// --keep`; the veth is set down until tether says so, then up; every
+/// line the loop printed reached the person's terminal, not only the last
+/// screenful that a redraw shows.
+#[test]
+fn ssh_keep_replays_what_scrolled_past_while_the_link_was_down() {
+    let Some(r) = start_netns("hd-replay") else {
+        return;
+    };
+    let ns = r.netns.as_ref().unwrap();
+    let env = [("HOME", r.home.0.display().to_string())];
+    let p = common::Person::spawn(&["ssh", "--keep", "far01"], &r.daemon, &env);
+    p.pty
+        .write(b"for i in $(seq 1 300); do echo L$i.; sleep 0.05; done\r".to_vec())
+        .unwrap();
+    p.sees("L5.");
+    ns.down().unwrap();
+    p.sees("the link to far01 stopped answering; reconnecting");
+    p.sees("try 1 failed");
+    ns.up().unwrap();
+    wait_for(90, "the loop's last line", || {
+        p.text().contains("L300.").then_some(())
+    });
+    let text = p.text();
+    let missing: Vec<u32> = (1..=300)
+        .filter(|n| !text.contains(&format!("L{n}.")))
+        .collect();
+    assert!(missing.is_empty(), "lines never shown: {missing:?}");
+    p.pty.write(b"\r~.".to_vec()).unwrap();
+    p.exit();
+}

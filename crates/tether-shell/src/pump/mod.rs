@@ -2,6 +2,7 @@
 //! output, feeds the headless emulator (and writes its replies at once), the
 //! marker scanner, the raw byte log, and the current command's capture.
 
+mod shown;
 mod state;
 
 use std::path::PathBuf;
@@ -12,8 +13,8 @@ use tether_term::{Marker, MarkerEvent};
 use tether_transport::{OutputStream, Terminal};
 
 use crate::result::Truncation;
-pub use state::Watcher;
 pub(crate) use state::{Progress, PumpState, Shared, initial_state};
+pub use state::{Watcher, Watching};
 
 /// How long output must be quiet before the kernel is asked whether the
 /// foreground program is reading the terminal (a program that asks for
@@ -97,7 +98,7 @@ impl PumpState {
         self.processed += chunk.len() as u64;
         let base = self.log.end();
         self.log.append(chunk);
-        let watched = self.watched();
+        let watched = self.watched() || self.shown.kept();
         let mut display = watched.then(|| Vec::with_capacity(chunk.len() + 64));
         let mut replies = Vec::new();
         let mut marks = Vec::new();
@@ -151,10 +152,10 @@ impl PumpState {
             rat = known;
         }
         self.unrouted = routed[rat..].to_vec();
-        if let (Some(d), Some(w)) = (display, &self.watch)
+        if let Some(d) = display
             && !d.is_empty()
         {
-            let _ = w.send(Arc::new(d));
+            self.tell_watchers(d);
         }
         replies
     }

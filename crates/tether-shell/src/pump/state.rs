@@ -72,6 +72,22 @@ pub(crate) struct PumpState {
     /// Display output for people watching the session (`None` after the
     /// stream ends, which tells them the terminal is gone).
     pub(super) watch: Option<broadcast::Sender<Arc<Vec<u8>>>>,
+    /// Display output kept for a person who comes back.
+    pub(super) shown: super::shown::Shown,
+}
+
+/// A watch begun: what to show first, then the subscription.
+#[derive(Debug)]
+pub struct Watching {
+    /// What was shown from the byte asked for on, when all of it is kept
+    /// (`None`: not asked, or no longer kept).
+    pub replay: Option<Vec<u8>>,
+    /// The bytes that draw the current screen.
+    pub redraw: Vec<u8>,
+    /// The number of the first byte the subscription gives.
+    pub from: u64,
+    /// All display output after the redraw.
+    pub rx: Watcher,
 }
 
 /// The pump's state and the notification of every change.
@@ -136,6 +152,7 @@ pub(crate) fn initial_state(
         echo_on: false,
         marks_seen: 0,
         watch: Some(broadcast::channel(WATCH_CHUNKS).0),
+        shown: super::shown::Shown::default(),
     })
 }
 
@@ -301,10 +318,18 @@ impl PumpState {
     }
 
     /// The redraw bytes and a subscription to all display output after
-    /// them; `None` once the stream has ended.
-    pub(crate) fn watch(&self) -> Option<(Vec<u8>, Watcher)> {
+    /// them, with what was shown since byte `resume` when asked (and still
+    /// kept); `None` once the stream has ended. From the first watch on,
+    /// display output is kept for a replay.
+    pub(crate) fn watch(&mut self, resume: Option<u64>) -> Option<Watching> {
         let rx = self.watch.as_ref()?.subscribe();
-        Some((self.emulator.redraw(), rx))
+        self.shown.keep();
+        Some(Watching {
+            replay: resume.and_then(|from| self.shown.since(from)),
+            redraw: self.emulator.redraw(),
+            from: self.shown.end(),
+            rx,
+        })
     }
 
     /// The terminal echoes typed input (on for a person attached).
@@ -322,9 +347,13 @@ impl PumpState {
         self.watch.as_ref().is_some_and(|w| w.receiver_count() > 0)
     }
 
-    /// Sends `bytes` to the people watching (not to the screen).
-    pub(crate) fn tell_watchers(&self, bytes: Vec<u8>) {
-        if let Some(w) = &self.watch {
+    /// Sends `bytes` to the people watching (not to the screen), and keeps
+    /// them for one who comes back.
+    pub(crate) fn tell_watchers(&mut self, bytes: Vec<u8>) {
+        self.shown.push(&bytes);
+        if let Some(w) = &self.watch
+            && w.receiver_count() > 0
+        {
             let _ = w.send(Arc::new(bytes));
         }
     }

@@ -1,0 +1,20 @@
+//! The fence around a confined session (issue 27; see
+//! `docs/CONFINEMENT.md`): for a confinement mode, the view of the system
+//! that bubblewrap builds for a program and everything it starts. The
+//! root is read-only. Only the mode's roots and the session's temp
+//! directory are writable, and `.git` plus the paths the caller names stay
+//! read-only inside them. The deny list and the doors out of the fence
+//! (tether's daemon directory, the SSH agent's socket) are hidden, and the
+//! network is a namespace of its own with no route out.
+//!
+//! What it does not do yet: Landlock inside, the network allowlist (a
+//! proxy outside, a forwarder inside), and being applied to a session's
+//! shell. Nothing in tether uses it, and no result claims a confinement.
+//! It does no I/O beyond checking the paths it is given and finding
+//! `bwrap`.
+
+mod error;
+mod plan;
+
+pub use error::ConfineError;
+pub use plan::{Fence, Mode};

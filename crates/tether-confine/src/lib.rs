@@ -13,8 +13,10 @@
 //! It does no I/O beyond checking the paths it is given and finding
 //! `bwrap`.
 
+mod doors;
 mod error;
 mod plan;
 
+pub use doors::{DENIED_IN_HOME, DOORS, Doors};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};

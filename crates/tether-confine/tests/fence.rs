@@ -177,3 +177,51 @@ fn the_fence_refuses_every_way_out_for_a_user_who_is_not_root() {
     }
     check_as(Some(&u));
 }
+
+/// The default deny list and doors: a key under the home directory, the
+/// runtime directory, and an agent's socket (listening outside) are out
+/// of reach inside.
+#[test]
+fn the_default_secrets_and_doors_are_hidden() {
+    if bwrap_missing() {
+        return;
+    }
+    let s = Scratch::new("doors");
+    let (home, rundir, tmp) = (s.0.join("home"), s.0.join("run"), s.0.join("tmp"));
+    for d in [&home.join(".ssh"), &rundir, &tmp] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    let agent = s.0.join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&agent).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::fs::write(rundir.join("bus"), "x").unwrap();
+    let doors = tether_confine::Doors {
+        home: Some(home.clone()),
+        runtime_dir: Some(rundir.clone()),
+        agent: Some(agent.clone()),
+    };
+    let mut fence = Fence::new(Mode::ReadOnly, &tmp).unwrap();
+    for p in doors.hidden() {
+        fence = fence.hide(&p).unwrap();
+    }
+    let (code, text) = run(
+        &fence,
+        &format!("cat {}/.ssh/id_ed25519", home.display()),
+        None,
+    );
+    assert!(code != 0 && !text.contains("PRIVATE KEY"), "{text}");
+    let (code, text) = run(&fence, &format!("ls -A {}", rundir.display()), None);
+    assert_eq!(
+        (code, text.trim()),
+        (0, ""),
+        "the runtime directory reads empty"
+    );
+    let script = format!(
+        "exec python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+        agent.display()
+    );
+    let (code, text) = run(&fence, &script, None);
+    assert_ne!(code, 0, "reached the agent's socket: {text}");
+    assert!(listener.accept().is_err(), "the agent's socket was reached");
+}

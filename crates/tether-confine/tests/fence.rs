@@ -134,14 +134,11 @@ fn check_as(who: Option<&str>) {
         (connect("127.0.0.1", port), "Connection refused"),
         (connect("192.0.2.1", 80), "Network is unreachable"),
     ] {
-        let started = std::time::Instant::now();
+        // A connect left waiting would end in python's own 5 s timeout
+        // ("timed out"), not in the error the kernel gives at once.
         let (code, text) = run(&fence, &script, who);
         assert_ne!(code, 0, "{label}: connected: {text}");
         assert!(text.contains(says), "{label}: {script}: {text}");
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(5),
-            "{label}: it waited"
-        );
     }
     assert!(
         listener.accept().is_err(),

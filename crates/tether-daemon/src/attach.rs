@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use tether_shell::Live;
 use tether_transport::TermSize;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 use crate::frame::{Frame, FrameReader};
 use crate::ops;
@@ -240,10 +240,10 @@ pub(crate) async fn serve(
                 out = rx.recv() => {
                     let bytes = match out {
                         Ok(b) => b.to_vec(),
-                        // Fallen behind: watched afresh (a redraw, and
-                        // the numbering from there).
-                        Err(broadcast::error::RecvError::Lagged(_)) => break None,
-                        Err(broadcast::error::RecvError::Closed) => break None,
+                        // Fallen behind, or this terminal ended: watched
+                        // afresh (a redraw and the numbering from there,
+                        // or the restarted terminal).
+                        Err(_) => break None,
                     };
                     if !send(&mut write, Frame::Output(bytes)).await {
                         break Some(End::Left);

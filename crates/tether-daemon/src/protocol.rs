@@ -311,6 +311,26 @@ pub enum Request {
     Stop,
 }
 
+/// The session field of a request (shared or mutable, by the binding
+/// mode of `$r`): the one list of the requests that name a session.
+macro_rules! named_session {
+    ($r:expr) => {
+        match $r {
+            Request::Run { session, .. }
+            | Request::Follow { session, .. }
+            | Request::Recall { session, .. }
+            | Request::Send { session, .. }
+            | Request::Read { session, .. }
+            | Request::Signal { session, .. }
+            | Request::Screen { session }
+            | Request::Reset { session }
+            | Request::Close { session }
+            | Request::Attach { session, .. } => Some(session),
+            Request::List { .. } | Request::ListOn { .. } | Request::Stop => None,
+        }
+    };
+}
+
 impl Request {
     /// Its name on the wire (`op`); a `run` that follows its command is
     /// `run+follow`.
@@ -336,36 +356,12 @@ impl Request {
     /// The session it names, if any, to change (a relay names it as the
     /// host's daemon knows it).
     pub fn session_mut(&mut self) -> Option<&mut String> {
-        match self {
-            Request::Run { session, .. }
-            | Request::Follow { session, .. }
-            | Request::Recall { session, .. }
-            | Request::Send { session, .. }
-            | Request::Read { session, .. }
-            | Request::Signal { session, .. }
-            | Request::Screen { session }
-            | Request::Reset { session }
-            | Request::Close { session }
-            | Request::Attach { session, .. } => Some(session),
-            Request::List { .. } | Request::ListOn { .. } | Request::Stop => None,
-        }
+        named_session!(self)
     }
 
     /// The session it names, if any.
     pub fn session(&self) -> Option<&str> {
-        match self {
-            Request::Run { session, .. }
-            | Request::Follow { session, .. }
-            | Request::Recall { session, .. }
-            | Request::Send { session, .. }
-            | Request::Read { session, .. }
-            | Request::Signal { session, .. }
-            | Request::Screen { session }
-            | Request::Reset { session }
-            | Request::Close { session }
-            | Request::Attach { session, .. } => Some(session),
-            Request::List { .. } | Request::ListOn { .. } | Request::Stop => None,
-        }
+        named_session!(self).map(String::as_str)
     }
 }
 

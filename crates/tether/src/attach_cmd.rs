@@ -24,13 +24,7 @@ const SESSION_ENDED: i32 = 1;
 
 pub fn run(args: AttachArgs) -> Result<i32> {
     let (rows, cols) = local_term::size();
-    let host = match &args.host {
-        Some(h) => Some(crate::host_route::single(h, &args.ssh, Default::default())?),
-        None if crate::session_cmd::ssh_flags_given(&args.ssh) => {
-            anyhow::bail!("-l, -p, -i, -J, -F and -o say how to reach --host HOST; name the host")
-        }
-        None => None,
-    };
+    let host = crate::session_cmd::named_host(args.host.as_deref(), &args.ssh)?;
     let client = daemon_cmd::connect()?;
     let request = Request::Attach {
         session: args.session,

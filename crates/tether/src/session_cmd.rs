@@ -173,6 +173,24 @@ pub fn host_flags_given(args: &RunArgs) -> bool {
     ssh_flags_given(&args.ssh) || args.far.agentless
 }
 
+/// The host a command names with `--host` (`tether ls`, `tether
+/// attach`), resolved with its SSH flags; the flags without a host are
+/// refused.
+pub fn named_host(
+    host: Option<&str>,
+    ssh: &crate::ssh_opts::SshArgs,
+) -> Result<Option<tether_daemon::protocol::HostRoute>> {
+    match host {
+        Some(name) => Ok(Some(crate::host_route::single(
+            name,
+            ssh,
+            Default::default(),
+        )?)),
+        None if ssh_flags_given(ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
+        None => Ok(None),
+    }
+}
+
 /// Any of the SSH flags was given.
 pub fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {
     ssh.user.is_some()
@@ -261,12 +279,8 @@ fn acknowledged<T: ReplyKind + Serialize>(request: Request, json: bool, note: &s
 }
 
 pub fn ls(args: LsArgs) -> Result<i32> {
-    let request = match &args.host {
-        Some(name) => Request::ListOn {
-            host: crate::host_route::single(name, &args.ssh, Default::default())?,
-            all: true,
-        },
-        None if ssh_flags_given(&args.ssh) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
+    let request = match named_host(args.host.as_deref(), &args.ssh)? {
+        Some(host) => Request::ListOn { host, all: true },
         None => Request::List { all: true },
     };
     let v: ListReply = call(&request)?;

@@ -155,8 +155,7 @@ fn the_sshd_serving_the_link_stopped_under_a_call_loses_nothing() {
 /// proxy's death (the link's only carrier) loses nothing.
 #[test]
 fn a_host_behind_a_proxy_command_and_host_key_alias_gets_tether() {
-    if std::process::Command::new("nc").arg("-h").output().is_err() {
-        eprintln!("SKIPPED: nc is missing (scripts/test installs netcat-openbsd)");
+    if common::nc_missing() {
         return;
     }
     let Some(r) = start_deployed("hd-proxy") else {

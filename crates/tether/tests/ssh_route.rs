@@ -26,14 +26,6 @@ struct World {
     sshd: Sshd,
 }
 
-fn nc_missing() -> bool {
-    if Command::new("nc").arg("-h").output().is_err() {
-        eprintln!("SKIPPED: nc is missing (scripts/test installs netcat-openbsd)");
-        return true;
-    }
-    false
-}
-
 /// An sshd on `ip` (with `sshd_extra` first in its config) accepting
 /// `authorized` keys (default: this world's key).
 fn start(name: &str, ip: &str, sshd_extra: &str, authorize: bool) -> Option<World> {
@@ -108,7 +100,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn a_proxy_command_carries_ssh_and_exec_with_its_tokens() {
-    if nc_missing() {
+    if common::nc_missing() {
         return;
     }
     let Some(w) = start("proxy", "127.0.0.70", "", true) else {
@@ -192,7 +184,7 @@ fn a_failing_proxy_command_is_named_with_its_stderr_and_255() {
 
 #[test]
 fn the_proxy_commands_processes_end_with_the_connection() {
-    if nc_missing() {
+    if common::nc_missing() {
         return;
     }
     let Some(w) = start("proxy-ends", "127.0.0.72", "", true) else {
@@ -411,7 +403,7 @@ fn a_certificate_logs_in_beside_the_key_or_named() {
 
 #[test]
 fn a_proxy_command_serves_cp_and_the_daemons_remote_shells() {
-    if nc_missing() {
+    if common::nc_missing() {
         return;
     }
     let Some(sftp) = tether_testkit::sftp_server() else {

@@ -104,6 +104,17 @@ pub fn spawn_spec(program: &str, args: &[&str], d: &Daemon, env: &[(&str, String
     spec
 }
 
+/// True (with the reason printed) when `nc` is missing, for the tests of
+/// a `ProxyCommand` that runs it.
+#[allow(dead_code)]
+pub fn nc_missing() -> bool {
+    if Command::new("nc").arg("-h").output().is_err() {
+        eprintln!("SKIPPED: nc is missing (scripts/test installs netcat-openbsd)");
+        return true;
+    }
+    false
+}
+
 /// SIGKILL to `pid` (gone already is fine).
 pub fn sigkill(pid: i32) {
     let _ = nix::sys::signal::kill(

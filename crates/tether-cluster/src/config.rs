@@ -138,6 +138,11 @@ pub struct Config {
     /// `tether shell` settings.
     #[serde(default)]
     pub shell: ShellSettings,
+    /// The confinement of the local sessions `tether run` and `tether mcp`
+    /// create (`[confine]`: mode, roots, read_only, deny, allow_net); for
+    /// an MCP server it is the least its agent's calls may ask.
+    #[serde(default)]
+    pub confine: Option<tether_confine::Confine>,
 }
 
 /// `$XDG_CONFIG_HOME/tether/config.toml`, else `~/.config/tether/config.toml`.

@@ -13,10 +13,14 @@
 //! It does no I/O beyond checking the paths it is given and finding
 //! `bwrap`.
 
+mod allow;
 mod doors;
 mod error;
 mod plan;
+mod spec;
 
+pub use allow::{Allowlist, HostPort};
 pub use doors::{DENIED_IN_HOME, DOORS, Doors};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};
+pub use spec::{Confine, Confinement, ModeName};

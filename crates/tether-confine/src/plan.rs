@@ -23,13 +23,16 @@ pub enum Mode {
 }
 
 /// A fence: a mode, the session's temp directory, and what is kept
-/// read-only or hidden besides.
+/// read-only, hidden or shown again besides.
 #[derive(Clone, Debug)]
 pub struct Fence {
     mode: Mode,
-    temp: PathBuf,
+    /// Writable after the hiding: the temp directory, the session's files.
+    writable: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
+    /// Read-only again after the hiding (the session's own directory).
+    shown: Vec<PathBuf>,
     /// bubblewrap makes a user namespace (for a user who is not root).
     userns: bool,
 }
@@ -45,9 +48,10 @@ impl Fence {
         }
         Ok(Fence {
             mode,
-            temp: temp.to_owned(),
+            writable: vec![temp.to_owned()],
             read_only: Vec::new(),
             hidden: Vec::new(),
+            shown: Vec::new(),
             userns: !running_as_root(),
         })
     }
@@ -66,9 +70,28 @@ impl Fence {
     }
 
     /// Hides `path` (a file or a directory) from the program: it reads as
-    /// empty. A path that does not exist now is skipped.
+    /// empty. A path that does not exist now is skipped. Hiding wins over
+    /// the roots: a denied path inside a root stays hidden.
     pub fn hide(mut self, path: &Path) -> Result<Fence, ConfineError> {
         self.hidden.push(absolute(path)?);
+        Ok(self)
+    }
+
+    /// Shows `path` again, read-only, even inside a hidden directory (the
+    /// session's own directory inside tether's runtime directory).
+    pub fn show(mut self, path: &Path) -> Result<Fence, ConfineError> {
+        self.shown.push(absolute(path)?);
+        Ok(self)
+    }
+
+    /// Makes `path` (an existing file or directory) writable, even inside
+    /// a hidden or shown directory: the files the session's shell writes.
+    pub fn writable(mut self, path: &Path) -> Result<Fence, ConfineError> {
+        let path = absolute(path)?;
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(ConfineError::NotADirectory(path));
+        }
+        self.writable.push(path);
         Ok(self)
     }
 
@@ -85,8 +108,13 @@ impl Fence {
         a.flag("--unshare-net");
         if self.userns {
             // Namespaces for a user who is not root; the uid inside is the
-            // user's own.
+            // user's own, with no capability.
             a.flag("--unshare-user");
+        } else {
+            // bubblewrap run by root keeps root's capabilities unless told:
+            // with them, the program could unmount what hides the deny list.
+            a.flag("--cap-drop");
+            a.flag("ALL");
         }
         a.pair("--ro-bind", "/", "/")?;
         // A fresh /dev (no disks), with the host's terminals so the
@@ -100,7 +128,7 @@ impl Fence {
             Mode::ReadOnly => Vec::new(),
             Mode::Workspace { roots } => roots.clone(),
         };
-        for root in roots.iter().chain(std::iter::once(&self.temp)) {
+        for root in &roots {
             a.pair("--bind", root, root)?;
         }
         let git = roots.iter().map(|r| r.join(".git"));
@@ -109,15 +137,26 @@ impl Fence {
                 a.pair("--ro-bind", &path, &path)?;
             }
         }
+        let mut hidden_dirs = Vec::new();
         for path in &self.hidden {
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => {
                     a.one("--tmpfs", path)?;
-                    a.one("--remount-ro", path)?;
+                    hidden_dirs.push(path);
                 }
                 Ok(_) => a.pair("--ro-bind", "/dev/null", path)?,
                 Err(_) => {}
             }
+        }
+        for path in &self.shown {
+            a.pair("--ro-bind", path, path)?;
+        }
+        for path in &self.writable {
+            a.pair("--bind", path, path)?;
+        }
+        // Read-only once the mount points inside them are made.
+        for path in hidden_dirs {
+            a.one("--remount-ro", path)?;
         }
         a.flag("--");
         a.0.push(program.as_os_str().to_owned());

@@ -128,6 +128,7 @@ impl HostedBook {
                 attached: 0,
                 created: h.created,
                 last_used: h.created,
+                confinement: None,
             })
             .collect();
         list.sort_by(|a, b| a.address.cmp(&b.address));

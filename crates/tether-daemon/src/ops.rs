@@ -205,6 +205,44 @@ fn same_shell(registry: &Registry, address: &Address, create: &Create) -> Result
     }
 }
 
+/// Refuses a confinement that differs from the one an existing session
+/// has: a session's fence is set when it is created, and only its owner
+/// changes it, by closing it.
+fn same_confinement(
+    registry: &Registry,
+    address: &Address,
+    create: &Create,
+) -> Result<(), Failure> {
+    let Some(asked) = &create.confine else {
+        return Ok(());
+    };
+    let existing = registry
+        .list(&address.owner)
+        .into_iter()
+        .find(|i| i.name == address.name);
+    let Some(info) = existing else {
+        return Ok(());
+    };
+    let has = info
+        .confinement
+        .as_ref()
+        .map(|c| c.mode)
+        .unwrap_or_default();
+    let same_net = info
+        .confinement
+        .as_ref()
+        .is_none_or(|c| c.allow_net == asked.allow_net);
+    if has == asked.mode && same_net {
+        return Ok(());
+    }
+    Err(bad_request(format!(
+        "session {:?} is confined as {} and was asked for {}: a session's confinement is set when it is created; close it first (its owner, by the CLI) or use another -s",
+        address.display(),
+        has.name(),
+        asked.mode.name()
+    )))
+}
+
 /// The engine options for a session a request creates.
 pub fn session_options(base: &SessionOptions, create: &Create) -> Result<SessionOptions, Failure> {
     let mut opts = base.clone();
@@ -221,6 +259,9 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
     }
     if let Some(env) = &create.env {
         opts.base_env = env.clone();
+    }
+    if let Some(confine) = &create.confine {
+        opts.confine = confine.clone();
     }
     Ok(opts)
 }
@@ -269,6 +310,7 @@ pub async fn handle_following(
         } => {
             let address = resolve(ns, &session)?;
             same_shell(registry, &address, &create)?;
+            same_confinement(registry, &address, &create)?;
             // The options of a session this request starts, made only when
             // it does not exist (they hold the caller's environment).
             let mut prepared = None;

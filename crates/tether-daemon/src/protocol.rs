@@ -96,6 +96,10 @@ pub struct Create {
     /// The starting directory (default: the daemon's).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Its confinement (default: none). Given for a session that exists
+    /// already, it must be that session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confine: Option<tether_confine::Confine>,
     /// The environment (default: the daemon's).
     #[serde(default)]
     pub env: Option<Vec<(String, String)>>,
@@ -774,6 +778,10 @@ pub struct ShellResult {
     /// programs): its shell is driven over the link and ends with it.
     #[serde(default)]
     pub agentless: Option<String>,
+    /// Null, or the session's confinement: its mode, roots, network, and
+    /// what the fence refused since the last result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<tether_confine::Confinement>,
 }
 
 /// One session in a listing.
@@ -801,6 +809,9 @@ pub struct SessionEntry {
     pub created: u64,
     /// Unix time of the last call.
     pub last_used: u64,
+    /// Null, or the session's confinement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<tether_confine::Confinement>,
 }
 
 #[cfg(test)]

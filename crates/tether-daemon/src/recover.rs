@@ -40,6 +40,10 @@ struct Record {
     /// The shell's directory on its host (remote sessions).
     #[serde(default)]
     remote_dir: Option<PathBuf>,
+    /// Its confinement, kept by its continuation (the record is outside
+    /// the fence: the shell cannot rewrite it).
+    #[serde(default)]
+    confine: tether_confine::Confine,
 }
 
 /// Writes `s`'s record when it has none yet (a session's first call may be
@@ -66,6 +70,7 @@ pub fn record(s: &Session, owner: &str, name: &str) {
             .map(|c| data_encoding::HEXLOWER.encode(&c.as_os_str().to_owned().into_vec())),
         daemon_pid: std::process::id(),
         remote_dir: s.remote_dir().map(Path::to_path_buf),
+        confine: s.confine().clone(),
     };
     let Ok(bytes) = serde_json::to_vec(&r) else {
         return;
@@ -210,6 +215,7 @@ fn read(dir: &Path) -> Option<(Record, LostSession)> {
             notice,
             remote_dir: r.remote_dir.clone(),
         },
+        confine: r.confine.clone(),
     };
     Some((r, lost))
 }

@@ -128,6 +128,8 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         }
         base.runtime_dir = Some(opts.paths.session_root());
     }
+    // The daemon's socket is a door out of any fence.
+    base.hide.push(opts.paths.dir.clone());
     let state = Arc::new(State {
         registry: registry.with_session_options(base.clone()),
         base,

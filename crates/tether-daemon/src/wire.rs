@@ -53,6 +53,7 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
             })
             .collect(),
         agentless: None,
+        confinement: r.confinement,
     }
 }
 
@@ -88,5 +89,6 @@ pub(crate) fn entry(i: SessionInfo) -> SessionEntry {
         attached: 0,
         created: unix(i.created),
         last_used: unix(i.last_used),
+        confinement: i.confinement,
     }
 }

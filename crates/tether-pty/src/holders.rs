@@ -95,7 +95,7 @@ impl Scan {
             self.kept.keys().copied().filter(alive).collect()
         };
         for &pid in now.difference(&self.seen) {
-            if pid == id.session || pid == me {
+            if pid == id.session || pid == id.top || pid == me {
                 continue;
             }
             if let Some(s) = procfs::stat(pid) {
@@ -133,7 +133,7 @@ impl Scan {
             else {
                 continue;
             };
-            let in_foreground = foreground.is_some_and(|fg| fg == s.pgrp && fg != id.session);
+            let in_foreground = foreground.is_some_and(|fg| fg == s.pgrp && fg != id.top);
             if s.ppid == me || in_foreground {
                 continue;
             }

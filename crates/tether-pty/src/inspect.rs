@@ -50,8 +50,13 @@ const MAX_FDS: u64 = 4096;
 pub struct PtyIdentity {
     /// The slave device, e.g. `/dev/pts/3`.
     pub pts: PathBuf,
-    /// The session id (the top program's pid: it is the session leader).
+    /// The session id (the pid of the program started on the PTY: it is
+    /// the session leader).
     pub session: i32,
+    /// The top program's pid: the session leader, or the one child of a
+    /// launcher started on the PTY (bubblewrap, which waits for the
+    /// program it starts in its fence).
+    pub top: i32,
 }
 
 impl PtyIdentity {
@@ -89,7 +94,7 @@ pub fn foreground(id: &PtyIdentity, pgid: i32) -> Foreground {
         pgid,
         process: members.first().map(info),
         reading_terminal,
-        is_top: pgid == id.session,
+        is_top: pgid == id.top,
     }
 }
 

@@ -42,6 +42,10 @@ pub struct SpawnSpec {
     /// daemons). A process started with a cleared environment (`env -i`)
     /// escapes it.
     pub tree_marker: Option<(String, String)>,
+    /// The program is a launcher (bubblewrap) that starts the top program
+    /// as its one child and waits for it: the child is the one whose
+    /// process group tells the top program in the foreground.
+    pub launcher: bool,
 }
 
 impl SpawnSpec {
@@ -57,6 +61,7 @@ impl SpawnSpec {
             echo: true,
             output_processing: true,
             tree_marker: None,
+            launcher: false,
         }
     }
 }
@@ -101,6 +106,24 @@ pub(crate) fn pty_err(e: pty_process::Error) -> std::io::Error {
 
 fn io_err(e: nix::Error) -> std::io::Error {
     e.into()
+}
+
+/// The one child of launcher `pid`, once it has made it (it does at
+/// once: this waits at most a second); `pid` itself if it makes none (it
+/// failed, and its exit tells why).
+fn launched(pid: i32) -> i32 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let child = crate::procfs::all_processes()
+            .into_iter()
+            .find(|s| s.ppid == pid)
+            .map(|s| s.pid);
+        match child {
+            Some(child) => return child,
+            None if std::time::Instant::now() >= deadline => return pid,
+            None => std::thread::sleep(Duration::from_micros(500)),
+        }
+    }
 }
 
 /// Ok when this process could enter `dir` (it exists, is a directory, and
@@ -195,6 +218,7 @@ impl LocalPty {
             id: PtyIdentity {
                 pts: pts_path,
                 session: pid,
+                top: if spec.launcher { launched(pid) } else { pid },
             },
             root_start,
             writer,
@@ -205,9 +229,10 @@ impl LocalPty {
         })
     }
 
-    /// The top program's pid (it leads its own session).
+    /// The top program's pid (it leads its own session, unless a
+    /// launcher started it).
     pub fn pid(&self) -> i32 {
-        self.id.session
+        self.id.top
     }
 
     /// The PTY slave device, e.g. `/dev/pts/3`.
@@ -386,7 +411,7 @@ impl Terminal for LocalPty {
         // program seen blocked wrote before it blocked is counted after.
         // So one look is exact.
         let input_queued = self.input_queued();
-        let top = inspect::process_info(self.id.session);
+        let top = inspect::process_info(self.id.top);
         let foreground = self
             .foreground_pgid()
             .ok()

@@ -131,7 +131,11 @@ async fn round_trip(calls: usize) -> ((f64, f64, f64), (f64, f64)) {
 fn watch_block(root: i32, stop: Arc<AtomicBool>, at: Arc<AtomicU64>, t0: Instant) {
     std::thread::spawn(move || {
         let pts = std::fs::read_link(format!("/proc/{root}/fd/0")).unwrap();
-        let id = tether_pty::inspect::PtyIdentity { pts, session: root };
+        let id = tether_pty::inspect::PtyIdentity {
+            pts,
+            session: root,
+            top: root,
+        };
         let mut python = None;
         while !stop.load(Ordering::Relaxed) && at.load(Ordering::Relaxed) == 0 {
             let shell_reads = tether_pty::procfs::syscall(root, root)

@@ -123,6 +123,7 @@ impl Live {
             shell_restarted: false,
             link: None,
             terminal_holders: Vec::new(),
+            confinement: self.fenced.as_ref().and_then(|f| f.report()),
         }
     }
 }

@@ -95,6 +95,14 @@ pub enum ShellError {
     /// waited for it.
     #[error("the session was closed; run a command to start a new one")]
     Closed,
+    /// A confined session's fence cannot be built: nothing was run.
+    #[error("the session's confinement cannot be applied, so nothing was run: {0}")]
+    Confine(#[from] tether_confine::ConfineError),
+    /// A remote shell was asked to be confined, which tether cannot do yet.
+    #[error(
+        "a remote session cannot be confined yet ({0} was asked): nothing was run there; confine a local session, or ask for --confine none"
+    )]
+    ConfinedRemote(&'static str),
     /// A core component refused its settings.
     #[error(transparent)]
     Term(#[from] tether_term::TermError),

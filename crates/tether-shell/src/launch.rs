@@ -90,19 +90,22 @@ pub(crate) async fn launch(
     }
     place.write_files(files).await?;
     let (program, args) = dialect.argv(opts.run_rc_files, &setup_path);
+    let wrapped = crate::fence::wrap(opts, place.host_name().is_some(), dir, program, args)?;
     let mut env = env.to_vec();
-    for (k, v) in dialect.env(opts.run_rc_files, &setup_path, &env.clone()) {
+    let added = dialect.env(opts.run_rc_files, &setup_path, &env.clone());
+    for (k, v) in added.into_iter().chain(wrapped.env) {
         env.retain(|(n, _)| *n != k);
         env.push((k, v));
     }
     let terminal = place
         .open_terminal(ShellStart {
-            program: &program,
-            args: &args,
+            program: &wrapped.program,
+            args: &wrapped.args,
             env: &env,
             cwd: opts.cwd.as_deref(),
             size: opts.size,
             output_processing: opts.output_processing,
+            launcher: wrapped.launcher,
         })
         .await?;
     let output = terminal

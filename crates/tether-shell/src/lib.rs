@@ -93,6 +93,7 @@ pub mod dialect;
 mod emulator;
 mod error;
 pub mod exports;
+mod fence;
 pub mod follow;
 mod holders;
 pub mod keys;

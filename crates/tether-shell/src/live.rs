@@ -23,6 +23,8 @@ pub struct Live {
     echo: Arc<dyn Echo>,
     /// The session's secrets, redacted from the screen view.
     pub(crate) secrets: crate::secrets::Secrets,
+    /// The session's confinement, for results.
+    pub(crate) fenced: Option<Arc<crate::fence::Fenced>>,
 }
 
 impl std::fmt::Debug for Live {
@@ -41,12 +43,14 @@ impl Live {
         shared: &Arc<Shared>,
         echo: Arc<dyn Echo>,
         secrets: crate::secrets::Secrets,
+        fenced: Option<Arc<crate::fence::Fenced>>,
     ) -> Live {
         Live {
             terminal: Arc::clone(terminal),
             shared: Arc::clone(shared),
             echo,
             secrets,
+            fenced,
         }
     }
 

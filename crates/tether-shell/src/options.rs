@@ -57,6 +57,12 @@ pub struct SessionOptions {
     /// ([`crate::spill::Spills`]). Default
     /// [`crate::spill::DEFAULT_SPILL_CAP`] (64 MiB).
     pub spill_cap: u64,
+    /// The session's confinement (`tether-confine`): a local shell runs
+    /// in its fence, a remote one asked for a fence is refused.
+    pub confine: tether_confine::Confine,
+    /// Paths hidden from a confined shell besides its deny list (the
+    /// daemon's directory, whose socket would run commands outside).
+    pub hide: Vec<PathBuf>,
 }
 
 /// What a session whose shell was lost left to continue from.
@@ -92,6 +98,8 @@ impl Default for SessionOptions {
             host: None,
             resume: None,
             spill_cap: crate::spill::DEFAULT_SPILL_CAP,
+            confine: tether_confine::Confine::default(),
+            hide: Vec::new(),
         }
     }
 }

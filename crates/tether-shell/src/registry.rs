@@ -39,6 +39,8 @@ pub struct SessionInfo {
     /// Its shell was lost with a killed daemon (nothing runs; the next
     /// call continues it).
     pub lost: bool,
+    /// Its confinement (`None`: no fence).
+    pub confinement: Option<tether_confine::Confinement>,
 }
 
 struct Entry {
@@ -50,6 +52,7 @@ struct Entry {
     dialect: &'static str,
     host: Option<String>,
     cwd: Option<std::path::PathBuf>,
+    confinement: Option<tether_confine::Confinement>,
 }
 
 type Key = (String, String);
@@ -66,6 +69,8 @@ pub struct LostSession {
     pub host: Option<String>,
     /// What it left: exports, cwd, and the notice for the first result.
     pub resume: crate::options::Resume,
+    /// Its confinement, which its continuation keeps.
+    pub confine: tether_confine::Confine,
 }
 
 /// The sessions of every owner.
@@ -167,10 +172,12 @@ impl Registry {
             }
             options.run_rc_files = lost.run_rc_files;
             options.resume = Some(lost.resume);
+            options.confine = lost.confine;
         }
         let session = Session::start(options).await?;
         let dialect = session.dialect();
         let host = session.host().map(str::to_owned);
+        let confinement = session.confinement();
         let live = session.live_watch();
         let control = session.control();
         let mut entries = self.entries();
@@ -184,6 +191,7 @@ impl Registry {
             dialect,
             host,
             cwd: None,
+            confinement,
         });
         Ok(Arc::clone(&entry.session))
     }
@@ -302,6 +310,7 @@ impl Registry {
                 last_used: e.last_used,
                 foreground: e.live.borrow().foreground(),
                 lost: false,
+                confinement: e.confinement.clone(),
             })
             .collect();
         let now = SystemTime::now();
@@ -317,6 +326,7 @@ impl Registry {
                 last_used: now,
                 foreground: None,
                 lost: true,
+                confinement: l.confine.report(Vec::new()),
             },
         ));
         list.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));

@@ -124,6 +124,9 @@ pub struct TerminalHolder {
 /// One call's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunResult {
+    /// The session's confinement (`None`: no fence), with what the fence
+    /// refused since the last result.
+    pub confinement: Option<tether_confine::Confinement>,
     /// How the call ended.
     pub status: Status,
     /// The exit code, when the command (or the shell) finished.

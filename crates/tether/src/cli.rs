@@ -21,7 +21,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a command in a persistent session (created on first use) and
     /// print its output; exit with its exit code.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Type input or press keys in a session's foreground program.
     Send(SendArgs),
     /// Print output produced since the last result (and the final status
@@ -147,6 +147,9 @@ pub struct RunArgs {
     /// Whether tether may run on --host.
     #[command(flatten)]
     pub far: crate::host_route::FarArgs,
+    /// The confinement of a session this creates.
+    #[command(flatten)]
+    pub confine: crate::confine_args::ConfineArgs,
 }
 
 /// The exit codes, for `--help`.
@@ -712,4 +715,8 @@ pub struct McpArgs {
     /// Whether tether may run on the hosts the tools' `host` names.
     #[command(flatten)]
     pub far: crate::host_route::FarArgs,
+    /// The confinement of every session the agent starts, and the least
+    /// its calls may ask (they may tighten it, never loosen it).
+    #[command(flatten)]
+    pub confine: crate::confine_args::ConfineArgs,
 }

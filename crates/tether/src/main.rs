@@ -66,6 +66,7 @@ use clap::{CommandFactory, Parser};
 mod allocator;
 mod attach_cmd;
 mod cli;
+mod confine_args;
 mod cp_cmd;
 mod cp_output;
 mod daemon_cmd;
@@ -130,8 +131,8 @@ fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
 fn dispatch(command: cli::Command) -> Result<i32> {
     use cli::Command as C;
     match command {
-        C::Run(args) if args.once => run_cmd::run(args),
-        C::Run(args) => session_cmd::run(args),
+        C::Run(args) if args.once => run_cmd::run(*args),
+        C::Run(args) => session_cmd::run(*args),
         C::Send(args) => session_cmd::send(args),
         C::Read(args) => session_cmd::read(args),
         C::Signal(args) => session_cmd::signal(args),
@@ -160,7 +161,12 @@ fn dispatch(command: cli::Command) -> Result<i32> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let server = mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc, args.far);
+            let floor = args
+                .confine
+                .resolve(crate::confine_args::from_config()?.as_ref())?
+                .unwrap_or_default();
+            let server =
+                mcp::TetherMcp::new(tether_daemon::Paths::from_env(), args.norc, args.far, floor);
             runtime.block_on(mcp::serve(server))?;
             // Calls still waiting on the daemon are not waited for: the
             // client is gone, and the daemon ends this server's sessions

@@ -48,6 +48,8 @@ async fn run_async(
         dialect,
         run_rc_files: !args.norc,
         spill_cap: crate::daemon_cmd::spill_cap()?,
+        confine: crate::session_cmd::run_confinement(&args)?.unwrap_or_default(),
+        hide: vec![paths.dir.clone()],
         runtime_dir: Some(paths.dir),
         ..defaults
     };

@@ -132,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         None if host_flags_given(&args) => anyhow::bail!("{SSH_FLAGS_WITHOUT_HOST}"),
         None => None,
     };
+    let confine = run_confinement(&args)?;
     let command = command_text(&args)?;
     let stdin = piped_stdin(&args)?;
     let cwd = std::env::current_dir()
@@ -155,6 +156,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             norc: args.norc,
             cwd,
             env: Some(std::env::vars().collect()),
+            confine,
         },
         stdin,
         follow: false,
@@ -162,6 +164,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let r = crate::run_interrupt::call(&session, &request)?;
     result_out::print(&r, args.json)
+}
+
+/// The confinement `tether run` asks for: its flags over the config's
+/// `[confine]`, which applies to local sessions only (a remote session
+/// cannot be confined yet, and `--confine` with `--host` is refused).
+pub fn run_confinement(args: &RunArgs) -> Result<Option<tether_confine::Confine>> {
+    let config = crate::confine_args::from_config()?;
+    let config = config.as_ref().filter(|_| args.host.is_none());
+    args.confine.resolve(config)
 }
 
 /// The refusal of SSH flags given without a host.

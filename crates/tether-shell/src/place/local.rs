@@ -131,6 +131,7 @@ impl Place for Local {
             spec.size = start.size;
             spec.echo = false;
             spec.output_processing = start.output_processing;
+            spec.launcher = start.launcher;
             spec.tree_marker = self
                 .dir
                 .file_name()

@@ -40,6 +40,8 @@ pub(crate) struct ShellStart<'a> {
     pub(crate) cwd: Option<&'a Path>,
     pub(crate) size: TermSize,
     pub(crate) output_processing: bool,
+    /// `program` is a launcher whose one child is the shell (bubblewrap).
+    pub(crate) launcher: bool,
 }
 
 /// What became of files written before a command is typed.

@@ -74,6 +74,8 @@ pub struct Session {
     probes: std::sync::Mutex<crate::place::probe::ProbeMemory>,
     /// The holders of a remote terminal the last end mark named.
     host_holders: Vec<crate::result::TerminalHolder>,
+    /// Its confinement's report (`None`: no fence).
+    fenced: Option<Arc<crate::fence::Fenced>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -99,6 +101,16 @@ impl Session {
     /// True when the shell ran the user's start-up files.
     pub fn runs_rc_files(&self) -> bool {
         self.opts.run_rc_files
+    }
+
+    /// The session's confinement as listings show it (`None`: no fence).
+    pub fn confinement(&self) -> Option<tether_confine::Confinement> {
+        self.fenced.as_ref().and_then(|f| f.listed())
+    }
+
+    /// What the session was asked to be confined to (for its record).
+    pub fn confine(&self) -> &tether_confine::Confine {
+        &self.opts.confine
     }
 
     /// The host the shell runs on, `None` when local.

@@ -129,6 +129,7 @@ impl Session {
             shell_restarted: std::mem::take(&mut self.restarted),
             link: None,
             terminal_holders: crate::holders::of(self.terminal.as_ref(), &self.host_holders),
+            confinement: self.fenced.as_ref().and_then(|f| f.report()),
         }
     }
 }

@@ -30,6 +30,13 @@ impl Session {
         if let Some(cwd) = resume.as_ref().and_then(|r| r.cwd.clone()) {
             opts.cwd = Some(cwd);
         }
+        // A workspace's default root is where the session starts, kept for
+        // its restarts whatever the shell's cwd is then.
+        if opts.confine.mode == tether_confine::ModeName::Workspace && opts.confine.roots.is_empty()
+        {
+            opts.confine.roots = crate::fence::roots(&opts.confine, &opts);
+        }
+        let fenced = crate::fence::Fenced::new(&opts.confine);
         let private = private_dir(opts.runtime_dir.as_deref())?;
         let dir = private.path().to_path_buf();
         let opened = match given {
@@ -90,8 +97,10 @@ impl Session {
             &shared,
             echo,
             redactor.clone(),
+            fenced.clone(),
         ));
         Ok(Session {
+            fenced,
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),
@@ -136,6 +145,7 @@ impl Session {
             &shared,
             self.place.echo(),
             self.redactor.clone(),
+            self.fenced.clone(),
         ));
         self.terminal = terminal;
         self.shared = shared;

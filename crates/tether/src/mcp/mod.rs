@@ -48,6 +48,10 @@ struct Link {
     /// starts: read once (nothing here changes them), not per call.
     cwd: Option<String>,
     env: Vec<(String, String)>,
+    /// The confinement of the sessions the agent starts, and the least a
+    /// call may ask: set by the person who started the server (its flags,
+    /// tether's config), never by the agent.
+    floor: tether_confine::Confine,
 }
 
 impl Link {
@@ -203,7 +207,12 @@ impl TetherMcp {
 #[tool_router(router = tool_router)]
 impl TetherMcp {
     /// A server whose sessions live in the daemon at `paths`.
-    pub fn new(paths: Paths, norc: bool, far: crate::host_route::FarArgs) -> Self {
+    pub fn new(
+        paths: Paths,
+        norc: bool,
+        far: crate::host_route::FarArgs,
+        floor: tether_confine::Confine,
+    ) -> Self {
         let link = Link {
             paths,
             namespace: format!("mcp-{}", std::process::id()),
@@ -215,6 +224,7 @@ impl TetherMcp {
                 .ok()
                 .map(|d| d.display().to_string()),
             env: std::env::vars().collect(),
+            floor,
         };
         let mut tool_router = Self::tool_router();
         schema::standardize(&mut tool_router);
@@ -234,6 +244,10 @@ impl TetherMcp {
         Parameters(p): Parameters<RunParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        let confine = match crate::confine_args::for_agent(p.confine.as_deref(), &self.link.floor) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(format!("{e:#}"))),
+        };
         let session = tether_daemon::protocol::run_session(p.session, p.host.as_deref());
         // Resolved in this server's process (the agent's environment), as
         // `tether exec -H HOST` would resolve it here.
@@ -257,6 +271,7 @@ impl TetherMcp {
                 norc: self.link.norc,
                 cwd: self.link.cwd.clone(),
                 env: Some(self.link.env.clone()),
+                confine,
             },
             stdin: None,
             follow: false,

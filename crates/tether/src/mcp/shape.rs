@@ -84,6 +84,9 @@ pub struct RunParams {
     /// Directory to run in (the session stays there afterwards).
     #[serde(default)]
     pub workdir: Option<String>,
+    /// The confinement of a session this creates: `workspace` (write only in the starting directory and a temp directory, `.git` read-only) or `read-only`; default: the server's. A call may tighten the server's confinement, never loosen it.
+    #[serde(default)]
+    pub confine: Option<String>,
 }
 
 /// Parameters of `shell_send`.

@@ -1,0 +1,172 @@
+//! A confined session's shell in its fence (issue 27, `tether-confine`):
+//! the shell's command line wrapped in bubblewrap's, for a local shell.
+//! The session's own directory stays visible but read-only inside, except
+//! for the files the shell writes there (its exports and traps) and its
+//! temp directory; the rest of tether's runtime directory (other sessions,
+//! the daemon's socket) is hidden. A remote shell asked to be confined is
+//! refused, never run unconfined.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use tether_confine::{Confine, Doors, Fence, Mode, ModeName};
+
+use crate::error::ShellError;
+use crate::options::SessionOptions;
+
+/// The files the shell writes in its directory (the dialects' snapshot
+/// and traps), each bound writable into the fence.
+const SHELL_WRITES: &[&str] = &["env", "traps"];
+
+/// The session's temp directory's name in its directory.
+pub(crate) const TEMP: &str = "tmp";
+
+/// What the terminal is told to start.
+pub(crate) struct Wrapped {
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    /// `TMPDIR` for the shell, when confined.
+    pub(crate) env: Vec<(String, String)>,
+    /// The program is bubblewrap, a launcher (see `tether_pty::SpawnSpec`).
+    pub(crate) launcher: bool,
+}
+
+/// `program` with `args` as the terminal starts it for `opts`'s
+/// confinement, the shell's files in `dir`.
+pub(crate) fn wrap(
+    opts: &SessionOptions,
+    remote: bool,
+    dir: &Path,
+    program: String,
+    args: Vec<String>,
+) -> Result<Wrapped, ShellError> {
+    let confine = &opts.confine;
+    if confine.is_none() {
+        return Ok(Wrapped {
+            program,
+            args,
+            env: Vec::new(),
+            launcher: false,
+        });
+    }
+    if remote {
+        return Err(ShellError::ConfinedRemote(confine.mode.name()));
+    }
+    let temp = dir.join(TEMP);
+    crate::private::ensure_dir(&temp)?;
+    for name in SHELL_WRITES {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            crate::private::write_file(&path, b"")?;
+        }
+    }
+    let fence = fence(confine, opts, dir, &temp)?;
+    let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
+    let (bwrap, args) = fence.command(Path::new(&program), &args)?;
+    let text = |s: OsString| s.into_string().map_err(|s| confine_err(PathBuf::from(s)));
+    Ok(Wrapped {
+        program: text(bwrap.into_os_string())?,
+        args: args.into_iter().map(text).collect::<Result<_, _>>()?,
+        env: vec![("TMPDIR".to_owned(), temp.display().to_string())],
+        launcher: true,
+    })
+}
+
+fn confine_err(p: PathBuf) -> ShellError {
+    ShellError::Confine(tether_confine::ConfineError::Unusable(p))
+}
+
+/// The fence of a local session: the mode's roots (by default the
+/// session's starting directory), the deny list and the doors (from the
+/// session's own environment), tether's runtime directory hidden but the
+/// session's own directory.
+fn fence(
+    confine: &Confine,
+    opts: &SessionOptions,
+    dir: &Path,
+    temp: &Path,
+) -> Result<Fence, ShellError> {
+    let mode = match confine.mode {
+        ModeName::None | ModeName::ReadOnly => Mode::ReadOnly,
+        ModeName::Workspace => Mode::Workspace {
+            roots: roots(confine, opts),
+        },
+    };
+    let mut fence = Fence::new(mode, temp)?;
+    for p in &confine.read_only {
+        fence = fence.read_only(p)?;
+    }
+    let var = |k: &str| {
+        opts.base_env
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| PathBuf::from(v))
+            .filter(|p| p.is_absolute())
+    };
+    let doors = Doors {
+        home: var("HOME"),
+        runtime_dir: var("XDG_RUNTIME_DIR"),
+        agent: var("SSH_AUTH_SOCK"),
+    };
+    // The base of every session's directory (`BASE/sessions/ID`).
+    let base = dir.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let hidden = doors
+        .hidden()
+        .into_iter()
+        .chain(confine.deny.iter().cloned());
+    for p in hidden.chain(opts.hide.iter().cloned()).chain(base) {
+        fence = fence.hide(&p)?;
+    }
+    fence = fence.show(dir)?;
+    for name in SHELL_WRITES {
+        fence = fence.writable(&dir.join(name))?;
+    }
+    Ok(fence)
+}
+
+/// The writable roots: those asked, else the starting directory.
+pub(crate) fn roots(confine: &Confine, opts: &SessionOptions) -> Vec<PathBuf> {
+    if !confine.roots.is_empty() {
+        return confine.roots.clone();
+    }
+    opts.cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .into_iter()
+        .collect()
+}
+
+/// A confined session's report, shared by its session and its live
+/// handle: what it was asked, and what the fence refused since the last
+/// result (the proxy adds to it).
+#[derive(Debug)]
+pub(crate) struct Fenced {
+    confine: Confine,
+    denied: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Fenced {
+    /// The report of `confine` (roots resolved), `None` for no fence.
+    pub(crate) fn new(confine: &Confine) -> Option<std::sync::Arc<Fenced>> {
+        (!confine.is_none()).then(|| {
+            std::sync::Arc::new(Fenced {
+                confine: confine.clone(),
+                denied: Default::default(),
+            })
+        })
+    }
+
+    /// The confinement for a result, taking what was refused meanwhile.
+    pub(crate) fn report(&self) -> Option<tether_confine::Confinement> {
+        let denied = match self.denied.lock() {
+            Ok(mut d) => std::mem::take(&mut *d),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        };
+        self.confine.report(denied)
+    }
+
+    /// The confinement as a listing shows it (nothing taken).
+    pub(crate) fn listed(&self) -> Option<tether_confine::Confinement> {
+        self.confine.report(Vec::new())
+    }
+}

@@ -16,6 +16,23 @@ pub enum ConfineError {
     /// A root (or the temp directory) does not exist or is no directory.
     #[error("{0}: not a directory; a writable root must exist")]
     NotADirectory(PathBuf),
+    /// tether's own binary, which applies Landlock inside the fence, is
+    /// not known to this process.
+    #[error(
+        "confined sessions need tether's own binary to apply Landlock inside the fence, and this process was not given it"
+    )]
+    NoHelper,
+    /// The network allowlist has an entry that is not `HOST:PORT`.
+    #[error("{0:?} is not HOST:PORT: name a host (or *.domain) and a port (or *)")]
+    BadAllow(String),
+    /// The proxy of the network allowlist could not listen.
+    #[error("the network allowlist's proxy could not listen on {path}: {source}")]
+    Proxy {
+        /// Its socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A path has a character bubblewrap's arguments cannot carry.
     #[error("{0:?}: a path with a NUL byte cannot be used")]
     Unusable(PathBuf),

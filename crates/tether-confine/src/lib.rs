@@ -17,10 +17,12 @@ mod allow;
 mod doors;
 mod error;
 mod plan;
+mod proxy;
 mod spec;
 
 pub use allow::{Allowlist, HostPort};
 pub use doors::{DENIED_IN_HOME, DOORS, Doors};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};
+pub use proxy::{Denied, Proxy};
 pub use spec::{Confine, Confinement, ModeName};

@@ -68,6 +68,14 @@ pub struct Confine {
     /// `host:*`), through the proxy tether runs for it; empty: no network.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_net: Vec<String>,
+    /// The Landlock ABI whose features the fence needs (default 6: the
+    /// scopes of signals and abstract sockets); a kernel without them is
+    /// an error, unless `best_effort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u8>,
+    /// Accept less of Landlock than asked where the kernel lacks it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub best_effort: bool,
 }
 
 impl Confine {

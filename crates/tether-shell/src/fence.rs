@@ -61,13 +61,49 @@ pub(crate) fn wrap(
         }
     }
     let fence = fence(confine, opts, dir, &temp)?;
-    let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
-    let (bwrap, args) = fence.command(Path::new(&program), &args)?;
+    let helper = opts
+        .confine_helper
+        .as_ref()
+        .ok_or(tether_confine::ConfineError::NoHelper)?;
+    let mut inner: Vec<OsString> = vec!["confine-exec".into()];
+    let writable = writable_roots(confine)
+        .into_iter()
+        .chain(std::iter::once(temp.clone()));
+    for p in writable.chain(SHELL_WRITES.iter().map(|n| dir.join(n))) {
+        inner.push("--write".into());
+        inner.push(p.into_os_string());
+    }
+    inner.push("--abi".into());
+    inner.push(confine.landlock_abi.unwrap_or(6).to_string().into());
+    if confine.best_effort {
+        inner.push("--best-effort".into());
+    }
+    let mut env = vec![("TMPDIR".to_owned(), temp.display().to_string())];
+    if !confine.allow_net.is_empty() {
+        inner.push("--forward".into());
+        inner.push(dir.join(PROXY_SOCKET).into_os_string());
+        let http = format!("http://{PROXY_ADDR}");
+        let socks = format!("socks5h://{PROXY_ADDR}");
+        for (k, v) in [
+            ("HTTP_PROXY", &http),
+            ("HTTPS_PROXY", &http),
+            ("http_proxy", &http),
+            ("https_proxy", &http),
+            ("ALL_PROXY", &socks),
+            ("all_proxy", &socks),
+        ] {
+            env.push((k.to_owned(), v.clone()));
+        }
+    }
+    inner.push("--".into());
+    inner.push(program.into());
+    inner.extend(args.into_iter().map(OsString::from));
+    let (bwrap, args) = fence.command(helper, &inner)?;
     let text = |s: OsString| s.into_string().map_err(|s| confine_err(PathBuf::from(s)));
     Ok(Wrapped {
         program: text(bwrap.into_os_string())?,
         args: args.into_iter().map(text).collect::<Result<_, _>>()?,
-        env: vec![("TMPDIR".to_owned(), temp.display().to_string())],
+        env,
         launcher: true,
     })
 }
@@ -122,6 +158,38 @@ fn fence(
         fence = fence.writable(&dir.join(name))?;
     }
     Ok(fence)
+}
+
+/// The proxy's socket in the session's directory.
+pub(crate) const PROXY_SOCKET: &str = "proxy.sock";
+
+/// The proxy's address inside the fence (the forwarder listens there).
+const PROXY_ADDR: &str = "127.0.0.1:3128";
+
+/// The writable roots of a mode (none for `read-only`).
+fn writable_roots(confine: &Confine) -> Vec<PathBuf> {
+    match confine.mode {
+        ModeName::Workspace => confine.roots.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Starts the proxy of `confine`'s network allowlist, if it has one, on
+/// the session's directory's socket, its refusals told in `fenced`.
+pub(crate) fn proxy(
+    confine: &Confine,
+    dir: &Path,
+    fenced: Option<&Fenced>,
+) -> Result<Option<tether_confine::Proxy>, ShellError> {
+    let (Some(fenced), false) = (fenced, confine.allow_net.is_empty()) else {
+        return Ok(None);
+    };
+    let allow = tether_confine::Allowlist::new(&confine.allow_net)
+        .map_err(tether_confine::ConfineError::BadAllow)?;
+    let path = dir.join(PROXY_SOCKET);
+    tether_confine::Proxy::start(&path, allow, std::sync::Arc::clone(&fenced.denied))
+        .map(Some)
+        .map_err(|source| tether_confine::ConfineError::Proxy { path, source }.into())
 }
 
 /// The writable roots: those asked, else the starting directory.

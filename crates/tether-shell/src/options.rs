@@ -63,6 +63,10 @@ pub struct SessionOptions {
     /// Paths hidden from a confined shell besides its deny list (the
     /// daemon's directory, whose socket would run commands outside).
     pub hide: Vec<PathBuf>,
+    /// tether's own binary, run inside a fence first (`tether
+    /// confine-exec`: Landlock, the allowlist's forwarder); a confined
+    /// session cannot start without it.
+    pub confine_helper: Option<PathBuf>,
 }
 
 /// What a session whose shell was lost left to continue from.
@@ -100,6 +104,7 @@ impl Default for SessionOptions {
             spill_cap: crate::spill::DEFAULT_SPILL_CAP,
             confine: tether_confine::Confine::default(),
             hide: Vec::new(),
+            confine_helper: None,
         }
     }
 }

@@ -22,6 +22,12 @@ pub enum Command {
     /// Run a command in a persistent session (created on first use) and
     /// print its output; exit with its exit code.
     Run(Box<RunArgs>),
+    /// Inside a confined session's fence: restrict, then run the shell.
+    #[command(hide = true, name = "confine-exec")]
+    ConfineExec(crate::confine_exec::ConfineExecArgs),
+    /// Inside a confined session's fence: the allowlist's forwarder.
+    #[command(hide = true, name = "confine-forward")]
+    ConfineForward(crate::confine_exec::ForwardArgs),
     /// Type input or press keys in a session's foreground program.
     Send(SendArgs),
     /// Print output produced since the last result (and the final status

@@ -128,6 +128,7 @@ pub fn run(action: DaemonAction) -> Result<i32> {
                 idle_exit,
                 sessions: tether_shell::SessionOptions {
                     spill_cap: spill_cap()?,
+                    confine_helper: std::env::current_exe().ok(),
                     ..tether_shell::SessionOptions::default()
                 },
                 server: me(),

@@ -67,6 +67,7 @@ mod allocator;
 mod attach_cmd;
 mod cli;
 mod confine_args;
+mod confine_exec;
 mod cp_cmd;
 mod cp_output;
 mod daemon_cmd;
@@ -133,6 +134,8 @@ fn dispatch(command: cli::Command) -> Result<i32> {
     match command {
         C::Run(args) if args.once => run_cmd::run(*args),
         C::Run(args) => session_cmd::run(*args),
+        C::ConfineExec(args) => confine_exec::run(args),
+        C::ConfineForward(args) => confine_exec::forward(args),
         C::Send(args) => session_cmd::send(args),
         C::Read(args) => session_cmd::read(args),
         C::Signal(args) => session_cmd::signal(args),

@@ -50,6 +50,7 @@ async fn run_async(
         spill_cap: crate::daemon_cmd::spill_cap()?,
         confine: crate::session_cmd::run_confinement(&args)?.unwrap_or_default(),
         hide: vec![paths.dir.clone()],
+        confine_helper: std::env::current_exe().ok(),
         runtime_dir: Some(paths.dir),
         ..defaults
     };

@@ -376,3 +376,131 @@ fn a_remote_session_asked_to_be_confined_is_refused_not_run() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--confine"));
 }
+
+#[test]
+fn the_network_allowlist_passes_through_the_proxy_and_refuses_the_rest_at_once() {
+    if bwrap_missing() {
+        return;
+    }
+    // A local HTTP server outside the fence.
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for conn in server.incoming().flatten() {
+            let mut conn = conn;
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n");
+        }
+    });
+    for who in everyone() {
+        let w = World::new(who);
+        let allow = format!("localhost:{port}");
+        let c = |cmd: &str| {
+            w.run(&[
+                "-s",
+                "net",
+                "--confine",
+                "workspace",
+                "--allow-net",
+                &allow,
+                "--",
+                cmd,
+            ])
+        };
+        // Through the proxy, which resolves the name: allowed.
+        let r = c(&format!("curl -s http://localhost:{port}/"));
+        assert_eq!(output(&r).trim(), "hello", "{who:?}: {r}");
+        assert_eq!(r["confinement"]["network"], "allowlist", "{r}");
+        let r = c(&format!(
+            "python3 -c 'import socket; s = socket.socket(); s.connect((\"127.0.0.1\", 3128)); s.sendall(b\"\\x05\\x01\\x00\"); s.recv(2); s.sendall(b\"\\x05\\x01\\x00\\x03\\x09localhost\" + ({port}).to_bytes(2, \"big\")); print(\"socks\", s.recv(10)[1])'"
+        ));
+        assert!(output(&r).contains("socks 0"), "{who:?}: {r}");
+        // Not on the list: refused by the proxy at once, and reported.
+        let r = c("curl -s -o /dev/null -w '%{http_code}' https://example.com/");
+        assert!(output(&r).contains("000"), "{who:?}: {r}");
+        assert_eq!(
+            r["confinement"]["denied"],
+            serde_json::json!(["connect example.com:443"]),
+            "{r}"
+        );
+        // Direct, past the proxy: the host's loopback is not there.
+        let r = c(&format!(
+            "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)' 2>&1 | tail -1"
+        ));
+        assert!(output(&r).contains("Connection refused"), "{who:?}: {r}");
+        assert_eq!(r["confinement"]["denied"], serde_json::json!([]), "{r}");
+    }
+}
+
+#[test]
+fn the_session_cannot_signal_what_runs_outside_it() {
+    if bwrap_missing() {
+        return;
+    }
+    for who in everyone() {
+        let w = World::new(who);
+        let mut outside = w.cmd(Path::new("/bin/sleep"), &["30"]).spawn().unwrap();
+        let pid = outside.id();
+        // Unconfined, the same user may signal it.
+        let r = w.run(&[
+            "-s",
+            "free",
+            "--",
+            &format!("kill -0 {pid} && echo reachable"),
+        ]);
+        assert!(output(&r).contains("reachable"), "{who:?}: {r}");
+        let r = w.run(&[
+            "-s",
+            "c",
+            "--confine",
+            "workspace",
+            "--",
+            &format!("kill -TERM {pid}; echo rc=$?"),
+        ]);
+        assert!(
+            output(&r).contains("Operation not permitted"),
+            "{who:?}: {r}"
+        );
+        assert!(
+            outside.try_wait().unwrap().is_none(),
+            "{who:?}: it was killed"
+        );
+        let _ = outside.kill();
+        let _ = outside.wait();
+    }
+}
+
+#[test]
+fn a_landlock_abi_the_kernel_lacks_is_an_error_and_nothing_runs() {
+    if bwrap_missing() {
+        return;
+    }
+    let w = World::new(Who::Me);
+    let config = w.home.join(".config/tether");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[confine]\nmode = \"workspace\"\nlandlock_abi = 10\n",
+    )
+    .unwrap();
+    let out = w.tether(&["run", "-s", "x", "--", "touch ran"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        // A kernel with every feature of ABI 10 gives them.
+        eprintln!("this kernel gives Landlock ABI 10: nothing to refuse");
+        return;
+    }
+    assert!(err.contains("Landlock ABI 10"), "{err}");
+    assert!(!w.ws.join("ran").exists(), "it ran");
+    // An unknown key in [confine] is an error too.
+    std::fs::write(
+        config.join("config.toml"),
+        "[confine]\nmode = \"workspace\"\nnet = []\n",
+    )
+    .unwrap();
+    let out = w.tether(&["run", "-s", "y", "--", "touch ran"]);
+    assert!(!out.status.success());
+    assert!(!w.ws.join("ran").exists(), "it ran");
+}

@@ -76,6 +76,8 @@ pub struct Session {
     host_holders: Vec<crate::result::TerminalHolder>,
     /// Its confinement's report (`None`: no fence).
     fenced: Option<Arc<crate::fence::Fenced>>,
+    /// The proxy of its network allowlist, while the session lives.
+    _proxy: Option<tether_confine::Proxy>,
 }
 
 impl std::fmt::Debug for Session {

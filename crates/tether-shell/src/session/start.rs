@@ -83,6 +83,14 @@ impl Session {
             }
             None => None,
         };
+        let proxy = match crate::fence::proxy(&opts.confine, &dir, fenced.as_deref()) {
+            Ok(p) => p,
+            Err(e) => {
+                place.end_tree_later();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
         let (terminal, shared) = match launch(&opts, place.as_ref(), &env, restore.as_ref()).await {
             Ok(t) => t,
             Err(e) => {
@@ -101,6 +109,7 @@ impl Session {
         ));
         Ok(Session {
             fenced,
+            _proxy: proxy,
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),

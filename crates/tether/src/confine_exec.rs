@@ -1,0 +1,176 @@
+//! `tether confine-exec` (hidden): what bubblewrap runs first inside a
+//! confined session's fence. It restricts itself with Landlock (the
+//! filesystem rules mirroring the fence's binds, and the scopes that keep
+//! the session from signalling or reaching abstract sockets of processes
+//! outside it), starts the forwarder of the network allowlist when there
+//! is one, then execs the shell (same pid): the shell and everything it
+//! starts inherit the restriction, and a restarted shell comes through
+//! here again. `tether confine-forward` (hidden) is that forwarder: it
+//! leaves the shell's session and terminal, and passes each connection
+//! to the proxy address on to the proxy's socket outside the fence.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, path_beneath_rules,
+};
+
+/// `tether confine-exec`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct ConfineExecArgs {
+    /// Writable paths (the roots, the temp directory, the shell's files).
+    #[arg(long)]
+    pub write: Vec<PathBuf>,
+    /// The Landlock ABI required (its features, or an error).
+    #[arg(long, default_value_t = 6)]
+    pub abi: u8,
+    /// Apply what the kernel can give of the ABI, not all of it.
+    #[arg(long)]
+    pub best_effort: bool,
+    /// The proxy's socket, to forward the proxy address to.
+    #[arg(long)]
+    pub forward: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(trailing_var_arg = true, required = true)]
+    pub program: Vec<OsString>,
+}
+
+/// `tether confine-forward`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct ForwardArgs {
+    /// The proxy's socket.
+    pub socket: PathBuf,
+}
+
+/// The proxy address inside a fence's network namespace.
+pub const PROXY_ADDR: &str = "127.0.0.1:3128";
+
+fn abi(n: u8) -> Result<ABI> {
+    Ok(match n {
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        6 => ABI::V6,
+        7 => ABI::V7,
+        8 => ABI::V8,
+        9 => ABI::V9,
+        10 => ABI::V10,
+        _ => bail!("Landlock ABI {n} is not one tether knows (1 to 10)"),
+    })
+}
+
+/// Restricts this process, starts the forwarder, and execs the program.
+pub fn run(args: ConfineExecArgs) -> Result<i32> {
+    let abi = abi(args.abi)?;
+    let level = if args.best_effort {
+        CompatLevel::BestEffort
+    } else {
+        CompatLevel::HardRequirement
+    };
+    let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = args.write.iter().partition(|p| p.is_dir());
+    let restrict = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(level)
+            .handle_access(AccessFs::from_all(abi))?;
+        if abi >= ABI::V6 {
+            ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
+        }
+        ruleset
+            .create()?
+            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(["/dev"], AccessFs::from_all(abi)))?
+            .add_rules(path_beneath_rules(["/proc"], AccessFs::from_file(abi)))?
+            .add_rules(path_beneath_rules(dirs, AccessFs::from_all(abi)))?
+            .add_rules(path_beneath_rules(files, AccessFs::from_file(abi)))?
+            .restrict_self()
+    };
+    let status = restrict().with_context(|| {
+        format!(
+            "the kernel cannot give Landlock ABI {} as this confined session asks, so nothing was run (set best_effort to accept less)",
+            args.abi
+        )
+    })?;
+    if !status.no_new_privs {
+        bail!("no_new_privs could not be set, so nothing was run");
+    }
+    if let Some(socket) = &args.forward {
+        start_forwarder(socket)?;
+    }
+    let mut program = args.program.into_iter();
+    let Some(first) = program.next() else {
+        bail!("no program to run");
+    };
+    let e = std::process::Command::new(&first).args(program).exec();
+    bail!("cannot run {}: {e}", PathBuf::from(first).display())
+}
+
+/// Starts `tether confine-forward SOCKET` and waits until it listens.
+fn start_forwarder(socket: &std::path::Path) -> Result<()> {
+    use std::io::Read;
+    let me = std::env::current_exe().context("cannot find tether's own binary")?;
+    let mut child = std::process::Command::new(me)
+        .arg("confine-forward")
+        .arg(socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("cannot start the network forwarder")?;
+    let mut ready = [0u8; 1];
+    let n = child
+        .stdout
+        .take()
+        .map(|mut o| o.read(&mut ready).unwrap_or(0))
+        .unwrap_or(0);
+    if n != 1 {
+        bail!("the network forwarder did not start, so nothing was run");
+    }
+    Ok(())
+}
+
+/// The forwarder: out of the shell's session, gone with the shell,
+/// passing each connection on to the proxy's socket.
+pub fn forward(args: ForwardArgs) -> Result<i32> {
+    use std::io::Write;
+    let parent = nix::unistd::getppid();
+    let _ = nix::unistd::setsid();
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+    if nix::unistd::getppid() != parent {
+        return Ok(0);
+    }
+    let listener = std::net::TcpListener::bind(PROXY_ADDR)?;
+    {
+        let mut out = std::io::stdout();
+        out.write_all(b"1")?;
+        out.flush()?;
+    }
+    // Nothing of the session's terminal is kept.
+    let null = std::fs::File::open("/dev/null")?;
+    nix::unistd::dup2_stdout(&null)?;
+    for conn in listener.incoming().flatten() {
+        let socket = args.socket.clone();
+        std::thread::spawn(move || {
+            let Ok(up) = std::os::unix::net::UnixStream::connect(&socket) else {
+                return;
+            };
+            let (Ok(mut up2), Ok(mut conn2)) = (up.try_clone(), conn.try_clone()) else {
+                return;
+            };
+            let (mut up, mut conn) = (up, conn);
+            let t = std::thread::spawn(move || {
+                let _ = std::io::copy(&mut conn2, &mut up2);
+                let _ = up2.shutdown(std::net::Shutdown::Write);
+            });
+            let _ = std::io::copy(&mut up, &mut conn);
+            let _ = conn.shutdown(std::net::Shutdown::Write);
+            let _ = t.join();
+        });
+    }
+    Ok(0)
+}

@@ -7,11 +7,14 @@
 //! (tether's daemon directory, the SSH agent's socket) are hidden, and the
 //! network is a namespace of its own with no route out.
 //!
-//! What it does not do yet: Landlock inside, the network allowlist (a
-//! proxy outside, a forwarder inside), and being applied to a session's
-//! shell. Nothing in tether uses it, and no result claims a confinement.
-//! It does no I/O beyond checking the paths it is given and finding
-//! `bwrap`.
+//! Also: what a caller asks ([`Confine`], with the order that keeps an
+//! MCP server's agent from loosening its floor), what results report
+//! ([`Confinement`]), and the network allowlist ([`Allowlist`]) with its
+//! [`Proxy`], which runs outside the fence on a tokio runtime.
+//!
+//! What it does not do: start a shell (the engine, `tether-shell`'s
+//! `fence.rs`, wraps its command line), or apply Landlock (tether's binary
+//! does, inside the fence, in `tether confine-exec`).
 
 mod allow;
 mod doors;

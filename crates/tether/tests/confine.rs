@@ -28,7 +28,7 @@ enum Who {
 fn bwrap_missing() -> bool {
     let missing = Command::new("bwrap").arg("--version").output().is_err();
     if missing {
-        eprintln!("skipped: bubblewrap (bwrap) is not installed (scripts/test installs it)");
+        eprintln!("SKIPPED: bubblewrap (bwrap) is not installed (scripts/test installs it)");
     }
     missing
 }
@@ -41,7 +41,7 @@ fn everyone() -> Vec<Who> {
     if root && exists {
         v.push(Who::Other);
     } else {
-        eprintln!("not run as {USER}: needs root and that user (scripts/test creates it)");
+        eprintln!("SKIPPED as {USER}: needs root and that user (scripts/test creates it)");
     }
     v
 }

@@ -165,3 +165,52 @@ pub fn for_agent(mode: Option<&str>, floor: &Confine) -> Result<Option<Confine>>
     }
     Ok((!asked.is_none()).then_some(asked))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_may_tighten_its_servers_confinement_but_never_loosen_it() {
+        let floor = Confine {
+            mode: ModeName::Workspace,
+            roots: vec!["/w".into()],
+            allow_net: vec!["pypi.org:443".into()],
+            ..Confine::default()
+        };
+        // Nothing asked: the server's.
+        assert_eq!(for_agent(None, &floor).unwrap(), Some(floor.clone()));
+        let ro = for_agent(Some("read-only"), &floor).unwrap().unwrap();
+        assert_eq!(ro.mode, ModeName::ReadOnly);
+        assert_eq!(ro.allow_net, floor.allow_net);
+        let e = for_agent(Some("none"), &floor).unwrap_err().to_string();
+        assert!(e.contains("loosen"), "{e}");
+        assert!(for_agent(Some("everything"), &floor).is_err());
+        // A server without confinement: the agent may ask for one.
+        let none = Confine::default();
+        assert_eq!(for_agent(None, &none).unwrap(), None);
+        let ws = for_agent(Some("workspace"), &none).unwrap().unwrap();
+        assert_eq!(ws.mode, ModeName::Workspace);
+    }
+
+    #[test]
+    fn detail_flags_without_a_mode_are_refused() {
+        let a = ConfineArgs {
+            deny: vec!["/x".into()],
+            ..ConfineArgs::default()
+        };
+        assert!(a.resolve(None).is_err());
+        let none = ConfineArgs {
+            confine: Some("none".into()),
+            allow_net: vec!["a:1".into()],
+            ..ConfineArgs::default()
+        };
+        assert!(none.resolve(None).is_err());
+        let bad = ConfineArgs {
+            confine: Some("read-only".into()),
+            allow_net: vec!["nohost".into()],
+            ..ConfineArgs::default()
+        };
+        assert!(bad.resolve(None).is_err());
+    }
+}

@@ -16,6 +16,11 @@ pub enum ConfineError {
     /// A root (or the temp directory) does not exist or is no directory.
     #[error("{0}: not a directory; a writable root must exist")]
     NotADirectory(PathBuf),
+    /// `/` was given (or is the starting directory) as a workspace root.
+    #[error(
+        "the whole file system (/) cannot be a workspace root: start the session in a project directory, or name its roots (--allow-write DIR)"
+    )]
+    WholeRoot,
     /// tether's own binary, which applies Landlock inside the fence, is
     /// not known to this process.
     #[error(

@@ -44,6 +44,9 @@ impl Fence {
         if let Mode::Workspace { roots } = &mode {
             for root in roots {
                 directory(root)?;
+                if root.parent().is_none() {
+                    return Err(ConfineError::WholeRoot);
+                }
             }
         }
         Ok(Fence {

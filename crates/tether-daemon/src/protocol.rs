@@ -19,8 +19,10 @@ use serde::{Deserialize, Serialize};
 /// with `truncated.note` saying why; 4: status `connection_lost`, with the
 /// result's `link`; 5: `follow`, and `run` with `follow`: pieces of output
 /// before the reply; each `ok` reply tagged with its `kind`; `run`'s `host`
-/// a name with the route the caller resolved).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// a name with the route the caller resolved; 8: `create.confine`, which a
+/// peer that ignored it would run unconfined, and the results'
+/// `confinement`).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";

@@ -83,19 +83,6 @@ pub(crate) fn target(
     if matches!(request, Request::List { .. } | Request::Stop) {
         return None;
     }
-    if let Request::Run {
-        host: Some(h),
-        create,
-        ..
-    } = request
-        && let Some(c) = create.confine.as_ref().filter(|c| !c.is_none())
-    {
-        return Some(Err(failure(
-            FailureKind::BadRequest,
-            tether_shell::ShellError::ConfinedRemote(c.mode.name()).to_string()
-                + &format!(" (host {})", h.name),
-        )));
-    }
     let address = ops::resolve(ns, request.session()?).ok()?;
     let named = match request {
         Request::Run { host, .. } | Request::Attach { host, .. } => host.as_ref(),

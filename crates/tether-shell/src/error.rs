@@ -98,9 +98,10 @@ pub enum ShellError {
     /// A confined session's fence cannot be built: nothing was run.
     #[error("the session's confinement cannot be applied, so nothing was run: {0}")]
     Confine(#[from] tether_confine::ConfineError),
-    /// A remote shell was asked to be confined, which tether cannot do yet.
+    /// A shell driven over the link (an agentless host) was asked to be
+    /// confined: only a tether on the host can confine it.
     #[error(
-        "a remote session cannot be confined yet ({0} was asked): nothing was run there; confine a local session, or ask for --confine none"
+        "a session on an agentless host cannot be confined ({0} was asked): nothing was run there; let tether run on the host (drop --agentless, or deploy), or ask for --confine none"
     )]
     ConfinedRemote(&'static str),
     /// A core component refused its settings.

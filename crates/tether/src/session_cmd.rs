@@ -167,8 +167,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 /// The confinement `tether run` asks for: its flags over the config's
-/// `[confine]`, which applies to local sessions only (a remote session
-/// cannot be confined yet, and `--confine` with `--host` is refused).
+/// `[confine]`, which applies to local sessions only (`--confine` with
+/// `--host` is applied by the host's tether).
 pub fn run_confinement(args: &RunArgs) -> Result<Option<tether_confine::Confine>> {
     let config = crate::confine_args::from_config()?;
     let config = config.as_ref().filter(|_| args.host.is_none());
@@ -307,8 +307,8 @@ pub fn ls(args: LsArgs) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<28} {:<8} {:<6} {:<16} {:<4} CWD",
-        "SESSION", "SHELL", "STATE", "FOREGROUND", "ATT"
+        "{:<28} {:<8} {:<6} {:<13} {:<16} {:<4} CWD",
+        "SESSION", "SHELL", "STATE", "CONFINED", "FOREGROUND", "ATT"
     )?;
     // Everything from session data is escaped: a name, a cwd or a
     // program's name cannot drive the terminal.
@@ -317,6 +317,14 @@ pub fn ls(args: LsArgs) -> Result<i32> {
             || "-".to_owned(),
             |f| format!("{}[{}]", shown(&f.command), f.pid),
         );
+        // The mode, and `+net` with a network allowlist.
+        let confined = s.confinement.as_ref().map_or_else(
+            || "-".to_owned(),
+            |c| {
+                let net = if c.allow_net.is_empty() { "" } else { "+net" };
+                format!("{}{net}", c.mode.name())
+            },
+        );
         let cwd = s.cwd.unwrap_or_default();
         let cwd = match &s.host {
             Some(host) => format!("{}:{}", shown(host), shown(&cwd)),
@@ -324,7 +332,7 @@ pub fn ls(args: LsArgs) -> Result<i32> {
         };
         writeln!(
             out,
-            "{:<28} {:<8} {:<6} {:<16} {:<4} {}",
+            "{:<28} {:<8} {:<6} {:<13} {:<16} {:<4} {}",
             shown(&s.address),
             shown(&s.dialect),
             match s.state {
@@ -333,6 +341,7 @@ pub fn ls(args: LsArgs) -> Result<i32> {
                 SessionState::Lost => "lost",
                 SessionState::OnHost => "on host",
             },
+            confined,
             fg,
             s.attached,
             cwd

@@ -243,6 +243,11 @@ fn a_workspace_session_writes_only_its_roots_and_every_escape_is_refused() {
             .cloned()
             .unwrap_or_else(|| panic!("{ls}"));
         assert_eq!(entry["confinement"]["mode"], "workspace", "{ls}");
+        let table = String::from_utf8_lossy(&w.tether(&["ls"]).stdout).into_owned();
+        let row = table.lines().find(|l| l.starts_with("c ")).unwrap_or("");
+        assert!(row.contains(" workspace "), "{table}");
+        let row = table.lines().find(|l| l.starts_with("free ")).unwrap_or("");
+        assert!(!row.contains("workspace"), "{table}");
     }
 }
 
@@ -356,25 +361,103 @@ fn a_session_continued_after_its_daemon_is_killed_is_confined_again() {
     assert!(!w.out.join("after-crash").exists());
 }
 
+/// A session in the host's own tether is confined there, by the host's
+/// tether (the host is this machine, logged into over real sshd as the
+/// test user); an agentless host, whose shell tether only drives over the
+/// link, is refused and nothing runs.
 #[test]
-fn a_remote_session_asked_to_be_confined_is_refused_not_run() {
-    let w = World::new(Who::Me);
-    let out = w.tether(&[
+fn a_session_in_the_hosts_tether_is_confined_there_and_an_agentless_one_is_refused() {
+    if bwrap_missing() {
+        return;
+    }
+    let Some(r) = common::remote::start_deployed("cf-remote") else {
+        return;
+    };
+    let (ws, out) = (Scratch::new("cf-ws"), Scratch::new("cf-out"));
+    for d in [&ws.0, &out.0] {
+        tether_testkit::give_to_login_user(d).unwrap();
+    }
+    let (wd, od) = (ws.0.display().to_string(), out.0.display().to_string());
+    let script = format!("touch {wd}/in && echo made; touch {od}/outside");
+    // Unconfined there, both writes work: the test can fail.
+    let (code, v) = r.json(&["run", "-s", "free", "--host", "web01", "--", &script]);
+    assert_eq!(code, 0, "{v}");
+    assert!(out.0.join("outside").exists(), "{v}");
+    std::fs::remove_file(out.0.join("outside")).unwrap();
+    let (code, v) = r.json(&[
         "run",
+        "-s",
+        "c",
         "--host",
-        "127.0.0.1",
+        "web01",
         "--confine",
         "workspace",
+        "--allow-write",
+        &wd,
         "--",
-        "touch /tmp/never",
+        &script,
     ]);
-    assert_eq!(out.status.code(), Some(255), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot be confined yet"), "{err}");
-    // Detail flags without a mode are an error, never ignored.
+    assert_eq!(code, 1, "{v}");
+    assert!(output(&v).contains("made"), "{v}");
+    assert!(output(&v).contains("Read-only file system"), "{v}");
+    assert_eq!(v["confinement"]["mode"], "workspace", "{v}");
+    assert_eq!(v["confinement"]["roots"][0], wd.as_str(), "{v}");
+    assert!(!out.0.join("outside").exists(), "written on the host");
+    // The next call, and the host's own listing, say so too.
+    let (_, v) = r.json(&["run", "-s", "c", "--", &format!("touch {od}/later")]);
+    assert!(output(&v).contains("Read-only file system"), "{v}");
+    let there = r.tether(&["ls", "--host", "web01", "--json"]);
+    let there: Value = serde_json::from_slice(&there.stdout).unwrap();
+    let c = there["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "c")
+        .cloned()
+        .unwrap_or_else(|| panic!("{there}"));
+    assert_eq!(c["confinement"]["mode"], "workspace", "{there}");
+
+    let agentless = r.tether(&[
+        "run",
+        "-s",
+        "a",
+        "--host",
+        "web01",
+        "--agentless",
+        "--confine",
+        "read-only",
+        "--",
+        &format!("touch {od}/agentless"),
+    ]);
+    assert_eq!(agentless.status.code(), Some(255), "{agentless:?}");
+    let err = String::from_utf8_lossy(&agentless.stderr);
+    assert!(err.contains("agentless host cannot be confined"), "{err}");
+    assert!(!out.0.join("agentless").exists(), "it ran");
+}
+
+#[test]
+fn detail_flags_without_a_mode_are_an_error_never_ignored() {
+    let w = World::new(Who::Me);
     let out = w.tether(&["run", "--deny", "/etc", "--", "true"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--confine"));
+    // `/` as the workspace: no confinement at all, so refused.
+    let out = w.tether(&[
+        "run",
+        "-s",
+        "slash",
+        "--confine",
+        "workspace",
+        "--allow-write",
+        "/",
+        "--",
+        "true",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("whole file system"),
+        "{out:?}"
+    );
 }
 
 #[test]

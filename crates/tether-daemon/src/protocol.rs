@@ -782,7 +782,7 @@ pub struct ShellResult {
     pub agentless: Option<String>,
     /// Null, or the session's confinement: its mode, roots, network, and
     /// what the fence refused since the last result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub confinement: Option<tether_confine::Confinement>,
 }
 

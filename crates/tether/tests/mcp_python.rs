@@ -84,3 +84,28 @@ fn cancels_and_crashes_lose_nothing_and_run_nothing_twice() {
     };
     assert!(stdout.contains("mcp faults: all checks passed"), "{stdout}");
 }
+
+/// `tether mcp --confine workspace` through the official SDK: the server's
+/// confinement is the agent's, which a call may tighten, never loosen.
+#[test]
+fn an_mcp_servers_confinement_holds_for_its_agents_calls() {
+    if std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: bubblewrap (bwrap) is not installed (scripts/test installs it)");
+        return;
+    }
+    let s = tether_testkit::Scratch::new("mcp-confine");
+    let (ws, out) = (s.0.join("ws"), s.0.join("out"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let Some(stdout) = python_client("confine_client.py", "mcp-confine", &[&ws, &out]) else {
+        return;
+    };
+    assert!(
+        stdout.contains("mcp confine: all checks passed"),
+        "{stdout}"
+    );
+}

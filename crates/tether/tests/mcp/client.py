@@ -25,7 +25,7 @@ RESULT_FIELDS = {
     "session", "host", "status", "exit_code", "pipe_status", "signal", "output",
     "truncated", "cwd", "foreground", "duration_ms", "shell_restarted", "link",
     "truncated", "cwd", "foreground", "duration_ms", "shell_restarted",
-    "terminal_holders", "agentless",
+    "terminal_holders", "agentless", "confinement",
 }
 # JSON Schema's own formats: anything else (uint64, int32, double …) makes
 # other clients' validators warn.

@@ -15,6 +15,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use tether_testkit::Scratch;
+use tether_transport::Terminal;
 
 const USER: &str = "tether-test";
 
@@ -586,4 +587,90 @@ fn a_landlock_abi_the_kernel_lacks_is_an_error_and_nothing_runs() {
     let out = w.tether(&["run", "-s", "y", "--", "touch ran"]);
     assert!(!out.status.success());
     assert!(!w.ws.join("ran").exists(), "it ran");
+}
+
+/// The rest of the contract inside the fence: the spill file (written by
+/// the daemon outside it, out of the shell's reach), a signal to the
+/// foreground, a reset that ends what the session left running, and a
+/// person attached who types into the confined shell.
+#[test]
+fn spill_files_signals_resets_and_a_person_attached_work_inside_the_fence() {
+    if bwrap_missing() {
+        return;
+    }
+    let w = World::new(Who::Me);
+    let c = |args: &[&str]| {
+        let mut a = vec!["-s", "k", "--confine", "read-only"];
+        a.extend_from_slice(args);
+        w.run(&a)
+    };
+    // A clipped result's whole output, and the shell cannot touch it.
+    let r = c(&["--output-limit", "200", "--", "seq 1 5000"]);
+    let path = r["truncated"]["full_output_path"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_owned();
+    let whole = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(whole.lines().count(), 5000, "{path}");
+    let r = c(&[
+        "--",
+        &format!("echo forged >> {path}; rm -f {path}; echo rc=$?"),
+    ]);
+    assert!(output(&r).contains("Read-only file system"), "{r}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+
+    // A signal to the foreground program, from outside.
+    let running = w
+        .cmd(
+            &w.bin.join("tether"),
+            &["run", "-s", "k", "--json", "--", "sleep 100"],
+        )
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_for(20, "sleep in the foreground", || {
+        let ls = w.tether(&["ls", "--json"]);
+        let ls: Value = serde_json::from_slice(&ls.stdout).ok()?;
+        let fg = ls["sessions"][0]["foreground"]["command"]
+            .as_str()?
+            .to_owned();
+        (fg == "sleep").then_some(())
+    });
+    // (Its exit code is the command's, 130.)
+    let sent = w.tether(&["signal", "-s", "k", "INT"]);
+    assert_eq!(sent.status.code(), Some(130), "{sent:?}");
+    let out = running.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["signal"], "SIGINT", "{r}");
+
+    // A reset ends what the session left running in the background.
+    let r = c(&["--", "( setsid sleep 300 & echo $! > $TMPDIR/bg )"]);
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let r = c(&["--", "cat $TMPDIR/bg"]);
+    let bg: i32 = output(&r).trim().parse().unwrap_or_else(|_| panic!("{r}"));
+    assert!(common::alive(bg));
+    assert!(w.tether(&["reset", "-s", "k"]).status.success());
+    common::wait_for(20, "the left-behind process to end", || {
+        (!common::alive(bg)).then_some(())
+    });
+
+    // A person attached types into the confined shell.
+    let d = common::Daemon {
+        dir: w.tdir.clone(),
+    };
+    let person = common::Person::spawn(
+        &["attach", "k"],
+        &d,
+        &[("HOME", w.home.display().to_string())],
+    );
+    std::mem::forget(d);
+    c(&["--", "echo attached-ready"]);
+    person.sees("attached-ready");
+    person
+        .pty
+        .write(b"touch /etc/person-was-here; echo typed-$((6*7))\r".to_vec())
+        .unwrap();
+    person.sees("typed-42");
+    person.sees("Read-only file system");
+    assert!(!Path::new("/etc/person-was-here").exists());
 }

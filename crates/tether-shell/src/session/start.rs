@@ -139,6 +139,12 @@ impl Session {
         self.take_exit_cwd();
         self.place.end_tree(false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
+        // The old terminal's end is seen before the new shell starts: its
+        // drop would otherwise end the tree again, by the marker the new
+        // shell carries too (a launcher's exit, bubblewrap's, is reaped a
+        // moment after its tree is gone).
+        let mut exit = self.terminal.exit();
+        let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
         // A person attached may have resized the terminal since the start.
         let (rows, cols) = self.shared.lock().size();
         self.opts.size = TermSize { rows, cols };

@@ -113,11 +113,17 @@ fn io_err(e: nix::Error) -> std::io::Error {
 /// failed, and its exit tells why).
 fn launched(pid: i32) -> i32 {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    // One small file where the kernel keeps a task's children
+    // (CONFIG_PROC_CHILDREN); else a look through every process.
+    let children = format!("/proc/{pid}/task/{pid}/children");
     loop {
-        let child = crate::procfs::all_processes()
-            .into_iter()
-            .find(|s| s.ppid == pid)
-            .map(|s| s.pid);
+        let child = match std::fs::read_to_string(&children) {
+            Ok(list) => list.split_whitespace().find_map(|p| p.parse().ok()),
+            Err(_) => crate::procfs::all_processes()
+                .into_iter()
+                .find(|s| s.ppid == pid)
+                .map(|s| s.pid),
+        };
         match child {
             Some(child) => return child,
             None if std::time::Instant::now() >= deadline => return pid,

@@ -175,7 +175,7 @@ fn a_workspace_session_writes_only_its_roots_and_every_escape_is_refused() {
             &format!("touch {out}/free && echo '#' >> .git/config && cat ~/.ssh/id_ed25519"),
         ]);
         assert_eq!(free["exit_code"], 0, "{who:?}: {free}");
-        assert!(free.get("confinement").is_none(), "{free}");
+        assert!(free["confinement"].is_null(), "{free}");
         assert!(output(&free).contains("PRIVATE KEY"), "{free}");
 
         let c = |cmd: &str| w.run(&["-s", "c", "--confine", "workspace", "--", cmd]);

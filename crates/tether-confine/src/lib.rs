@@ -27,5 +27,5 @@ pub use allow::{Allowlist, HostPort};
 pub use doors::{DENIED_IN_HOME, DOORS, Doors};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};
-pub use proxy::{Denied, Proxy};
+pub use proxy::{Denied, PROXY_ADDR, Proxy};
 pub use spec::{Confine, Confinement, ModeName};

@@ -16,6 +16,10 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 
 use crate::allow::Allowlist;
 
+/// The proxy's address inside a fence's network namespace, where the
+/// forwarder listens (`HTTP_PROXY` and `ALL_PROXY` name it).
+pub const PROXY_ADDR: &str = "127.0.0.1:3128";
+
 /// The most bytes of an HTTP request's head.
 const MAX_HEAD: usize = 64 << 10;
 

@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use tether_confine::{Confine, Doors, Fence, Mode, ModeName};
+use tether_confine::{Confine, Doors, Fence, Mode, ModeName, PROXY_ADDR};
 
 use crate::error::ShellError;
 use crate::options::SessionOptions;
@@ -162,9 +162,6 @@ fn fence(
 
 /// The proxy's socket in the session's directory.
 pub(crate) const PROXY_SOCKET: &str = "proxy.sock";
-
-/// The proxy's address inside the fence (the forwarder listens there).
-const PROXY_ADDR: &str = "127.0.0.1:3128";
 
 /// The writable roots of a mode (none for `read-only`).
 fn writable_roots(confine: &Confine) -> Vec<PathBuf> {

@@ -46,9 +46,6 @@ pub struct ForwardArgs {
     pub socket: PathBuf,
 }
 
-/// The proxy address inside a fence's network namespace.
-pub const PROXY_ADDR: &str = "127.0.0.1:3128";
-
 fn abi(n: u8) -> Result<ABI> {
     Ok(match n {
         1 => ABI::V1,
@@ -144,7 +141,7 @@ pub fn forward(args: ForwardArgs) -> Result<i32> {
     if nix::unistd::getppid() != parent {
         return Ok(0);
     }
-    let listener = std::net::TcpListener::bind(PROXY_ADDR)?;
+    let listener = std::net::TcpListener::bind(tether_confine::PROXY_ADDR)?;
     {
         let mut out = std::io::stdout();
         out.write_all(b"1")?;

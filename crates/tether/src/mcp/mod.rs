@@ -402,6 +402,13 @@ impl TetherMcp {
         &self,
         Parameters(p): Parameters<exec_hosts::ExecHostsParams>,
     ) -> Result<CallToolResult, ErrorData> {
+        // Its commands would run on the hosts outside any fence.
+        if !self.link.floor.is_none() {
+            return Ok(tool_error(format!(
+                "this server confines its sessions ({}): exec_hosts would run commands on hosts outside any fence, so it is off; use shell_run with `host` (the host's tether confines that session), or ask the person who started the server",
+                self.link.floor.mode.name()
+            )));
+        }
         // SSH handshakes and ciphers compute: on a runtime of their own,
         // off the thread that serves every other call.
         let done = tokio::task::spawn_blocking(move || {

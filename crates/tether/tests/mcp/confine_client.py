@@ -43,6 +43,10 @@ async def main():
             check(r.is_error, f"loosened: {r.content}")
             text = r.content[0].text
             check("loosen" in text, f"the refusal says why: {text!r}")
+            r = await s.call_tool("exec_hosts", {"hosts": "localhost", "command": f"touch {OUTSIDE}/fleet"})
+            check(r.is_error and "outside any fence" in r.content[0].text, f"exec_hosts under a fence: {r.content}")
+            check(not os.path.exists(os.path.join(OUTSIDE, "fleet")), "exec_hosts ran")
+
             r = await s.call_tool("shell_list", {})
             check("loose" not in r.content[0].text, "a refused session exists")
 

@@ -107,7 +107,11 @@ impl Fence {
     ) -> Result<(PathBuf, Vec<OsString>), ConfineError> {
         let bwrap = find_bwrap(std::env::var_os("PATH").as_deref())?;
         let mut a = Args::default();
-        a.flag("--die-with-parent");
+        // No --die-with-parent: it would SIGKILL the program the moment
+        // bubblewrap ends, before the shell's own exit trap (which saves
+        // its exports for the next shell) has run. The program ends as an
+        // unconfined one does, by the hangup of its terminal when its
+        // session leader (bubblewrap) goes, and with its tree (the marker).
         a.flag("--unshare-net");
         if self.userns {
             // Namespaces for a user who is not root; the uid inside is the

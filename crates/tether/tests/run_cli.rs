@@ -13,6 +13,20 @@ fn code(out: &std::process::Output) -> Option<i32> {
     out.status.code()
 }
 
+/// `scripts/test` reruns this suite with every session confined
+/// (`TETHER_SUITE_CONFINED` names the mode its config asks): each result
+/// must then say so, and must not otherwise.
+#[test]
+fn results_say_whether_the_suite_runs_confined() {
+    let d = Daemon::new("suite-confined");
+    let out = d.run(&["run", "-s", "c", "--norc", "--json", "--", "true"]);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    match std::env::var("TETHER_SUITE_CONFINED") {
+        Ok(mode) => assert_eq!(r["confinement"]["mode"], mode.as_str(), "{r}"),
+        Err(_) => assert!(r["confinement"].is_null(), "{r}"),
+    }
+}
+
 #[test]
 fn sessions_persist_between_invocations() {
     let d = Daemon::new("persist");

@@ -234,11 +234,6 @@ impl Config {
         }
     }
 
-    /// Parses a node set, `@group`s resolved from this config.
-    pub fn nodes(&self, expr: &str) -> Result<NodeSet, ClusterError> {
-        NodeSet::parse_with(expr, &|g| self.groups.get(g).cloned())
-    }
-
     /// The `tether shell` settings for `cluster` (its own over the top
     /// ones), or the top ones.
     pub fn shell_settings(&self, cluster: Option<&str>) -> ShellSettings {
@@ -253,7 +248,10 @@ impl Config {
         let c = self
             .clusters
             .get(name)
-            .ok_or_else(|| ClusterError::UnknownCluster(name.to_owned()))?;
+            .ok_or_else(|| ClusterError::UnknownCluster {
+                name: name.to_owned(),
+                known: crate::select::names(self.clusters.keys()),
+            })?;
         let d = &self.defaults;
         let s = &c.settings;
         let settings = Settings {
@@ -347,7 +345,7 @@ mod tests {
         assert_eq!(s.user.as_deref(), Some("ops"));
         assert!(matches!(
             c.select(Selection::Cluster("web1")),
-            Err(ClusterError::UnknownCluster(_))
+            Err(ClusterError::UnknownCluster { .. })
         ));
         assert_eq!(
             c.select(Selection::Nodes("@none")).map(|_| ()),
@@ -368,7 +366,7 @@ mod tests {
         assert_eq!((s.user.as_deref(), s.port), (Some("ops"), Some(2222)));
         assert!(matches!(
             c.cluster("nope"),
-            Err(ClusterError::UnknownCluster(_))
+            Err(ClusterError::UnknownCluster { .. })
         ));
         let e = Config::parse(Path::new("c.toml"), "[defaults]\nuser = \"a\"\nprot = 22\n")
             .unwrap_err()

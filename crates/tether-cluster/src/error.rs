@@ -66,8 +66,48 @@ pub enum ClusterError {
     #[error("{0:?} names no hosts")]
     NoHosts(String),
     /// A cluster the config does not define.
-    #[error("there is no cluster {0:?} in the config; define it under [clusters.{0}]")]
-    UnknownCluster(String),
+    #[error(
+        "there is no cluster {name:?} in the config (it defines: {known}); define it under [clusters.{name}]"
+    )]
+    UnknownCluster {
+        /// The name asked.
+        name: String,
+        /// The clusters the config defines.
+        known: String,
+    },
+    /// A `@group` this config does not define.
+    #[error(
+        "unknown group @{name}: the config defines {known}; define it in [groups], or check the name"
+    )]
+    UnknownGroupOf {
+        /// The name asked.
+        name: String,
+        /// The groups the config defines.
+        known: String,
+    },
+    /// A host file (`^FILE`) that cannot be read or has a bad line.
+    #[error("host file {}: {reason}", path.display())]
+    HostFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Nodes named with `-H` that the cluster named with `-C` lacks.
+    #[error(
+        "{nodes} not in cluster {cluster} (its nodes: {has}); -H narrows -C to some of its nodes"
+    )]
+    NotInCluster {
+        /// The nodes outside it.
+        nodes: String,
+        /// The cluster.
+        cluster: String,
+        /// Its nodes.
+        has: String,
+    },
+    /// `-x` and `--filter` took away every host.
+    #[error("-x/--exclude and --filter leave none of the {0} hosts: nothing was run")]
+    NarrowedToNothing(usize),
     /// A line of the multi-node prompt that starts with the command
     /// prefix but is not a command tether knows, or has a wrong argument.
     #[error("{line:?}: {problem} ({prefix}help lists the commands)")]

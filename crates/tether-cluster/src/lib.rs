@@ -55,6 +55,7 @@ mod far;
 pub mod multi;
 pub mod nodeset;
 pub mod pool;
+pub mod select;
 mod window;
 
 pub use error::{ClusterError, RangeProblem, SyntaxProblem};

@@ -441,14 +441,18 @@ pub struct SshCmdArgs {
     after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether exec` reaches them with the same words: the SSH flags, tether's config (a cluster's settings with -C) and ~/.ssh/config, resolved by this process. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
 )]
 pub struct ShellArgs {
-    /// The nodes: a node set (`web[01-10]`, `@group`). With `--attach`:
-    /// the session's nodes, to come back to it from another machine (its
-    /// shells live in tether on the nodes).
-    #[arg(short = 'H', long = "hosts", conflicts_with = "cluster")]
+    /// The nodes: a node set (`web[01-10]`, `@group`, `^FILE`); with -C,
+    /// some of the cluster's. With `--attach`: the session's nodes, to come
+    /// back to it from another machine (its shells live in tether on the
+    /// nodes).
+    #[arg(short = 'H', long = "hosts")]
     pub hosts: Option<String>,
     /// A cluster from the config file (with `--attach`, as -H).
     #[arg(short = 'C', long)]
     pub cluster: Option<String>,
+    /// Nodes taken away, and patterns every node must match.
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
     /// The session's name (default: the folded node set, or the
     /// cluster's name); `--attach NAME` comes back to it.
     #[arg(long, conflicts_with = "attach")]
@@ -485,7 +489,8 @@ pub struct ShellArgs {
     after_help = "Exit codes (--exit-code): max (default) is the largest remote exit code, a connection or authentication failure or a timeout counting as 255 and a signal as 128+N; all-zero is 0 when every host exited 0, else 1; first is the first host's (in node-set order). A timeout or cancel stops the command (TERM on its channel, and its process tree on the host ended from a second channel); each host's line says whether the host confirmed its end or it may still be running. 255 when tether's stdout or stderr closed (every host is stopped, one line says so); 130 after a double Ctrl-C; 2 bad usage (nothing runs): an unknown option before the command, -u 0, -f 0, -p 0, --output dir hosts whose files would clash. Host keys are checked against ~/.ssh/known_hosts (StrictHostKeyChecking=yes unless -o says otherwise)."
 )]
 pub struct ExecArgs {
-    /// The hosts: a node set (`web[01-10]`, `user@db1:2222`, …).
+    /// The hosts: a node set (`web[01-10]`, `user@db1:2222`, `@group`,
+    /// `^FILE`, …); with -C, some of the cluster's.
     #[arg(short = 'H', long = "hosts", required_unless_present = "cluster")]
     pub hosts: Option<String>,
     /// A cluster from the config file.
@@ -545,8 +550,9 @@ pub struct CpArgs {
     /// (pull).
     #[arg(long)]
     pub mkdir: bool,
-    /// The hosts, for operands written `:PATH`: a node set.
-    #[arg(short = 'H', long = "hosts", conflicts_with = "cluster")]
+    /// The hosts, for operands written `:PATH`: a node set; with -C, some
+    /// of the cluster's.
+    #[arg(short = 'H', long = "hosts")]
     pub hosts: Option<String>,
     /// A cluster from the config file, for operands written `:PATH`.
     #[arg(short = 'C', long)]
@@ -586,6 +592,33 @@ pub struct FleetArgs {
     /// per host).
     #[arg(long)]
     pub same_password: bool,
+    /// Hosts taken away, and patterns every host must match.
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
+}
+
+/// What narrows the hosts a run names (pdsh's `-x`, ClusterShell's `-x`
+/// and `--filter`-like globs).
+#[derive(Debug, Args, Default, Clone)]
+pub struct NarrowArgs {
+    /// Leave out these hosts: a node set (`n[1-3]`, `@group`, `^FILE`);
+    /// repeatable.
+    #[arg(short = 'x', long = "exclude", value_name = "EXPR")]
+    pub exclude: Vec<String>,
+    /// Keep only the hosts matching PATTERN: a glob on names (`web*`,
+    /// `n?`) or a node set; repeatable (each must match).
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Vec<String>,
+}
+
+impl NarrowArgs {
+    /// As the config's selection takes it.
+    pub fn narrow(&self) -> tether_cluster::select::Narrow<'_> {
+        tether_cluster::select::Narrow {
+            exclude: &self.exclude,
+            filter: &self.filter,
+        }
+    }
 }
 
 /// What `tether exec` and `tether cp` take alike about failures: the exit
@@ -667,8 +700,18 @@ pub struct HostsArgs {
     /// tether's config file, for `@groups` (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The node sets (several are joined as a union).
-    #[arg(required = true)]
+    /// Hosts taken away, and patterns every host must match.
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
+    /// List the config's groups: name, size, node set.
+    #[arg(long, group = "list", conflicts_with_all = ["expand", "fold", "count"])]
+    pub list_groups: bool,
+    /// List the config's clusters: name, size, node set.
+    #[arg(long, group = "list", conflicts_with_all = ["expand", "fold", "count"])]
+    pub list_clusters: bool,
+    /// The node sets (several are joined as a union; `^FILE` reads a host
+    /// file).
+    #[arg(required_unless_present = "list")]
     pub sets: Vec<String>,
 }
 

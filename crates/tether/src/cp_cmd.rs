@@ -14,7 +14,7 @@ use tether_cluster::copy::{self, CopyOptions, CopyProgress, Job, NOT_UTF8_HELP, 
 
 use crate::cli::{CpArgs, CpOutput};
 use crate::cp_output;
-use crate::fleet_cmd::{self, Fleet, Interrupts, Named};
+use crate::fleet_cmd::{self, Fleet, Interrupts};
 
 /// One operand: a path here, or hosts and a path there.
 #[derive(Debug, PartialEq, Eq)]
@@ -116,18 +116,17 @@ fn job_of(operands: &[OsString]) -> Result<(Job, Option<String>, Vec<PathBuf>)> 
 
 pub fn run(args: CpArgs) -> Result<i32> {
     let (mut job, named, local) = job_of(&args.operands)?;
-    let named = match (&named, &args.hosts, &args.cluster) {
-        (Some(h), None, None) | (None, Some(h), None) => Named::Nodes(h),
-        (None, None, Some(c)) => Named::Cluster(c),
+    let hosts = match (&named, &args.hosts, &args.cluster) {
         (None, None, None) => {
             bail!("name the hosts: HOSTS:PATH, or :PATH with -H EXPR or -C CLUSTER")
         }
-        (Some(_), _, _) => {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             bail!("the hosts are named twice: use HOSTS:PATH or -H/-C with :PATH, not both")
         }
-        (None, Some(_), Some(_)) => bail!("name the hosts with -H or a cluster with -C, not both"),
+        (Some(h), None, None) => Some(h.as_str()),
+        (None, h, _) => h.as_deref(),
     };
-    let fleet = Fleet::select(&args.fleet, named)?;
+    let fleet = Fleet::select(&args.fleet, args.cluster.as_deref(), hosts)?;
     // Bad input is found here, before any host is reached.
     let mut total = None;
     match &mut job {

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use tether_cluster::exec::{self, ExecOptions, Progress};
 
 use crate::cli::{ExecArgs, OutputMode};
-use crate::fleet_cmd::{self, Fleet, Interrupts, Named, Tally};
+use crate::fleet_cmd::{self, Fleet, Interrupts, Tally};
 use crate::{exec_output, ssh_opts};
 
 /// This process's stdin, read as it comes by a thread of its own (it may
@@ -38,12 +38,7 @@ fn read_stdin() -> Arc<exec::SharedInput> {
 const BAD_USAGE: i32 = 2;
 
 pub fn run(args: ExecArgs) -> Result<i32> {
-    let named = match (&args.cluster, &args.hosts) {
-        (Some(c), None) => Named::Cluster(c),
-        (None, Some(h)) => Named::Nodes(h),
-        _ => bail!("name the hosts with -H or a cluster with -C, not both"),
-    };
-    let fleet = Fleet::select(&args.fleet, named)?;
+    let fleet = Fleet::select(&args.fleet, args.cluster.as_deref(), args.hosts.as_deref())?;
     if args.output == OutputMode::Dir
         && let Some(clash) = exec_output::dir_clash(&fleet.hosts)
     {

@@ -25,9 +25,6 @@ const INTERRUPTED: i32 = 130;
 /// closed (as ssh's 255).
 pub const OUTPUT_CLOSED: i32 = 255;
 
-/// Where a run's hosts come from (a node set or a cluster).
-pub use tether_cluster::config::Selection as Named;
-
 /// The hosts of a run, and tether's config settings for them.
 pub struct Fleet {
     /// The hosts, in the node set's order.
@@ -37,10 +34,12 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// The hosts `named` names, in tether's config (`args.config`).
-    pub fn select(args: &FleetArgs, named: Named<'_>) -> Result<Fleet> {
+    /// The hosts of `cluster` and `hosts` (narrowed by the other), less
+    /// `args`'s exclusions and kept to its filters, in tether's config
+    /// (`args.config`).
+    pub fn select(args: &FleetArgs, cluster: Option<&str>, hosts: Option<&str>) -> Result<Fleet> {
         let config = ssh_opts::load_config(args.config.as_deref())?;
-        let (set, settings) = config.select(named)?;
+        let (set, settings) = config.select_narrowed(cluster, hosts, args.narrow.narrow())?;
         let hosts = set
             .names()
             .iter()

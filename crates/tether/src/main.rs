@@ -115,10 +115,33 @@ fn main() -> ExitCode {
 /// `tether hosts`: the node set, expanded, folded or counted.
 fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
     let config = ssh_opts::load_config(args.config.as_deref())?;
+    if args.list_groups || args.list_clusters {
+        if !args.sets.is_empty() {
+            anyhow::bail!("--list-groups and --list-clusters take no node set");
+        }
+        let list = if args.list_groups {
+            config.list_groups()
+        } else {
+            config.list_clusters()
+        };
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for (name, size, nodes) in list {
+            let size = size.map_or_else(|e| format!("error: {e}"), |n| n.to_string());
+            let name = if args.list_groups {
+                format!("@{name}")
+            } else {
+                name
+            };
+            writeln!(out, "{name}\t{size}\t{nodes}")?;
+        }
+        return Ok(0);
+    }
     let mut set = tether_cluster::NodeSet::new();
     for expr in &args.sets {
         set.union(&config.nodes(expr)?);
     }
+    let set = config.narrowed(set, args.narrow.narrow())?;
     if args.expand {
         println!("{}", set.names().join(" "));
     } else if args.count {

@@ -613,3 +613,38 @@ fn a_passphrase_is_asked_on_the_terminal_once() {
         "the passphrase is not echoed: {text}"
     );
 }
+
+/// The hosts narrowed as pdsh and ClusterShell users type it: `-x`,
+/// `--filter`, a host file (`^FILE`), and a cluster narrowed by `-H`;
+/// only the hosts left run the command.
+#[test]
+fn exclusions_filters_host_files_and_a_narrowed_cluster_pick_the_hosts_that_run() {
+    let Some(f) = start() else { return };
+    let on = "set -- $SSH_CONNECTION; echo on $3";
+    let out = f.exec("127.0.0.[2-4]", &["-x", "127.0.0.3"], on);
+    assert_eq!(
+        lines(&out.stdout),
+        ["127.0.0.2: on 127.0.0.2", "127.0.0.4: on 127.0.0.4"]
+    );
+    let out = f.exec("127.0.0.[2-4]", &["--filter", "*.4"], on);
+    assert_eq!(lines(&out.stdout), ["127.0.0.4: on 127.0.0.4"]);
+    let file = f.scratch.0.join("hosts");
+    std::fs::write(&file, "# two of them\n127.0.0.2\n127.0.0.3 # and this\n").unwrap();
+    let out = f.exec(&format!("^{}", file.display()), &[], on);
+    assert_eq!(
+        lines(&out.stdout),
+        ["127.0.0.2: on 127.0.0.2", "127.0.0.3: on 127.0.0.3"]
+    );
+    let config = f.scratch.0.join("config.toml");
+    std::fs::write(&config, "[clusters.lab]\nnodes = \"127.0.0.[2-4]\"\n").unwrap();
+    let cfg = config.display().to_string();
+    let out = f.exec("127.0.0.3", &["--config", &cfg, "-C", "lab"], on);
+    assert_eq!(lines(&out.stdout), ["127.0.0.3: on 127.0.0.3"], "{out:?}");
+    // A node outside the cluster, or nothing left: an error, nothing run.
+    let out = f.exec("127.0.0.9", &["--config", &cfg, "-C", "lab"], on);
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in cluster lab"));
+    let out = f.exec("127.0.0.[2-4]", &["-x", "127.0.0.[2-4]"], on);
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("leave none"));
+}

@@ -457,3 +457,61 @@ fn malformed_expressions_are_refused_as_nodeset_refuses_them() {
         "{accepted} accepted and {refused} refused by both"
     );
 }
+
+/// `-x` as ClusterShell's `nodeset -x` takes it, and a host file (`^FILE`,
+/// pdsh's syntax) as `nodeset` reads the same node sets given inline.
+#[test]
+fn exclusions_and_host_files_agree_with_nodeset() {
+    if !have_nodeset() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tether-hostfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hosts");
+    std::fs::write(&file, "# racks\nrack[1-2]-n[1-4]\n\nlogin[1-2]  # front\n").unwrap();
+    let hostfile = format!("^{}", file.display());
+    for (set, exclude) in [
+        ("n[1-20]", "n[5-9]"),
+        ("web[01-10]", "web[02-03],web10"),
+        ("rack[1-2]-n[1-4],login[1-2]", "rack2-n[1-4]"),
+    ] {
+        let theirs = Command::new("nodeset")
+            .args(["-f", set, "-x", exclude])
+            .output()
+            .unwrap();
+        let mine = Command::new(TETHER)
+            .args(["hosts", "-f", set, "-x", exclude])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&mine.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "tether hosts -x {exclude} {set}"
+        );
+        // The same set from a host file.
+        if set.starts_with("rack") {
+            let mine = Command::new(TETHER)
+                .args(["hosts", "-f", &hostfile, "-x", exclude])
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&mine.stdout),
+                String::from_utf8_lossy(&theirs.stdout),
+                "tether hosts -x {exclude} {hostfile}"
+            );
+        }
+    }
+    // A filter keeps what its glob matches; nothing left is an error.
+    let out = Command::new(TETHER)
+        .args(["hosts", "-e", "--filter", "*-n1", &hostfile])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "rack1-n1 rack2-n1\n");
+    let out = Command::new(TETHER)
+        .args(["hosts", "-x", "n[1-3]", "n[1-3]"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("leave none"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,7 +28,6 @@ use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use tether_cluster::NodeSet;
-use tether_cluster::config::Selection;
 use tether_cluster::multi::{self, Line, Meta, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
@@ -65,20 +64,26 @@ pub fn run(args: ShellArgs) -> Result<i32> {
     // -H or -C (another machine: the shells live in tether on the nodes)
     // the nodes are those named, their sessions found there by name.
     let (name, names, settings) = match (&args.attach, &args.hosts, &args.cluster) {
-        (Some(name), None, None) => (name.clone(), existing_nodes(name)?, config.defaults.clone()),
-        (attach, Some(expr), None) => {
-            let (set, settings) = config.select(Selection::Nodes(expr))?;
-            let name = attach.clone().or_else(|| args.name.clone());
-            (name.unwrap_or_else(|| set.fold()), set.names(), settings)
-        }
-        (attach, None, Some(cluster)) => {
-            let (set, settings) = config.select(Selection::Cluster(cluster))?;
-            let name = attach.clone().or_else(|| args.name.clone());
-            (
-                name.unwrap_or_else(|| cluster.clone()),
-                set.names(),
-                settings,
+        (Some(_), None, None)
+            if !(args.narrow.exclude.is_empty() && args.narrow.filter.is_empty()) =>
+        {
+            bail!(
+                "-x and --filter narrow -H or -C; --attach NAME alone comes back to the nodes the session has"
             )
+        }
+        (Some(name), None, None) => (name.clone(), existing_nodes(name)?, config.defaults.clone()),
+        (attach, hosts, cluster) if hosts.is_some() || cluster.is_some() => {
+            let (set, settings) = config.select_narrowed(
+                cluster.as_deref(),
+                hosts.as_deref(),
+                args.narrow.narrow(),
+            )?;
+            let name = attach.clone().or_else(|| args.name.clone());
+            let default = match (cluster, hosts) {
+                (Some(c), None) => c.clone(),
+                _ => set.fold(),
+            };
+            (name.unwrap_or(default), set.names(), settings)
         }
         _ => bail!("name the nodes with -H or a cluster with -C, or a session with --attach"),
     };

@@ -52,6 +52,10 @@ pub enum Command {
     /// Run a command on many hosts over SSH (a sliding window of
     /// connections), like pdsh and clush.
     Exec(Box<ExecArgs>),
+    /// Connect to and log into each host, running nothing: a line per
+    /// host, exit 0 when all were reached, 1 when some, 255 when none (as
+    /// bssh's ping).
+    Ping(Box<PingArgs>),
     /// Copy files to many hosts (`SRC... HOSTS:DEST`) or from them
     /// (`HOSTS:SRC... LOCAL_DIR`, into LOCAL_DIR/HOST/), over SFTP.
     Cp(Box<CpArgs>),
@@ -526,6 +530,37 @@ pub struct ExecArgs {
     /// front-ends.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
+}
+
+/// Arguments of `tether ping`.
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    /// The hosts: a node set (`web[01-10]`, `@group`, `^FILE`); with -C,
+    /// some of the cluster's.
+    #[arg(short = 'H', long = "hosts", required_unless_present = "cluster")]
+    pub hosts: Option<String>,
+    /// A cluster from the config file.
+    #[arg(short = 'C', long)]
+    pub cluster: Option<String>,
+    /// The window and how hosts are reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    /// How to print: text (a line per host as it answers) or json (one
+    /// object per host, at the end).
+    #[arg(long, value_enum, default_value_t = PingOutput::Text)]
+    pub output: PingOutput,
+    /// The OpenSSH flags (`-l -p -J -F -i -o`), as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
+}
+
+/// How `tether ping` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PingOutput {
+    /// A line per host as it answers.
+    Text,
+    /// One JSON object per host, at the end.
+    Json,
 }
 
 /// Arguments of `tether cp`.

@@ -80,6 +80,7 @@ mod interactive;
 mod local_term;
 mod mcp;
 mod node_shell;
+mod ping_cmd;
 mod remote_hosts;
 mod result_out;
 mod run_cmd;
@@ -170,6 +171,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Daemon(args) => daemon_cmd::run(args.action),
         C::Hosts(args) => hosts_cmd(args),
         C::Exec(args) => exec_cmd::run(*args),
+        C::Ping(args) => ping_cmd::run(*args),
         C::Cp(args) => cp_cmd::run(*args),
         C::Ssh(args) => ssh_cmd::run(*args),
         C::Shell(args) => node_shell::run(*args),

@@ -648,3 +648,78 @@ fn exclusions_filters_host_files_and_a_narrowed_cluster_pick_the_hosts_that_run(
     assert!(out.stdout.is_empty(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("leave none"));
 }
+
+impl Fleet {
+    /// `tether ping` on `hosts`, reached as [`Fleet::command`] reaches them.
+    fn ping(&self, hosts: &str, extra: &[&str]) -> Output {
+        let mut c = tether();
+        c.args(["ping", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
+            .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
+            .arg("-o")
+            .arg(format!(
+                "UserKnownHostsFile={}",
+                self.scratch.0.join("known_hosts").display()
+            ))
+            .arg("-i")
+            .arg(self.scratch.0.join("id_ed25519"))
+            .args(extra);
+        c.output().unwrap()
+    }
+}
+
+/// `tether ping` as bssh's: a line per host, 0 when all are reached, 1
+/// when some are, 255 when none; a host with no sshd and a login refused
+/// each say why.
+#[test]
+fn ping_tells_which_hosts_let_us_in() {
+    let Some(f) = start() else { return };
+    let out = f.ping("127.0.0.[2-4]", &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let l = lines(&out.stdout);
+    assert_eq!(l.len(), 3, "{l:?}");
+    assert!(l.iter().all(|l| l.contains(": ok (")), "{l:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 3 hosts reached"));
+    // 127.0.0.5 has no sshd.
+    let out = f.ping("127.0.0.[4-5]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let l = lines(&out.stdout);
+    assert!(l[0].starts_with("127.0.0.4: ok"), "{l:?}");
+    assert!(l[1].starts_with("127.0.0.5: failed"), "{l:?}");
+    let out = f.ping("127.0.0.5", &["--output", "json"]);
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&v["host"], &v["ok"]),
+        (&"127.0.0.5".into(), &false.into()),
+        "{v}"
+    );
+    assert_eq!(v["error_kind"], "ssh", "{v}");
+    // A key the hosts do not know (and no other): refused, each host
+    // saying so.
+    let other = tether_testkit::keygen(&f.scratch.0.join("other_key"), "").unwrap();
+    let out = tether()
+        .args([
+            "ping",
+            "-F",
+            "none",
+            "-o",
+            "BatchMode=yes",
+            "-H",
+            "127.0.0.[2-3]",
+        ])
+        .args(["-p", &f.port.to_string(), "-o", "IdentityAgent=none"])
+        .arg("-o")
+        .arg(format!(
+            "UserKnownHostsFile={}",
+            f.scratch.0.join("known_hosts").display()
+        ))
+        .arg("-i")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(
+        lines(&out.stdout).iter().all(|l| l.contains("failed")),
+        "{out:?}"
+    );
+}

@@ -7,6 +7,7 @@ mod gather;
 mod host_error;
 mod input;
 mod kept;
+mod ping;
 mod resolve;
 mod spec;
 
@@ -14,6 +15,7 @@ pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
 pub use input::SharedInput;
 pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
+pub use ping::{PingProgress, PingResult, ping};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
 pub use spec::HostSpec;
 

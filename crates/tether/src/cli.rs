@@ -515,6 +515,9 @@ pub struct ExecArgs {
     /// The directory for `--output dir`.
     #[arg(long, required_if_eq("output", "dir"))]
     pub dir: Option<PathBuf>,
+    /// `--output diff`, as `clush --diff` spells it.
+    #[arg(long, conflicts_with = "output")]
+    pub diff: bool,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.
@@ -704,6 +707,9 @@ pub enum OutputMode {
     Json,
     /// `DIR/HOST.stdout`, `.stderr` and `.status`.
     Dir,
+    /// A unified diff of each group of identical outputs against the
+    /// largest group's, at the end (`clush --diff`).
+    Diff,
 }
 
 /// `tether exec --exit-code` and `tether cp --exit-code`.

@@ -39,7 +39,12 @@ const BAD_USAGE: i32 = 2;
 
 pub fn run(args: ExecArgs) -> Result<i32> {
     let fleet = Fleet::select(&args.fleet, args.cluster.as_deref(), args.hosts.as_deref())?;
-    if args.output == OutputMode::Dir
+    let mode = if args.diff {
+        OutputMode::Diff
+    } else {
+        args.output
+    };
+    if mode == OutputMode::Dir
         && let Some(clash) = exec_output::dir_clash(&fleet.hosts)
     {
         eprintln!("tether: {clash}");
@@ -55,11 +60,11 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         command_timeout,
         fail_fast: args.failures.fail_fast,
         stop: Some(stop),
-        keep_output: args.output != OutputMode::Stream,
+        keep_output: mode != OutputMode::Stream,
         stdin: args.stdin.then(read_stdin),
     };
     let command = args.command.join(" ");
-    let mode = args.output;
+
     let progress = ProgressLine::new(fleet.hosts.len());
     if mode != OutputMode::Stream {
         // Nothing is written before the end: a reader gone meanwhile
@@ -106,6 +111,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     match mode {
         OutputMode::Stream => {}
         OutputMode::Gather => exec_output::gather(&results)?,
+        OutputMode::Diff => exec_output::diff(&results)?,
         OutputMode::Json => exec_output::json_lines(&results)?,
         OutputMode::Dir => exec_output::dir(
             args.dir.as_deref().unwrap_or(std::path::Path::new(".")),

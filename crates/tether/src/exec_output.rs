@@ -103,6 +103,77 @@ pub fn gather(results: &[HostResult]) -> Result<()> {
     Ok(())
 }
 
+/// `--output diff`: the groups of identical results, largest first (then
+/// by first host, as ClusterShell orders them); each group's stdout as a
+/// unified diff against the first's, headed by the two node sets (with
+/// their sizes past one host), as `clush --diff` prints it. Nothing when
+/// every host printed the same. A group's status, when not a plain exit 0,
+/// goes to stderr.
+pub fn diff(results: &[HostResult]) -> Result<()> {
+    let mut groups = exec::gather(results);
+    groups.sort_by_cached_key(|g| {
+        (
+            std::cmp::Reverse(g.hosts.len()),
+            g.hosts.names().first().cloned(),
+        )
+    });
+    let text = |k: &exec::Kept| -> Result<String> {
+        let mut bytes = Vec::new();
+        k.each(|b| {
+            bytes.extend_from_slice(b);
+            Ok(())
+        })?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let name = |g: &exec::Group| {
+        let set = printable(&g.hosts.fold()).into_owned();
+        if g.hosts.len() > 1 {
+            format!("{set} ({})", g.hosts.len())
+        } else {
+            set
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let Some((first, rest)) = groups.split_first() else {
+        return Ok(());
+    };
+    let reference = text(&first.stdout)?;
+    for g in rest {
+        let other = text(&g.stdout)?;
+        let d = similar::TextDiff::from_lines(&reference, &other);
+        let mut unified = d.unified_diff();
+        let shown = unified
+            .context_radius(3)
+            .missing_newline_hint(false)
+            .header(&name(first), &name(g))
+            .to_string();
+        out.write_all(printable_lines(&shown).as_bytes())?;
+    }
+    for g in &groups {
+        let status = match (&g.error, &g.signal, g.exit_code) {
+            (Some(e), _, _) => e.to_string(),
+            (None, Some(s), _) => format!("signal {s}"),
+            (None, None, Some(c)) if c != 0 => format!("exit {c}"),
+            _ => continue,
+        };
+        eprintln!("tether: {}: {}", name(g), printable(&status));
+    }
+    Ok(())
+}
+
+/// Each line of `text` made printable, its newlines kept.
+fn printable_lines(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|l| {
+            let (body, nl) = match l.strip_suffix('\n') {
+                Some(b) => (b, "\n"),
+                None => (l, ""),
+            };
+            format!("{}{nl}", printable(body))
+        })
+        .collect()
+}
+
 /// One JSON object per host. Its outputs are written as they are read
 /// back (a spilled output never whole in memory), as JSON strings of their
 /// text (invalid UTF-8 as U+FFFD).

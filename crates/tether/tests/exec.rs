@@ -723,3 +723,41 @@ fn ping_tells_which_hosts_let_us_in() {
         "{out:?}"
     );
 }
+
+/// `--diff` prints what `clush --diff` prints for the same outputs from
+/// the same hosts (ClusterShell's own clush, through OpenSSH's ssh with
+/// this fleet's port, key and known_hosts).
+#[test]
+fn diff_prints_what_clush_diff_prints() {
+    let Some(f) = start() else { return };
+    if Command::new("clush").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: clush is not installed (scripts/test installs clustershell)");
+        return;
+    }
+    let cmd = "set -- $SSH_CONNECTION; echo a; echo b; if [ $3 = 127.0.0.3 ]; then echo B; else echo c; fi; echo d; echo e; echo f; echo g";
+    let hosts = "127.0.0.[2-4]";
+    let mine = f.exec(hosts, &["--diff"], cmd);
+    assert_eq!(mine.status.code(), Some(0), "{mine:?}");
+    let ssh_opts = format!(
+        "-F none -o BatchMode=yes -o IdentityAgent=none -o IdentitiesOnly=yes -p {} -i {} -o UserKnownHostsFile={}",
+        f.port,
+        f.scratch.0.join("id_ed25519").display(),
+        f.scratch.0.join("known_hosts").display()
+    );
+    let theirs = Command::new("clush")
+        .args(["-w", hosts, "-o", &ssh_opts, "--diff", "--color=never", cmd])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{theirs:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&mine.stdout),
+        String::from_utf8_lossy(&theirs.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&mine.stdout).contains("+B"),
+        "{mine:?}"
+    );
+    // All the same: nothing to show.
+    let same = f.exec(hosts, &["--diff"], "echo same");
+    assert!(same.stdout.is_empty(), "{same:?}");
+}

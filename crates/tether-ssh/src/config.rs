@@ -76,6 +76,8 @@ pub struct HostConfig {
     pub known_hosts_command: Option<String>,
     /// `HashKnownHosts`.
     pub hash_known_hosts: Option<bool>,
+    /// `AddressFamily`.
+    pub address_family: Option<crate::connect::AddressFamily>,
     /// `CertificateFile`, in order.
     pub certificate_files: Vec<PathBuf>,
     /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
@@ -395,6 +397,12 @@ pub fn resolve_with(
                 cfg.known_hosts_command = Some(l.value.clone()).filter(|v| v != "none")
             }
             "hashknownhosts" => cfg.hash_known_hosts = Some(yes_no("HashKnownHosts")?),
+            "addressfamily" => {
+                cfg.address_family = Some(
+                    crate::connect::AddressFamily::parse(&l.value)
+                        .ok_or_else(|| bad("AddressFamily takes any, inet or inet6".to_owned()))?,
+                )
+            }
             "forwardagent" => cfg.forward_agent = Some(l.value.clone()),
             "globalknownhostsfile" => raw_global = Some(l.value.clone()),
             "ciphers" => cfg.ciphers = Some(list(Kind_::Cipher)?),

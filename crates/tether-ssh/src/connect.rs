@@ -106,6 +106,9 @@ pub struct ConnectOptions {
     pub known_hosts_command: Option<String>,
     /// `HashKnownHosts`: a learned key's host name is written hashed.
     pub hash_known_hosts: bool,
+    /// `AddressFamily` (`-4`, `-6`): the addresses tried.
+    #[serde(default)]
+    pub address_family: AddressFamily,
     /// Ask first for the key types known_hosts (and `KnownHostsCommand`'s
     /// `ORDER` run) holds for the host, as OpenSSH does unless
     /// `HostKeyAlgorithms` is a whole list (not `+…`/`-…`).
@@ -163,6 +166,7 @@ impl Default for ConnectOptions {
             host_key_alias: None,
             known_hosts_command: None,
             hash_known_hosts: false,
+            address_family: AddressFamily::Any,
             known_host_key_types_first: true,
             certificates: Vec::new(),
             forward_agent: None,
@@ -421,7 +425,7 @@ async fn hop_connect(
                 }
             }
             None => {
-                let stream = tcp(hop).await?;
+                let stream = tcp(hop, opts.address_family).await?;
                 crate::steps::tell(opts.steps.as_ref(), || {
                     let at = stream
                         .peer_addr()
@@ -458,7 +462,48 @@ async fn hop_connect(
     Ok(conn)
 }
 
-async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
+/// Which addresses of a host are tried (`AddressFamily`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AddressFamily {
+    /// Any (IPv4 and IPv6, in the resolver's order).
+    #[default]
+    Any,
+    /// IPv4 only (`inet`, `-4`).
+    Inet,
+    /// IPv6 only (`inet6`, `-6`).
+    Inet6,
+}
+
+impl AddressFamily {
+    /// As ssh_config writes it (`any`, `inet`, `inet6`).
+    pub fn parse(value: &str) -> Option<AddressFamily> {
+        match value.to_ascii_lowercase().as_str() {
+            "any" => Some(AddressFamily::Any),
+            "inet" => Some(AddressFamily::Inet),
+            "inet6" => Some(AddressFamily::Inet6),
+            _ => None,
+        }
+    }
+
+    /// As ssh_config writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddressFamily::Any => "any",
+            AddressFamily::Inet => "inet",
+            AddressFamily::Inet6 => "inet6",
+        }
+    }
+
+    fn admits(self, a: &std::net::SocketAddr) -> bool {
+        match self {
+            AddressFamily::Any => true,
+            AddressFamily::Inet => a.is_ipv4(),
+            AddressFamily::Inet6 => a.is_ipv6(),
+        }
+    }
+}
+
+async fn tcp(target: &Target, family: AddressFamily) -> Result<TcpStream, SshError> {
     let host = target.host.clone();
     let addr = if target.hostname.contains(':') {
         // An IPv6 literal: the port goes after brackets.
@@ -472,7 +517,23 @@ async fn tcp(target: &Target) -> Result<TcpStream, SshError> {
             host: host.clone(),
             reason: e.to_string(),
         })?
+        .filter(|a| family.admits(a))
         .collect();
+    if addrs.is_empty() && family != AddressFamily::Any {
+        return Err(SshError::Resolve {
+            host,
+            reason: format!(
+                "{} has no {} address (AddressFamily {})",
+                target.hostname,
+                if family == AddressFamily::Inet {
+                    "IPv4"
+                } else {
+                    "IPv6"
+                },
+                family.as_str()
+            ),
+        });
+    }
     let mut last = None;
     for a in &addrs {
         match TcpStream::connect(a).await {

@@ -47,6 +47,7 @@ const APPLIED: &[&str] = &[
     "userknownhostsfile",
     "stricthostkeychecking",
     "connecttimeout",
+    "addressfamily",
     "serveraliveinterval",
     "serveralivecountmax",
     "ciphers",
@@ -360,7 +361,6 @@ pub fn treatment(key: &str, value: &str) -> Option<Treatment> {
             &["no", "false"],
             "tether talks through the ProxyCommand's stdin and stdout and does not take a connection it passes back",
         ),
-        "addressfamily" => unless(&["any"], "tether does not choose the address family"),
         "bindaddress" | "bindinterface" => {
             Treatment::Refused("tether does not choose the local address")
         }

@@ -95,7 +95,9 @@ mod steps;
 mod stream;
 
 pub use agent_forward::agent_socket;
-pub use connect::{ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect};
+pub use connect::{
+    AddressFamily, ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect,
+};
 pub use error::{ChannelRefusal, ProxyFailure, SftpProblem, SshError};
 pub use exec::{Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};

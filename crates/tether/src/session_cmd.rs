@@ -210,6 +210,8 @@ pub fn ssh_flags_given(ssh: &crate::ssh_opts::SshArgs) -> bool {
         || ssh.ssh_config.is_some()
         || !ssh.identities.is_empty()
         || !ssh.options.is_empty()
+        || ssh.ipv4
+        || ssh.ipv6
 }
 
 pub fn send(args: SendArgs) -> Result<i32> {

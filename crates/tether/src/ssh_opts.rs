@@ -49,6 +49,12 @@ pub struct SshArgs {
     pub identities: Vec<PathBuf>,
     #[arg(short = 'o', value_name = "KEY=VALUE", help = options_help())]
     pub options: Vec<String>,
+    /// Use IPv4 addresses only (AddressFamily inet).
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 addresses only (AddressFamily inet6).
+    #[arg(short = '6')]
+    pub ipv6: bool,
 }
 
 /// A port as `-p`, `-P` and `-o Port` take it: 1 to 65535 (0 is no port
@@ -99,6 +105,12 @@ pub fn overrides(args: &SshArgs, mut ov: Overrides, settings: &Settings) -> Resu
     }
     for o in &args.options {
         apply_option(o, &mut ov)?;
+    }
+    // -4 and -6 as OpenSSH takes them: AddressFamily, over -o's.
+    if args.ipv4 {
+        ov.address_family = Some(tether_ssh::AddressFamily::Inet);
+    } else if args.ipv6 {
+        ov.address_family = Some(tether_ssh::AddressFamily::Inet6);
     }
     apply_settings(&mut ov, settings)?;
     Ok(ov)
@@ -236,6 +248,12 @@ fn apply_option(o: &str, ov: &mut Overrides) -> Result<()> {
         "hostkeyalias" => ov.host_key_alias = Some(value.to_owned()),
         "knownhostscommand" => ov.known_hosts_command = Some(value.to_owned()),
         "hashknownhosts" => ov.hash_known_hosts = Some(yes(value)),
+        "addressfamily" => {
+            ov.address_family = Some(
+                tether_ssh::AddressFamily::parse(value)
+                    .context("-o AddressFamily takes any, inet or inet6")?,
+            )
+        }
         "certificatefile" => ov
             .certificates
             .push(tether_ssh::config::expand_tilde(value)),

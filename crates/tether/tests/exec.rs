@@ -761,3 +761,22 @@ fn diff_prints_what_clush_diff_prints() {
     let same = f.exec(hosts, &["--diff"], "echo same");
     assert!(same.stdout.is_empty(), "{same:?}");
 }
+
+/// `-4` and `-6` as OpenSSH takes them (AddressFamily): an IPv4 host is
+/// reached with -4, and with -6 it has no address to try, said per host.
+#[test]
+fn address_family_flags_choose_the_addresses_tried() {
+    let Some(f) = start() else { return };
+    let out = f.exec("127.0.0.2", &["-4"], "echo v4");
+    assert_eq!(lines(&out.stdout), ["127.0.0.2: v4"], "{out:?}");
+    let out = f.exec("127.0.0.2", &["-6"], "echo v6");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no IPv6 address"),
+        "{out:?}"
+    );
+    let out = f.exec("127.0.0.2", &["-o", "AddressFamily=inet6"], "echo v6");
+    assert_eq!(out.status.code(), Some(255), "{out:?}");
+    let out = f.exec("127.0.0.2", &["-4", "-6"], "true");
+    assert_eq!(out.status.code(), Some(2), "-4 and -6 together: {out:?}");
+}

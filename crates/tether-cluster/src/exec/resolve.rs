@@ -57,6 +57,8 @@ pub struct Overrides {
     pub known_hosts_command: Option<String>,
     /// See `ssh_config(5)`.
     pub hash_known_hosts: Option<bool>,
+    /// `AddressFamily` (`-4`, `-6`).
+    pub address_family: Option<tether_ssh::AddressFamily>,
     /// `CertificateFile`s, before ssh_config's.
     pub certificates: Vec<PathBuf>,
     /// `ForwardAgent` as written (`yes`, `no`, a socket, `$VAR`).
@@ -300,6 +302,7 @@ pub fn resolve(
             .hash_known_hosts
             .or(cfg.hash_known_hosts)
             .unwrap_or(false),
+        address_family: ov.address_family.or(cfg.address_family).unwrap_or_default(),
         // A whole HostKeyAlgorithms list is used as is (OpenSSH).
         known_host_key_types_first: cfg
             .value("hostkeyalgorithms")

@@ -232,6 +232,7 @@ pub fn render(
         let decided = (!decided.is_empty()).then_some(decided);
         let applied: Option<Vec<String>> = match key {
             _ if decided.is_some() => decided,
+            "addressfamily" => Some(vec![opts.address_family.as_str().into()]),
             "batchmode" => Some(vec![yes(opts.secrets.is_none()).into()]),
             "identitiesonly" => Some(vec![yes(opts.identities_only).into()]),
             "kbdinteractiveauthentication" | "passwordauthentication" => {

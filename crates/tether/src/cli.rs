@@ -633,6 +633,11 @@ pub struct FleetArgs {
     /// Hosts taken away, and patterns every host must match.
     #[command(flatten)]
     pub narrow: NarrowArgs,
+    /// Verbose: each host's connection steps (resolving, connecting, the
+    /// host key, authentication) on stderr, with the time since the run
+    /// began.
+    #[arg(short = 'v', long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// What narrows the hosts a run names (pdsh's `-x`, ClusterShell's `-x`

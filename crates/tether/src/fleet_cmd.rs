@@ -63,6 +63,13 @@ impl Fleet {
                 args.same_password,
             )),
             connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
+            steps: (args.verbose > 0).then(|| {
+                let t0 = Instant::now();
+                tether_ssh::Steps(Arc::new(move |line: &str| {
+                    let ms = t0.elapsed().as_millis();
+                    eprintln!("tether: +{ms} ms {}", crate::exec_output::printable(line));
+                }))
+            }),
             ..Overrides::default()
         };
         let ov = ssh_opts::overrides(ssh, base, &self.settings)?;

@@ -780,3 +780,26 @@ fn address_family_flags_choose_the_addresses_tried() {
     let out = f.exec("127.0.0.2", &["-4", "-6"], "true");
     assert_eq!(out.status.code(), Some(2), "-4 and -6 together: {out:?}");
 }
+
+/// `-v`: each host's connection steps on stderr, with the time since the
+/// run began; stdout is the command's alone.
+#[test]
+fn verbose_shows_each_hosts_connection_steps_on_stderr() {
+    let Some(f) = start() else { return };
+    let out = f.exec("127.0.0.[2-3]", &["-v"], "echo hi");
+    assert_eq!(
+        lines(&out.stdout),
+        ["127.0.0.2: hi", "127.0.0.3: hi"],
+        "{out:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for host in ["127.0.0.2", "127.0.0.3"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("tether: +") && l.contains(host) && l.contains("connected")),
+            "{err}"
+        );
+    }
+    let quiet = f.exec("127.0.0.2", &[], "echo hi");
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("tether: +"));
+}

@@ -56,6 +56,9 @@ pub enum Command {
     /// host, exit 0 when all were reached, 1 when some, 255 when none (as
     /// bssh's ping).
     Ping(Box<PingArgs>),
+    /// pdsh's command line (-w -x -f -l -t -u -N -b -k -S -R ssh -q), run
+    /// as `tether exec`; a link named `pdsh` to tether does the same.
+    Pdsh(Box<crate::pdsh_cmd::PdshArgs>),
     /// Copy files to many hosts (`SRC... HOSTS:DEST`) or from them
     /// (`HOSTS:SRC... LOCAL_DIR`, into LOCAL_DIR/HOST/), over SFTP.
     Cp(Box<CpArgs>),
@@ -518,6 +521,13 @@ pub struct ExecArgs {
     /// `--output diff`, as `clush --diff` spells it.
     #[arg(long, conflicts_with = "output")]
     pub diff: bool,
+    /// Print each line without its `host: ` prefix (stream output; pdsh -N).
+    #[arg(short = 'N', long)]
+    pub no_prefix: bool,
+    /// One Ctrl-C cancels the run (pdsh -b), instead of first saying which
+    /// hosts still run.
+    #[arg(short = 'b', long)]
+    pub batch: bool,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.

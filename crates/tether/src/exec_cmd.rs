@@ -53,7 +53,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
     let runtime = fleet_cmd::runtime()?;
-    let (ctrl_c, stop) = Interrupts::listen(&runtime);
+    let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.batch);
     let opts = ExecOptions {
         fanout: fleet.fanout(&args.fleet),
         resolve,
@@ -85,7 +85,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         // nothing more is printed but the one line at the end.
         if mode == OutputMode::Stream
             && closed.is_none()
-            && let Err(c) = progress.above(|| exec_output::stream(p))
+            && let Err(c) = progress.above(|| exec_output::stream(p, !args.no_prefix))
         {
             closed = Some(c);
             ctrl_c.output_closed();

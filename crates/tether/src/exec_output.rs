@@ -30,14 +30,15 @@ impl Closed {
 /// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
 /// and signals as one line on stderr. An error: the stream that could not
 /// be written.
-pub fn stream(p: &Progress) -> Result<(), Closed> {
+pub fn stream(p: &Progress, prefix: bool) -> Result<(), Closed> {
+    let host = |h: &str| if prefix { Some(h.to_owned()) } else { None };
     match p {
         // Bytes go out as they came (no re-encoding), one whole line per write.
-        Progress::Line(host, Stream::Stdout, line) => {
-            prefixed(&mut std::io::stdout().lock(), host, line).map_err(|_| Closed::Stdout)
+        Progress::Line(h, Stream::Stdout, line) => {
+            prefixed(&mut std::io::stdout().lock(), host(h), line).map_err(|_| Closed::Stdout)
         }
-        Progress::Line(host, Stream::Stderr, line) => {
-            prefixed(&mut std::io::stderr().lock(), host, line).map_err(|_| Closed::Stderr)
+        Progress::Line(h, Stream::Stderr, line) => {
+            prefixed(&mut std::io::stderr().lock(), host(h), line).map_err(|_| Closed::Stderr)
         }
         Progress::Done(r) => {
             let line = if let Some(e) = &r.error {
@@ -63,11 +64,12 @@ pub fn printable(host: &str) -> std::borrow::Cow<'_, str> {
     tether_term::printable::escaped(host, false)
 }
 
-fn prefixed(out: &mut impl Write, host: &str, line: &[u8]) -> std::io::Result<()> {
-    let host = printable(host);
-    let mut buf = Vec::with_capacity(host.len() + line.len() + 3);
-    buf.extend_from_slice(host.as_bytes());
-    buf.extend_from_slice(b": ");
+fn prefixed(out: &mut impl Write, host: Option<String>, line: &[u8]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(line.len() + 64);
+    if let Some(host) = host {
+        buf.extend_from_slice(printable(&host).as_bytes());
+        buf.extend_from_slice(b": ");
+    }
     buf.extend_from_slice(line);
     buf.push(b'\n');
     out.write_all(&buf)

@@ -142,6 +142,14 @@ pub struct Interrupts {
 impl Interrupts {
     /// Listens from now on, on `runtime`; the receiver is the run's stop.
     pub fn listen(runtime: &tokio::runtime::Runtime) -> (Interrupts, watch::Receiver<bool>) {
+        Interrupts::listen_with(runtime, false)
+    }
+
+    /// [`Interrupts::listen`]; with `batch`, the first Ctrl-C cancels.
+    pub fn listen_with(
+        runtime: &tokio::runtime::Runtime,
+        batch: bool,
+    ) -> (Interrupts, watch::Receiver<bool>) {
         let (stop, stopped) = watch::channel(false);
         let me = Interrupts {
             tally: Arc::default(),
@@ -153,6 +161,7 @@ impl Interrupts {
             Arc::clone(&me.tally),
             Arc::clone(&me.stop),
             Arc::clone(&me.interrupted),
+            batch,
         ));
         (me, stopped)
     }
@@ -202,6 +211,7 @@ async fn interrupts(
     tally: Arc<Mutex<Tally>>,
     stop: Arc<watch::Sender<bool>>,
     interrupted: Arc<AtomicBool>,
+    batch: bool,
 ) {
     let Ok(mut int) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
     else {
@@ -209,7 +219,7 @@ async fn interrupts(
     };
     let mut last: Option<Instant> = None;
     while int.recv().await.is_some() {
-        if last.is_some_and(|t| t.elapsed() <= Duration::from_secs(1)) {
+        if batch || last.is_some_and(|t| t.elapsed() <= Duration::from_secs(1)) {
             eprintln!("tether: interrupted: cancelling every host");
             interrupted.store(true, Ordering::Release);
             stop.send_replace(true);

@@ -80,6 +80,7 @@ mod interactive;
 mod local_term;
 mod mcp;
 mod node_shell;
+mod pdsh_cmd;
 mod ping_cmd;
 mod remote_hosts;
 mod result_out;
@@ -98,8 +99,12 @@ mod tty_prompt;
 
 fn main() -> ExitCode {
     allocator::keep_freed_memory();
-    let cli = cli::Cli::parse();
-    match dispatch(cli.command) {
+    let ran = if pdsh_cmd::called_as_pdsh() {
+        pdsh_cmd::run(pdsh_cmd::PdshCli::parse().args)
+    } else {
+        dispatch(cli::Cli::parse().command)
+    };
+    match ran {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
         Err(e) => {
             // Messages may quote session data: escaped for the terminal.
@@ -172,6 +177,7 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Hosts(args) => hosts_cmd(args),
         C::Exec(args) => exec_cmd::run(*args),
         C::Ping(args) => ping_cmd::run(*args),
+        C::Pdsh(args) => pdsh_cmd::run(*args),
         C::Cp(args) => cp_cmd::run(*args),
         C::Ssh(args) => ssh_cmd::run(*args),
         C::Shell(args) => node_shell::run(*args),

@@ -803,3 +803,93 @@ fn verbose_shows_each_hosts_connection_steps_on_stderr() {
     let quiet = f.exec("127.0.0.2", &[], "echo hi");
     assert!(!String::from_utf8_lossy(&quiet.stderr).contains("tether: +"));
 }
+
+/// tether's pdsh mode against pdsh itself (`pdsh -R ssh`, through OpenSSH
+/// with the same ssh_config): the same lines, the same exit codes, with
+/// and without -S, -N and -x; a link named `pdsh` to tether does the same.
+#[test]
+fn pdsh_mode_prints_and_exits_as_pdsh_does() {
+    let Some(f) = start() else { return };
+    if Command::new("pdsh").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: pdsh is not installed (scripts/test installs it)");
+        return;
+    }
+    let home = f.scratch.0.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let config = home.join(".ssh/config");
+    std::fs::write(
+        &config,
+        format!(
+            "Host 127.0.0.*\n  Port {}\n  IdentityFile {}\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {}\n  BatchMode yes\n",
+            f.port,
+            f.scratch.0.join("id_ed25519").display(),
+            f.scratch.0.join("known_hosts").display()
+        ),
+    )
+    .unwrap();
+    let link = f.scratch.0.join("pdsh");
+    std::os::unix::fs::symlink(common_tether(), &link).unwrap();
+    let cmd =
+        "set -- $SSH_CONNECTION; echo on $3; echo err $3 >&2; [ $3 = 127.0.0.3 ] && exit 7; exit 0";
+    for (hosts, flags) in [
+        ("127.0.0.[2-4]", &[][..]),
+        ("127.0.0.[2-4]", &["-S"][..]),
+        ("127.0.0.[2-4]", &["-N"][..]),
+        ("127.0.0.[2-4]", &["-S", "-x", "127.0.0.3"][..]),
+        ("127.0.0.[2-4]", &["-f", "1", "-S"][..]),
+        // 127.0.0.5 has no sshd.
+        ("127.0.0.[4-5]", &[][..]),
+        ("127.0.0.[4-5]", &["-S"][..]),
+    ] {
+        let mut args = vec!["-R", "ssh", "-w", hosts];
+        args.extend_from_slice(flags);
+        args.push(cmd);
+        let theirs = Command::new("pdsh")
+            .args(&args)
+            .env("PDSH_SSH_ARGS", format!("-F {} -l%u %h", config.display()))
+            .output()
+            .unwrap();
+        let mine = tether()
+            .arg("pdsh")
+            .args(&args)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let linked = Command::new(&link)
+            .args(&args)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        for (who, out) in [("tether pdsh", &mine), ("a pdsh link", &linked)] {
+            assert_eq!(
+                lines(&out.stdout),
+                lines(&theirs.stdout),
+                "{who} {flags:?}: {out:?} vs {theirs:?}"
+            );
+            assert_eq!(
+                out.status.code(),
+                theirs.status.code(),
+                "{who} {flags:?}: {out:?} vs {theirs:?}"
+            );
+        }
+        let err_lines = |o: &Output| {
+            lines(&o.stderr)
+                .into_iter()
+                .filter(|l| l.contains("err 127"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(err_lines(&mine), err_lines(&theirs), "stderr {flags:?}");
+    }
+    // Not pdsh's: another rcmd module, and no host.
+    let out = tether()
+        .args(["pdsh", "-R", "rsh", "-w", "a", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ssh only"));
+}
+
+/// The tether binary the tests run.
+fn common_tether() -> &'static str {
+    env!("CARGO_BIN_EXE_tether")
+}

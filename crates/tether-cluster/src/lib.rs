@@ -18,7 +18,9 @@
 //!   the same greedy merge as `RangeSetND`, so `-f` prints what
 //!   `nodeset -f` prints).
 //! - [`config`]: defaults, groups, clusters, and the `[shell]` settings
-//!   (`ShellSettings`, per cluster over the top ones).
+//!   (`ShellSettings`, per cluster over the top ones); [`select`]: naming
+//!   the hosts as pdsh and ClusterShell users type it (host files, `-x`,
+//!   `--filter`, a cluster narrowed by `-H`).
 //! - `window.rs`: the sliding window `exec` and `copy` both run in:
 //!   `fanout` permits taken in the hosts' order by one feeder, the cancel
 //!   (a stop, or fail-fast set by the failed host before its permit goes),

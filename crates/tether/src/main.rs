@@ -42,9 +42,15 @@
 //! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
 //!   resolver, runtime, Ctrl-C once to name the running hosts and twice to
 //!   cancel, the tally, `--fail-fast`, the exit code); `exec_cmd.rs` and
-//!   `exec_output.rs` (stream, gather, json, dir); `cp_cmd.rs` (operands,
+//!   `exec_output.rs` (stream, gather, json, dir, diff); `cp_cmd.rs` (operands,
 //!   scp's rule for what is remote, the push's plan walked before any host
-//!   is reached) and `cp_output.rs`.
+//!   is reached) and `cp_output.rs`; `ping_cmd.rs` (`tether ping`, as
+//!   bssh's); `pdsh_cmd.rs` (pdsh's command line, as `tether pdsh` and
+//!   through a link named `pdsh`).
+//! - Confined sessions: `confine_args.rs` (the `--confine` flags over the
+//!   config's `[confine]`, and an MCP agent's floor); `confine_exec.rs`
+//!   (`tether confine-exec`, run by bubblewrap inside the fence: Landlock,
+//!   the allowlist's forwarder, then the shell).
 //! - `node_shell/`: `tether shell`, many nodes at one prompt (see its
 //!   module doc).
 //! - `mcp/`: the MCP server, the only user of `rmcp` (pinned `=3.11.0`):

@@ -146,15 +146,16 @@ fn ssh_ends_when_its_stdout_closes_and_stops_the_remote_command() {
     assert!(err.contains("stdout closed"), "{err}");
 }
 
-/// `-x n2` and `-v` before `--` were sent to the hosts as the command;
-/// now they are bad usage and nothing runs. Words after the command's
-/// first word stay the command's, with or without `--`.
+/// Flags tether does not know before `--` (`-Y n2`, `-Q`; `-x` and `-v`
+/// were such flags until they became exec's own) were sent to the hosts
+/// as the command; now they are bad usage and nothing runs. Words after
+/// the command's first word stay the command's, with or without `--`.
 #[test]
 fn unknown_flags_before_the_command_are_refused_and_run_nothing() {
     let Some(f) = start() else { return };
     let t = token("flag");
     let touch = format!("touch {}/ran_{t}", f.marks.display());
-    for bad in [&["-x", "127.0.0.3"][..], &["-v"], &["--no-such-flag"]] {
+    for bad in [&["-Y", "127.0.0.3"][..], &["-Q"], &["--no-such-flag"]] {
         let mut args = bad.to_vec();
         args.extend(["--", touch.as_str()]);
         let out = f.exec_args("127.0.0.[2-3]", &args).output().unwrap();

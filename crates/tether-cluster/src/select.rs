@@ -142,22 +142,20 @@ impl Config {
     /// The clusters: name, how many hosts, and the node set they come
     /// from (an error in one is its line, not the listing's end).
     pub fn list_clusters(&self) -> Vec<(String, Result<usize, String>, String)> {
-        self.clusters
-            .iter()
-            .map(|(name, c)| {
-                let size = self
-                    .nodes(&c.nodes)
-                    .map(|s| s.len())
-                    .map_err(|e| e.to_string());
-                (name.clone(), size, c.nodes.clone())
-            })
-            .collect()
+        self.listed(self.clusters.iter().map(|(name, c)| (name, &c.nodes)))
     }
 
     /// The groups, as [`Config::list_clusters`] lists clusters.
     pub fn list_groups(&self) -> Vec<(String, Result<usize, String>, String)> {
-        self.groups
-            .iter()
+        self.listed(self.groups.iter())
+    }
+
+    /// Each (name, node set) with its size, or why it has none.
+    fn listed<'a>(
+        &self,
+        named: impl Iterator<Item = (&'a String, &'a String)>,
+    ) -> Vec<(String, Result<usize, String>, String)> {
+        named
             .map(|(name, expr)| {
                 let size = self.nodes(expr).map(|s| s.len()).map_err(|e| e.to_string());
                 (name.clone(), size, expr.clone())

@@ -136,6 +136,14 @@ fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
         } else {
             config.list_clusters()
         };
+        if list.is_empty() {
+            let what = if args.list_groups {
+                "groups"
+            } else {
+                "clusters"
+            };
+            eprintln!("tether: the config defines no {what}");
+        }
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         for (name, size, nodes) in list {

@@ -47,11 +47,12 @@ fn start() -> Option<Fleet> {
 }
 
 impl Fleet {
-    /// `tether exec` on `hosts` with this fleet's port, key and
-    /// known_hosts, no ssh_config, never asking for a secret.
-    fn command(&self, hosts: &str, extra: &[&str], command: &str) -> Command {
+    /// `tether SUBCOMMAND` on `hosts` with this fleet's port and
+    /// known_hosts and the key `key`, no ssh_config, never asking for a
+    /// secret.
+    fn reaching(&self, subcommand: &str, hosts: &str, key: &std::path::Path) -> Command {
         let mut c = tether();
-        c.args(["exec", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
+        c.args([subcommand, "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
             .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
             .arg("-o")
             .arg(format!(
@@ -59,10 +60,14 @@ impl Fleet {
                 self.scratch.0.join("known_hosts").display()
             ))
             .arg("-i")
-            .arg(self.scratch.0.join("id_ed25519"))
-            .args(extra)
-            .arg("--")
-            .arg(command);
+            .arg(key);
+        c
+    }
+
+    /// `tether exec` on `hosts`, reached with this fleet's key.
+    fn command(&self, hosts: &str, extra: &[&str], command: &str) -> Command {
+        let mut c = self.reaching("exec", hosts, &self.scratch.0.join("id_ed25519"));
+        c.args(extra).arg("--").arg(command);
         c
     }
 
@@ -652,18 +657,8 @@ fn exclusions_filters_host_files_and_a_narrowed_cluster_pick_the_hosts_that_run(
 impl Fleet {
     /// `tether ping` on `hosts`, reached as [`Fleet::command`] reaches them.
     fn ping(&self, hosts: &str, extra: &[&str]) -> Output {
-        let mut c = tether();
-        c.args(["ping", "-F", "none", "-o", "BatchMode=yes", "-H", hosts])
-            .args(["-p", &self.port.to_string(), "-o", "IdentityAgent=none"])
-            .arg("-o")
-            .arg(format!(
-                "UserKnownHostsFile={}",
-                self.scratch.0.join("known_hosts").display()
-            ))
-            .arg("-i")
-            .arg(self.scratch.0.join("id_ed25519"))
-            .args(extra);
-        c.output().unwrap()
+        let mut c = self.reaching("ping", hosts, &self.scratch.0.join("id_ed25519"));
+        c.args(extra).output().unwrap()
     }
 }
 
@@ -697,24 +692,8 @@ fn ping_tells_which_hosts_let_us_in() {
     // A key the hosts do not know (and no other): refused, each host
     // saying so.
     let other = tether_testkit::keygen(&f.scratch.0.join("other_key"), "").unwrap();
-    let out = tether()
-        .args([
-            "ping",
-            "-F",
-            "none",
-            "-o",
-            "BatchMode=yes",
-            "-H",
-            "127.0.0.[2-3]",
-        ])
-        .args(["-p", &f.port.to_string(), "-o", "IdentityAgent=none"])
-        .arg("-o")
-        .arg(format!(
-            "UserKnownHostsFile={}",
-            f.scratch.0.join("known_hosts").display()
-        ))
-        .arg("-i")
-        .arg(&other)
+    let out = f
+        .reaching("ping", "127.0.0.[2-3]", &other)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(255), "{out:?}");

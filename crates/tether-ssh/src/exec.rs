@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use russh::ChannelMsg;
+use russh::{ChannelMsg, Pty};
 
 use crate::connect::Connection;
 use crate::error::SshError;
@@ -28,6 +28,22 @@ pub enum Input<'a> {
     Bytes(&'a [u8]),
     /// Chunks as they arrive, then end of file when the sender is dropped.
     Stream(tokio::sync::mpsc::Receiver<Vec<u8>>),
+}
+
+/// Where a remote command runs: on a plain channel (stdout and stderr
+/// apart, no terminal: `ssh HOST CMD`), or on a terminal of its own that
+/// neither echoes nor rewrites output (`ssh -t HOST CMD` with `stty -echo
+/// -opost`: what the command writes to stdout, stderr or `/dev/tty` comes as
+/// stdout, byte for byte). A terminal is what lets a program that asks on
+/// `/dev/tty` (sudo) be answered through the channel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CommandTerminal {
+    /// No terminal.
+    #[default]
+    None,
+    /// A quiet terminal (`TERM=dumb`, 80x24, no echo, no output
+    /// processing).
+    Quiet,
 }
 
 /// How a remote command ended.
@@ -106,9 +122,37 @@ impl Connection {
         input: Input<'_>,
         timeout: Option<Duration>,
         stop: impl Future<Output = ()>,
+        on_event: impl FnMut(Event) -> F,
+    ) -> Result<Ended, SshError> {
+        self.exec_on(
+            CommandTerminal::None,
+            command,
+            input,
+            timeout,
+            stop,
+            on_event,
+        )
+        .await
+    }
+
+    /// [`Connection::exec_async`] with the command on `terminal`.
+    pub async fn exec_on<F: Future<Output = ()>>(
+        &self,
+        terminal: CommandTerminal,
+        command: &str,
+        input: Input<'_>,
+        timeout: Option<Duration>,
+        stop: impl Future<Output = ()>,
         mut on_event: impl FnMut(Event) -> F,
     ) -> Result<Ended, SshError> {
         let channel = self.session_channel(&[]).await?;
+        if terminal == CommandTerminal::Quiet {
+            let modes = [(Pty::ECHO, 0), (Pty::OPOST, 0)];
+            channel
+                .request_pty(true, "dumb", 80, 24, 0, 0, &modes)
+                .await
+                .map_err(|e| self.protocol(format!("the server refused a terminal: {e}")))?;
+        }
         // An empty command is the login shell without a terminal (ssh's
         // `shell` request, as `ssh HOST < script` makes).
         if command.is_empty() {

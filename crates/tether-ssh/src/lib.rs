@@ -99,7 +99,7 @@ pub use connect::{
     AddressFamily, ConnectOptions, Connection, HostKeyPolicy, Jump, Target, connect,
 };
 pub use error::{ChannelRefusal, ProxyFailure, SftpProblem, SshError};
-pub use exec::{Ended, Event, Halted, Input};
+pub use exec::{CommandTerminal, Ended, Event, Halted, Input};
 pub use pty::{PtyChannel, PtyEvent, PtyRequest, PtyTerminal, PtyWriter, signal_number};
 pub use route::Route;
 pub use secrets::{Prompter, Secrets};

@@ -533,6 +533,9 @@ pub struct ExecArgs {
     /// remote stdin is closed.
     #[arg(long)]
     pub stdin: bool,
+    /// sudo's password, typed once per host into sudo's own prompt.
+    #[command(flatten)]
+    pub sudo: crate::sudo_args::SudoArgs,
     /// What failures do, as `tether cp` takes it.
     #[command(flatten)]
     pub failures: FailureArgs,

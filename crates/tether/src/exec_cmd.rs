@@ -52,6 +52,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     }
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
+    let sudo = args.sudo.sudo()?;
     let runtime = fleet_cmd::runtime()?;
     let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.batch);
     let opts = ExecOptions {
@@ -62,6 +63,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         stop: Some(stop),
         keep_output: mode != OutputMode::Stream,
         stdin: args.stdin.then(read_stdin),
+        sudo,
     };
     let command = args.command.join(" ");
 

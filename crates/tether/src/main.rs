@@ -100,6 +100,7 @@ mod ssh_keep;
 mod ssh_opts;
 mod ssh_remote_command;
 mod ssh_show;
+mod sudo_args;
 mod term_cmd;
 mod tty_prompt;
 

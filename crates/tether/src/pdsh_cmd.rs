@@ -142,6 +142,7 @@ pub fn run(args: PdshArgs) -> Result<i32> {
         no_prefix: args.no_prefix,
         batch: args.batch,
         stdin: false,
+        sudo: Default::default(),
         failures: FailureArgs {
             exit_code: ExitPolicy::Max,
             fail_fast: args.fail_fast,

@@ -27,9 +27,12 @@ impl tether_ssh::Prompter for TtyPrompter {
         let mut line = String::new();
         let read = BufReader::new(&tty).read_line(&mut line);
         let _ = tcsetattr(&tty, OptionalActions::Now, &saved);
-        match read {
+        let secret = match read {
             Ok(n) if n > 0 => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
             _ => None,
-        }
+        };
+        // The line read is wiped, not just freed.
+        zeroize::Zeroize::zeroize(&mut line);
+        secret
     }
 }

@@ -87,6 +87,8 @@ pub enum HostErrorKind {
     /// The command's channel ended without an exit status (the connection
     /// was lost, or the server sent none): its end is unknown.
     ConnectionLost,
+    /// sudo refused the password given with `--sudo`.
+    SudoRefused,
 }
 
 impl HostErrorKind {
@@ -99,6 +101,7 @@ impl HostErrorKind {
             Self::Ssh => "ssh",
             Self::Copy => "copy",
             Self::ConnectionLost => "connection_lost",
+            Self::SudoRefused => "sudo_refused",
         }
     }
 }
@@ -140,6 +143,10 @@ pub enum HostError {
         /// True when the connection itself was gone (not only the channel).
         connection_closed: bool,
     },
+    /// `--sudo`: sudo asked again after the password was typed (it refused
+    /// it, or a later sudo asked anew); the command was interrupted, the
+    /// password not typed again.
+    SudoRefused,
 }
 
 impl HostError {
@@ -200,6 +207,7 @@ impl HostError {
             Self::Ssh { .. } => HostErrorKind::Ssh,
             Self::Copy(_) => HostErrorKind::Copy,
             Self::ConnectionLost { .. } => HostErrorKind::ConnectionLost,
+            Self::SudoRefused => HostErrorKind::SudoRefused,
         }
     }
 }
@@ -228,6 +236,11 @@ impl std::fmt::Display for HostError {
             } => f.write_str(
                 "the command's channel closed without an exit status; its end is unknown \
                  (it may still be running on the host)",
+            ),
+            Self::SudoRefused => f.write_str(
+                "sudo asked for the password a second time (it refused the one typed, or a \
+                 later sudo asked anew); tether types it once per host, so the command was \
+                 interrupted: check the password, or the user's sudo rights on this host",
             ),
         }
     }

@@ -10,6 +10,7 @@ mod kept;
 mod ping;
 mod resolve;
 mod spec;
+mod sudo;
 
 pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
@@ -18,6 +19,7 @@ pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use ping::{PingProgress, PingResult, ping};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
 pub use spec::HostSpec;
+pub use sudo::Sudo;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -52,6 +54,10 @@ pub struct ExecOptions {
     /// Keep each host's whole output in its result (gather, json, dir);
     /// off, output only streams by as lines, in bounded memory.
     pub keep_output: bool,
+    /// `--sudo`: the command on a quiet terminal, sudo's prompt answered
+    /// once with this password (see [`Sudo`]). The terminal's input is
+    /// sudo's: `stdin` is not sent when this is set.
+    pub sudo: Option<Arc<Sudo>>,
 }
 
 /// The longest line held back waiting for its newline; a longer one is
@@ -310,22 +316,64 @@ async fn one(
         ..Output::default()
     });
     let (out_ref, events_ref, host_ref) = (&out, &events, &host);
-    let input = match &opts.stdin {
-        Some(shared) => tether_ssh::Input::Stream(shared.reader()),
-        None => tether_ssh::Input::Closed,
+    // With --sudo, the terminal's input carries the answers to sudo.
+    let (host_sudo, typed) = match opts.sudo.as_deref().map(sudo::HostSudo::new) {
+        Some((h, typed)) => (Some(h), Some(typed)),
+        None => (None, None),
     };
-    let ended = conn
-        .exec_async(&command, input, opts.command_timeout, stop, |e| {
-            let lines = out_ref.lock().map(|mut o| o.push(e)).unwrap_or_default();
-            async move {
-                for (stream, l) in lines {
-                    let _ = events_ref
-                        .send(Progress::Line(host_ref.clone(), stream, l))
-                        .await;
-                }
+    let (terminal, command, input) = match (&opts.sudo, typed, &opts.stdin) {
+        (Some(sudo), Some(typed), _) => (
+            sudo::CommandTerminal::Quiet,
+            Arc::from(sudo.command(&command)),
+            tether_ssh::Input::Stream(typed),
+        ),
+        (_, _, Some(shared)) => (
+            sudo::CommandTerminal::None,
+            command,
+            tether_ssh::Input::Stream(shared.reader()),
+        ),
+        _ => (
+            sudo::CommandTerminal::None,
+            command,
+            tether_ssh::Input::Closed,
+        ),
+    };
+    let sudo_ref = host_sudo.as_ref();
+    let run = conn.exec_on(terminal, &command, input, opts.command_timeout, stop, |e| {
+        let (e, answers) = match (e, sudo_ref) {
+            (Event::Stdout(b), Some(h)) => {
+                let (passed, answers) = h.feed(&b);
+                (Event::Stdout(passed), answers)
             }
-        })
-        .await;
+            (e, _) => (e, Vec::new()),
+        };
+        let lines = out_ref.lock().map(|mut o| o.push(e)).unwrap_or_default();
+        async move {
+            if let Some(h) = sudo_ref {
+                h.answer(answers).await;
+            }
+            for (stream, l) in lines {
+                let _ = events_ref
+                    .send(Progress::Line(host_ref.clone(), stream, l))
+                    .await;
+            }
+        }
+    });
+    let ended = match sudo_ref {
+        Some(h) => tokio::select! {
+            e = run => e,
+            never = h.keep_interrupting() => match never {},
+        },
+        None => run.await,
+    };
+    let (refused, held) = host_sudo.map(sudo::HostSudo::finish).unwrap_or_default();
+    let pieces = match out.lock() {
+        Ok(mut o) if !held.is_empty() => o.push(Event::Stdout(held)),
+        _ => Vec::new(),
+    };
+    for (stream, l) in pieces {
+        let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
+    }
     let (stdout, stderr, last) = out.into_inner().map(Output::finish).unwrap_or_default();
     for (stream, l) in last {
         let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
@@ -357,6 +405,9 @@ async fn one(
         Ok(e) => {
             result.exit_code = e.exit_code;
             result.signal = e.signal;
+            if refused {
+                result.error = Some(HostError::SudoRefused);
+            }
         }
         Err(e) => result.error = Some(HostError::ssh(&e)),
     }

@@ -78,6 +78,9 @@ pub enum ErrorKind {
     /// The command's channel ended without an exit status (its connection
     /// lost): its end is unknown.
     ConnectionLost,
+    /// sudo refused a password (the CLI's `--sudo` only: this tool never
+    /// types one).
+    SudoRefused,
 }
 
 impl From<exec::HostErrorKind> for ErrorKind {
@@ -89,6 +92,7 @@ impl From<exec::HostErrorKind> for ErrorKind {
             exec::HostErrorKind::Ssh => Self::Ssh,
             exec::HostErrorKind::Copy => Self::Copy,
             exec::HostErrorKind::ConnectionLost => Self::ConnectionLost,
+            exec::HostErrorKind::SudoRefused => Self::SudoRefused,
         }
     }
 }
@@ -168,6 +172,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         stop: None,
         keep_output: true,
         stdin: None,
+        sudo: None,
     };
     let results = exec::run(hosts, &p.command, opts, |_| {}).await;
     let succeeded = results.iter().filter(|r| r.succeeded()).count();

@@ -5,7 +5,7 @@
 //! apart, outside the session, taken back by `!add` with its variables),
 //! `!detach` then `--attach` coming back to the grown and shrunk set, the
 //! last node not dropped; `-x` and `--filter`; `-b` (one Ctrl-C cancels a
-//! line that ignores INT); `-v` (each node's resolution and start).
+//! line that ignores INT); `-v` (each node's resolution and start); `-4`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -66,6 +66,8 @@ fn add_and_drop_change_a_live_session_and_attach_comes_back_to_it() {
     }
     p.sees("node[1-4]: 0");
     daemon_has(&r, &all, &all);
+    line(&p, "!help");
+    p.sees("!drop [--keep] EXPR");
     // One already in: said, nothing else happens.
     line(&p, "!add node2");
     p.sees("node2 already in this session: not added again");
@@ -158,9 +160,15 @@ fn an_unreachable_node_added_is_named_and_narrowing_flags_and_v_at_the_start() {
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 
-    // --filter keeps the nodes a pattern matches.
-    let p = shell(&r, &["-H", "node[1-3]", "--filter", "node[2-3]"]);
+    // --filter keeps the nodes a pattern matches; -4 goes into each
+    // node's route (as -v shows).
+    let p = shell(
+        &r,
+        &["-H", "node[1-3]", "--filter", "node[2-3]", "-4", "-v"],
+    );
     p.sees("[● node2 ● node3]");
+    p.sees("node2: resolved to ");
+    p.sees(", IPv4 only; the daemon connects");
     line(&p, "echo kept-$((3*3))");
     p.sees("node[2-3]: 0");
     assert!(!p.text().contains("node1"), "{:?}", p.text());

@@ -482,18 +482,18 @@ pub struct ShellArgs {
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// How the nodes are reached, as `tether exec` takes them.
-    #[command(flatten)]
-    pub ssh: crate::ssh_opts::SshArgs,
-    /// Whether tether may run on the nodes.
-    #[command(flatten)]
-    pub far: crate::host_route::FarArgs,
     /// One Ctrl-C cancels the line, as `tether exec` takes it.
     #[command(flatten)]
     pub cancel: BatchArg,
     /// Each node's connection steps, as `tether exec` takes them.
     #[command(flatten)]
     pub steps: StepsArg,
+    /// How the nodes are reached, as `tether exec` takes them.
+    #[command(flatten)]
+    pub ssh: crate::ssh_opts::SshArgs,
+    /// Whether tether may run on the nodes.
+    #[command(flatten)]
+    pub far: crate::host_route::FarArgs,
 }
 
 /// Arguments of `tether exec`.

@@ -113,6 +113,13 @@ fn add_and_drop_change_a_live_session_and_attach_comes_back_to_it() {
     let p = shell(&r, &["--attach", "grow"]);
     p.sees("kept running apart (!drop --keep), not in the session: node4");
     p.sees("[● node2 ● node3]");
+    // Kept apart, it still runs: `!attach` reaches it.
+    line(&p, "!attach node4");
+    p.sees("~. comes back here");
+    p.pty.write(b"echo apart-$MARK.\r".to_vec()).unwrap();
+    p.sees("apart-m-42.");
+    p.pty.write(b"~.".to_vec()).unwrap();
+    p.sees("[detached");
     // Taken back: the same shell, its variable kept.
     line(&p, "!add node4");
     p.sees("added node4 (3 nodes now)");

@@ -55,7 +55,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "attach",
         "NODE",
-        "a full terminal on NODE's shell (~. comes back here)",
+        "a full terminal on NODE's shell, kept apart or not (~. comes back here)",
     ),
     ("help", "", "this list"),
     ("exit", "", "leave, closing every node's shell"),

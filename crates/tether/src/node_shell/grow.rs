@@ -170,6 +170,19 @@ impl MultiShell {
         }
     }
 
+    /// The shells `!drop --keep` left running apart, and how to reach them.
+    pub(super) fn tell_apart(&self) {
+        if let Some(first) = self.apart.nodes.first() {
+            let names: Vec<String> = self.apart.nodes.iter().cloned().collect();
+            println!(
+                "kept running apart (!drop --keep), not in the session: {}; `tether attach {}/{first}` shows one, {}add takes one back",
+                fold(&names),
+                self.ns,
+                self.look.prefix
+            );
+        }
+    }
+
     /// `-v`: one line on stderr about node `name`, with the time since the
     /// session began.
     pub(super) fn step(&self, name: &str, what: &str) {

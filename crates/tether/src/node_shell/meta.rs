@@ -149,8 +149,9 @@ impl MultiShell {
         }
     }
 
+    /// `!attach NODE`: a node of the session, or one kept apart.
     fn attach(&mut self, node: &str) {
-        if !self.names.iter().any(|n| n == node) {
+        if !self.names.iter().any(|n| n == node) && !self.apart.nodes.contains(node) {
             eprintln!(
                 "tether: {node} is not in this session (its nodes: {})",
                 fold(&self.names)

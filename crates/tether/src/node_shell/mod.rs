@@ -387,19 +387,6 @@ impl MultiShell {
         self.close(&self.names);
         self.tell_apart();
     }
-
-    /// The shells `!drop --keep` left running apart, and how to reach them.
-    fn tell_apart(&self) {
-        if let Some(first) = self.apart.nodes.first() {
-            let names: Vec<String> = self.apart.nodes.iter().cloned().collect();
-            println!(
-                "kept running apart (!drop --keep), not in the session: {}; `tether attach {}/{first}` shows one, {}add takes one back",
-                fold(&names),
-                self.ns,
-                self.look.prefix
-            );
-        }
-    }
 }
 
 /// The folded node set of `names`.

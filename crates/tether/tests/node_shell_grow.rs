@@ -126,9 +126,32 @@ fn add_and_drop_change_a_live_session_and_attach_comes_back_to_it() {
     line(&p, "echo mark-$MARK");
     p.sees("node4: mark-m-42");
     p.sees("node[2-4]: 0");
+    // `!exit` closes the session's shells, not one kept apart.
+    line(&p, "!drop --keep node4");
+    p.sees("dropped node4: kept running apart");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
+    p.sees("kept running apart (!drop --keep), not in the session: node4");
+    daemon_has(&r, &all, &all[3..]);
+    let out = r.tether(&["shell", "--attach", "grow"]);
+    assert_eq!(out.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no tether shell named"), "{err}");
+    assert!(
+        err.contains("kept apart by !drop --keep: shell-grow/node4"),
+        "{err}"
+    );
+    // Closed by hand, it is forgotten.
+    let out = r.tether(&["close", "-s", "shell-grow/node4"]);
+    assert!(out.status.success(), "{out:?}");
     daemon_has(&r, &all, &[]);
+    let p = shell(&r, &["-H", "node2", "--name", "grow"]);
+    p.sees("[● node2]");
+    line(&p, "!status");
+    p.sees("apart:   none");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+    assert!(!p.text().contains("kept running apart"), "{:?}", p.text());
 }
 
 #[test]

@@ -70,6 +70,18 @@ impl Apart {
         }
     }
 
+    /// Forgets the nodes whose shell is not among `sessions` (those of
+    /// the namespace) any more: closed since.
+    pub fn forget_closed(&mut self, sessions: &[tether_daemon::protocol::SessionEntry]) {
+        let gone: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| !sessions.iter().any(|s| &s.name == *n))
+            .cloned()
+            .collect();
+        self.take_back(&gone);
+    }
+
     /// Takes `names` back into the session (saved when that changed).
     pub fn take_back(&mut self, names: &[String]) {
         let before = self.nodes.len();

@@ -87,7 +87,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         }
         (Some(name), None, None) => (
             name.clone(),
-            existing_nodes(name, &Apart::load(&namespace(name)))?,
+            existing_nodes(name, &mut Apart::load(&namespace(name)))?,
             config.defaults.clone(),
         ),
         (attach, hosts, cluster) if hosts.is_some() || cluster.is_some() => {
@@ -122,8 +122,15 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         grow::step(t0, n, &grow::resolved(host));
     }
     let mut apart = Apart::load(&namespace(&name));
-    // A session started again with -H or -C takes back the nodes it names.
+    // A session started again with -H or -C takes back the nodes it names;
+    // shells closed since are forgotten.
     apart.take_back(&names);
+    if !apart.nodes.is_empty()
+        && let Ok(list) = worker::connect(&namespace(&name))
+            .and_then(|mut c| c.request::<ListReply>(&Request::List { all: false }))
+    {
+        apart.forget_closed(&list.sessions);
+    }
     let journal = Journal::new(&namespace(&name));
     // Lines a client before this one sent whose end it did not show.
     let owed = journal.load();
@@ -182,10 +189,12 @@ fn routes(
 }
 
 /// The nodes of an existing multi-node session `name`: the shells of its
-/// namespace, less those kept `apart`.
-fn existing_nodes(name: &str, apart: &Apart) -> Result<Vec<String>> {
+/// namespace, less those kept `apart` (which forgets the shells closed
+/// since).
+fn existing_nodes(name: &str, apart: &mut Apart) -> Result<Vec<String>> {
     let mut client = worker::connect(&namespace(name))?;
     let list: ListReply = client.request(&Request::List { all: false })?;
+    apart.forget_closed(&list.sessions);
     let mut set = NodeSet::new();
     for s in list
         .sessions

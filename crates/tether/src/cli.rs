@@ -673,9 +673,9 @@ pub struct BatchArg {
 pub struct StepsArg {
     /// Verbose (-vv the same): each host's connection steps on stderr,
     /// with the time since the run began: resolving, connecting, the host
-    /// key, authentication (exec, cp, ping); how each node resolved and
-    /// when its shell was ready or why it could not be (shell, whose
-    /// daemon holds the links).
+    /// key, authentication (exec, cp, ping; shell: each node's resolution,
+    /// the steps of the link the daemon made to it, and when its shell
+    /// answered or why it could not).
     #[arg(short = 'v', long, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

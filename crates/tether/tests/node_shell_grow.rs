@@ -169,6 +169,9 @@ fn an_unreachable_node_added_is_named_and_narrowing_flags_and_v_at_the_start() {
     let p = shell(&r, &["-H", "node[1-3]", "-x", "node2", "-v"]);
     p.sees("[● node1 ● node3]");
     p.sees("node1: resolved to ");
+    // The steps of the connection the daemon made, then the shell's answer.
+    p.sees("node3: connected to 127.0.0.4:");
+    p.sees("node3: authenticated as ");
     p.sees("node3: its shell answered");
     assert!(!p.text().contains("node2"), "{:?}", p.text());
     // A node that cannot be reached: named, shown down; the session goes on.
@@ -228,6 +231,23 @@ fn with_b_one_ctrl_c_cancels_a_line_that_ignores_int() {
     let text = p.text();
     assert!(!text.contains(": never"), "{text:?}");
     assert!(!text.contains("left running"), "{text:?}");
+    line(&p, "!exit");
+    assert_eq!(p.exit(), ExitInfo::Code(0));
+}
+
+/// `-v` where the node's shell lives in tether on the node (the request
+/// relayed there): the steps of the link the daemon made are shown too.
+#[test]
+fn v_shows_the_link_steps_of_a_node_whose_shell_lives_there() {
+    let Some(r) = start_n("nshell-grow-far", 1).map(|r| r.deployed()) else {
+        return;
+    };
+    let p = shell(&r, &["-H", "node1", "-v"]);
+    p.sees("node1: resolved to ");
+    p.sees("node1: connected to 127.0.0.2:");
+    p.sees("node1: authenticated as ");
+    p.sees("node1: its shell answered");
+    p.sees("[● node1]");
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }

@@ -7,7 +7,8 @@
 //! apart ([`Apart`](super::apart::Apart)). Unlike clush, whose set may go
 //! empty and then run lines nowhere, the last node is not dropped: `!exit`
 //! or `!detach` ends the session. Also `-v`'s lines: how each node
-//! resolved and when its shell answered.
+//! resolved, the steps of the connection the daemon made to it, and when
+//! its shell answered.
 
 use std::time::Instant;
 
@@ -193,9 +194,33 @@ impl MultiShell {
 /// `-v`'s line, when `-v` was given (`t0`: when the session began).
 pub(super) fn step(t0: Option<Instant>, name: &str, what: &str) {
     if let Some(t0) = t0 {
-        let line = format!("+{} ms {name}: {what}", t0.elapsed().as_millis());
-        eprintln!("tether: {}", tether_term::printable::escaped(&line, false));
+        say(t0.elapsed().as_millis(), name, what);
     }
+}
+
+fn say(ms: u128, name: &str, what: &str) {
+    let line = format!("+{ms} ms {name}: {what}");
+    eprintln!("tether: {}", tether_term::printable::escaped(&line, false));
+}
+
+/// `-v`: how node `name`'s start ended, after the steps of the connection
+/// the daemon made for it (each at its time since `t0`, the daemon's clock
+/// being this machine's).
+pub(super) fn told_end(t0: Option<Instant>, name: &str, end: &Ended) {
+    let Some(t0) = t0 else { return };
+    if let Ended::Result(r) = end {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let elapsed = t0.elapsed().as_millis();
+        for s in &r.link_steps {
+            let ago = now_ms.saturating_sub(u128::from(s.at_ms));
+            // (The step's text names its host already.)
+            let line = format!("+{} ms {}", elapsed.saturating_sub(ago), s.text);
+            eprintln!("tether: {}", tether_term::printable::escaped(&line, false));
+        }
+    }
+    say(t0.elapsed().as_millis(), name, &started(end));
 }
 
 /// How a node resolved, for `-v`.
@@ -220,16 +245,17 @@ pub(super) fn resolved(host: &Result<HostRoute, String>) -> String {
         tether_ssh::AddressFamily::Inet => ", IPv4 only",
         tether_ssh::AddressFamily::Inet6 => ", IPv6 only",
     });
-    line.push_str("; the daemon connects");
+    line.push_str("; the daemon connects (its steps follow)");
     line
 }
 
 /// How a node's start ended, for `-v`.
 pub(super) fn started(end: &Ended) -> String {
     match end {
-        Ended::Result(r) if r.status == Status::Exited => {
-            "its shell answered (connected, logged in, started)".into()
+        Ended::Result(r) if r.status == Status::Exited && r.link_steps.is_empty() => {
+            "its shell answered (on a link already up)".into()
         }
+        Ended::Result(r) if r.status == Status::Exited => "its shell answered".into(),
         Ended::Result(r) => format!("its shell answered: {:?}", r.status),
         Ended::Unreachable(why) => format!("not reached: {why}"),
         Ended::Refused(why) | Ended::Lost(why) => format!("failed: {why}"),

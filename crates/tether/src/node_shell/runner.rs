@@ -334,7 +334,7 @@ impl Pool {
                 (Fate::Take(node), Event::Notice { text, .. }) => printer.notice(node, &text),
                 (Fate::Take(node), Event::Done { ended, .. }) => {
                     printer.done(node);
-                    super::grow::step(told, &names[node], &super::grow::started(&ended));
+                    super::grow::told_end(told, &names[node], &ended);
                     self.jobs[node] = None;
                     if let Some(slot) = ends.iter_mut().find(|(j, _)| *j == node) {
                         slot.1 = Some(ended);

@@ -243,11 +243,20 @@ fn v_shows_the_link_steps_of_a_node_whose_shell_lives_there() {
         return;
     };
     let p = shell(&r, &["-H", "node1", "-v"]);
-    p.sees("node1: resolved to ");
-    p.sees("node1: connected to 127.0.0.2:");
-    p.sees("node1: authenticated as ");
-    p.sees("node1: its shell answered");
-    p.sees("[● node1]");
+    // (tether is copied to the node first: on a loaded machine that takes
+    // a while.)
+    common::wait_for(120, "the prompt", || {
+        p.text().contains("[● node1]").then_some(())
+    });
+    let text = p.text();
+    for step in [
+        "node1: resolved to ",
+        "node1: connected to 127.0.0.2:",
+        "node1: authenticated as ",
+        "node1: its shell answered",
+    ] {
+        assert!(text.contains(step), "{step:?} in {text:?}");
+    }
     line(&p, "!exit");
     assert_eq!(p.exit(), ExitInfo::Code(0));
 }

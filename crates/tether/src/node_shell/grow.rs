@@ -12,7 +12,8 @@
 
 use std::time::Instant;
 
-use tether_daemon::protocol::{HostRoute, Request, Status};
+use tether_daemon::DaemonError;
+use tether_daemon::protocol::{FailureKind, HostRoute, Request, Status};
 
 use super::nodes::Node;
 use super::runner::Ended;
@@ -161,8 +162,19 @@ impl MultiShell {
             .map(|n| {
                 let (ns, session) = (self.ns.clone(), n.clone());
                 std::thread::spawn(move || {
-                    let _ =
-                        worker::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
+                    let closed = worker::connect(&ns).and_then(|mut c| {
+                        c.call(&Request::Close {
+                            session: session.clone(),
+                        })
+                    });
+                    match closed {
+                        Ok(_) => {}
+                        // (Never reached: no shell.)
+                        Err(DaemonError::Refused(f)) if f.kind == FailureKind::UnknownSession => {}
+                        Err(e) => eprintln!(
+                            "tether: {session}: its shell could not be closed ({e}); `tether close -s {ns}/{session}` closes it"
+                        ),
+                    }
                 })
             })
             .collect();

@@ -7,7 +7,8 @@
 //! user's settings, another ssh_config) never share a connection. Each
 //! slot also finds (or brings) the host's own tether daemon for
 //! [`RemoteHost::far_side`] (`far/`), as the caller's [`FarSettings`]
-//! allow, and remembers how it reached it.
+//! allow, and remembers how it reached it; and keeps the steps of its
+//! connections until they are taken ([`RemoteHost::take_link_steps`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use tether_ssh::{Connection, Event, PtyRequest, Route};
 use tether_transport::{
-    BoxFuture, FarSettings, FarSide, HostFailure, HostOutput, RemoteHost, Terminal,
+    BoxFuture, FarSettings, FarSide, HostFailure, HostOutput, LinkStep, RemoteHost, Terminal,
     TerminalRequest, TransportError,
 };
 
@@ -59,7 +60,13 @@ struct Slot {
     binary: Option<PathBuf>,
     /// What is known of its far side (held while finding it out).
     known: tokio::sync::Mutex<crate::far::Known>,
+    /// The steps of its connections not yet taken (the last
+    /// [`MAX_STEPS`]).
+    steps: Arc<Mutex<Vec<LinkStep>>>,
 }
+
+/// Most connection steps a host keeps until they are taken.
+const MAX_STEPS: usize = 64;
 
 impl HostPool {
     /// An empty pool; a host's far side runs this process's own binary.
@@ -108,6 +115,7 @@ impl HostPool {
                     far,
                     binary: self.binary.clone(),
                     known: tokio::sync::Mutex::default(),
+                    steps: Arc::default(),
                 });
                 slots.insert(key, Arc::downgrade(&s));
                 s
@@ -158,6 +166,17 @@ impl PooledHost {
                 let target = &self.slot.route.target;
                 let mut opts = self.slot.route.options.clone();
                 opts.keepalive.get_or_insert(DEFAULT_KEEPALIVE);
+                let steps = Arc::clone(&self.slot.steps);
+                opts.steps = Some(tether_ssh::Steps(Arc::new(move |line: &str| {
+                    let mut kept = steps.lock().unwrap_or_else(|p| p.into_inner());
+                    if kept.len() >= MAX_STEPS {
+                        kept.remove(0);
+                    }
+                    kept.push(LinkStep {
+                        at: std::time::SystemTime::now(),
+                        text: line.to_owned(),
+                    });
+                })));
                 let c = Arc::new(
                     tether_ssh::connect(target, &opts)
                         .await
@@ -175,6 +194,10 @@ impl PooledHost {
 impl RemoteHost for PooledHost {
     fn name(&self) -> &str {
         &self.slot.name
+    }
+
+    fn take_link_steps(&self) -> Vec<LinkStep> {
+        std::mem::take(&mut *self.slot.steps.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool> {

@@ -32,7 +32,11 @@ pub(crate) async fn run(
     write: &mut QuietWriter,
 ) -> bool {
     let (tx, rx) = oneshot::channel();
-    let call = ops::handle_following(
+    let route = match &request {
+        Request::Run { host, .. } => host.clone(),
+        _ => None,
+    };
+    let handled = ops::handle_following(
         &state.registry,
         &state.base,
         state.hosts.as_ref(),
@@ -40,6 +44,16 @@ pub(crate) async fn run(
         request,
         Some(tx),
     );
+    // (With the steps of the host's connection made for it, if any.)
+    let call = async {
+        let mut result = handled.await;
+        if let Ok(Response::Shell(r)) = &mut result
+            && let Some(route) = &route
+        {
+            r.link_steps = crate::server::link_steps(state, route);
+        }
+        result
+    };
     stream(read, write, Source::Coming(rx), call).await
 }
 

@@ -784,6 +784,37 @@ pub struct ShellResult {
     /// what the fence refused since the last result.
     #[serde(default)]
     pub confinement: Option<tether_confine::Confinement>,
+    /// The steps of the connections made to the session's host since its
+    /// last result that said them (connecting, the host key,
+    /// authentication), each once; left out when none (`tether shell -v`
+    /// shows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_steps: Vec<LinkStep>,
+}
+
+/// One step of connecting to a host.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct LinkStep {
+    /// When, in milliseconds since the Unix epoch (the daemon's clock).
+    pub at_ms: u64,
+    /// What happened (`web01: connected to 10.0.0.5:22`).
+    pub text: String,
+}
+
+impl LinkStep {
+    /// The steps `host` kept since they were last taken.
+    pub fn taken(host: &dyn tether_transport::RemoteHost) -> Vec<LinkStep> {
+        host.take_link_steps()
+            .into_iter()
+            .map(|s| LinkStep {
+                at_ms: s
+                    .at
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                text: s.text,
+            })
+            .collect()
+    }
 }
 
 /// One session in a listing.

@@ -374,6 +374,7 @@ pub(crate) async fn serve(
             Ok(Reply::Ok(Response::Shell(mut r))) => {
                 r.session.clone_from(&session);
                 r.host = Some(route.name.clone());
+                r.link_steps = crate::protocol::LinkStep::taken(host.as_ref());
                 if r.status != Status::Running && (recalled || call.is_some()) {
                     state.hosted.set_cut(&address, None);
                 }
@@ -573,5 +574,6 @@ fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellR
         terminal_holders: Vec::new(),
         agentless: None,
         confinement: None,
+        link_steps: Vec::new(),
     }
 }

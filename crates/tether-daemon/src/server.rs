@@ -42,6 +42,19 @@ pub struct ServerOptions {
     pub hosts: Option<ops::HostProvider>,
 }
 
+/// The connection steps kept for the host `route` names since they were
+/// last taken (its connection is shared: the handle asked for here is
+/// that connection's).
+pub(crate) fn link_steps(
+    state: &State,
+    route: &crate::protocol::HostRoute,
+) -> Vec<crate::protocol::LinkStep> {
+    match state.hosts.as_ref().map(|hosts| hosts(route)) {
+        Some(Ok(host)) => crate::protocol::LinkStep::taken(host.as_ref()),
+        _ => Vec::new(),
+    }
+}
+
 /// What every connection shares.
 pub(crate) struct State {
     pub(crate) registry: Registry,
@@ -498,6 +511,10 @@ async fn serve_requests(
                     } => ops::resolve(ns, session).ok().map(|a| (a, call.clone())),
                     _ => None,
                 };
+                let route = match &request {
+                    Request::Run { host, .. } => host.clone(),
+                    _ => None,
+                };
                 let handled = ops::handle(
                     &state.registry,
                     &state.base,
@@ -522,6 +539,11 @@ async fn serve_requests(
                     && let Ok(a) = ops::resolve(ns, &r.session)
                 {
                     r.agentless = state.hosted.agentless(&a);
+                }
+                if let Ok(Response::Shell(r)) = &mut result
+                    && let Some(route) = &route
+                {
+                    r.link_steps = link_steps(state, route);
                 }
                 match result {
                     Ok(mut response) => {

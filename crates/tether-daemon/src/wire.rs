@@ -54,6 +54,7 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
             .collect(),
         agentless: None,
         confinement: r.confinement,
+        link_steps: Vec::new(),
     }
 }
 

@@ -376,6 +376,15 @@ pub struct TerminalRequest {
     pub output_processing: bool,
 }
 
+/// One step of connecting to a host, as `-v` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkStep {
+    /// When it happened.
+    pub at: std::time::SystemTime,
+    /// What happened (`web01: connected to 10.0.0.5:22`).
+    pub text: String,
+}
+
 /// Another machine a session's shell can run on: commands with their
 /// output (to write and remove the session's files there), and programs on
 /// terminals. The SSH transport implements it over one connection per
@@ -404,6 +413,14 @@ pub trait RemoteHost: Send + Sync + std::fmt::Debug {
     /// next use connects afresh. False when it answered, or when there is
     /// no link now (the next use connects).
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
+
+    /// The steps of the connections made to the host since the last call
+    /// (resolving aside: connecting, the host key, authentication), each
+    /// with when it happened; taken, so each is given once. By default
+    /// none are kept.
+    fn take_link_steps(&self) -> Vec<LinkStep> {
+        Vec::new()
+    }
 
     /// The host's own tether daemon: a new connection to its socket,
     /// carried by the link (found, or copied there and started, on first

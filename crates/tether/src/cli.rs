@@ -445,7 +445,7 @@ pub struct SshCmdArgs {
 /// Arguments of `tether shell`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). Ctrl-C interrupts the command on the nodes running it; Ctrl-D on an empty line is !exit. Nodes are reached as `tether exec` reaches them with the same words: the SSH flags, tether's config (a cluster's settings with -C) and ~/.ssh/config, resolved by this process. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
+    after_help = "At the prompt: lines run on the active nodes; !help lists tether's commands (!list, !use EXPR, !NODE, !all, !add EXPR, !drop [--keep] EXPR, !broadcast CMD, !gather on|off, !status, !attach NODE, !exit, !detach). !add resolves new nodes as the session's were (-x and --filter narrow only the start) and starts their shells; !drop closes theirs, or with --keep leaves them running apart (`--attach NAME` then comes back without them and names them; !add takes one back); the last node is not dropped. Ctrl-C interrupts the command on the nodes running it (a second leaves it running); with -b one Ctrl-C cancels it (INT, then QUIT, TERM and KILL while it runs). Ctrl-D on an empty line is !exit. Nodes are reached as `tether exec` reaches them with the same words: the SSH flags, tether's config (a cluster's settings with -C) and ~/.ssh/config, resolved by this process. Exit code: 0 after !exit or !detach, 255 when the session cannot start."
 )]
 pub struct ShellArgs {
     /// The nodes: a node set (`web[01-10]`, `@group`, `^FILE`); with -C,
@@ -482,6 +482,12 @@ pub struct ShellArgs {
     /// tether's config file (default ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// One Ctrl-C cancels the line, as `tether exec` takes it.
+    #[command(flatten)]
+    pub cancel: BatchArg,
+    /// Each node's connection steps, as `tether exec` takes them.
+    #[command(flatten)]
+    pub steps: StepsArg,
     /// How the nodes are reached, as `tether exec` takes them.
     #[command(flatten)]
     pub ssh: crate::ssh_opts::SshArgs,
@@ -524,10 +530,9 @@ pub struct ExecArgs {
     /// Print each line without its `host: ` prefix (stream output; pdsh -N).
     #[arg(short = 'N', long)]
     pub no_prefix: bool,
-    /// One Ctrl-C cancels the run (pdsh -b), instead of first saying which
-    /// hosts still run.
-    #[arg(short = 'b', long)]
-    pub batch: bool,
+    /// One Ctrl-C cancels, as `tether cp` and `tether shell` take it.
+    #[command(flatten)]
+    pub cancel: BatchArg,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.
@@ -618,6 +623,9 @@ pub struct CpArgs {
     /// What failures do, as `tether exec` takes it.
     #[command(flatten)]
     pub failures: FailureArgs,
+    /// One Ctrl-C cancels, as `tether exec` takes it.
+    #[command(flatten)]
+    pub cancel: BatchArg,
     /// The OpenSSH flags (`-l -P -J -F -i -o`), as scp spells them (the
     /// port's `-P` is set above).
     #[command(flatten)]
@@ -646,9 +654,31 @@ pub struct FleetArgs {
     /// Hosts taken away, and patterns every host must match.
     #[command(flatten)]
     pub narrow: NarrowArgs,
-    /// Verbose: each host's connection steps (resolving, connecting, the
-    /// host key, authentication) on stderr, with the time since the run
-    /// began.
+    /// Connection steps on stderr, as `tether shell` takes them.
+    #[command(flatten)]
+    pub steps: StepsArg,
+}
+
+/// `-b` on every door that runs on many hosts (`exec`, `cp`, `shell`).
+#[derive(Debug, Args, Default, Clone, Copy)]
+pub struct BatchArg {
+    /// One Ctrl-C cancels (pdsh -b): exec and cp stop every host at once,
+    /// instead of first saying which hosts still run; shell ends the line
+    /// on every node (INT, then QUIT, TERM and KILL while it runs), instead of
+    /// INT alone.
+    #[arg(short = 'b', long)]
+    pub batch: bool,
+}
+
+/// `-v` on every door that reaches many hosts (`exec`, `cp`, `ping`,
+/// `shell`).
+#[derive(Debug, Args, Default, Clone, Copy)]
+pub struct StepsArg {
+    /// Verbose (-vv the same): each host's connection steps on stderr,
+    /// with the time since the run began: resolving, connecting, the host
+    /// key, authentication (exec, cp, ping; shell: each node's resolution,
+    /// the steps of the link the daemon made to it, and when its shell
+    /// answered or why it could not).
     #[arg(short = 'v', long, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

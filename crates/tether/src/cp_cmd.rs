@@ -154,7 +154,7 @@ pub fn run(args: CpArgs) -> Result<i32> {
     }
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let runtime = fleet_cmd::runtime()?;
-    let (ctrl_c, stop) = Interrupts::listen(&runtime);
+    let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.cancel.batch);
     let transferred = Arc::new(AtomicU64::new(0));
     let opts = CopyOptions {
         fanout: fleet.fanout(&args.fleet),

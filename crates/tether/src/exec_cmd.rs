@@ -54,7 +54,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
     let sudo = args.sudo.sudo()?;
     let runtime = fleet_cmd::runtime()?;
-    let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.batch);
+    let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.cancel.batch);
     let opts = ExecOptions {
         fanout: fleet.fanout(&args.fleet),
         resolve,

@@ -63,7 +63,7 @@ impl Fleet {
                 args.same_password,
             )),
             connect_timeout: ssh_opts::seconds_flag("--connect-timeout", args.connect_timeout)?,
-            steps: (args.verbose > 0).then(|| {
+            steps: (args.steps.verbose > 0).then(|| {
                 let t0 = Instant::now();
                 tether_ssh::Steps(Arc::new(move |line: &str| {
                     let ms = t0.elapsed().as_millis();

@@ -408,3 +408,55 @@ fn names_that_are_not_utf8_are_refused_by_name_never_mangled() {
     let out = h.cp_os(&[], &[OsStr::from_bytes(&remote), back.as_os_str()]);
     refused(&out, 255);
 }
+
+/// `-b`: one Ctrl-C cancels the copy (pdcp -b), where without it the first
+/// only says which hosts still run. The host's SFTP server never answers
+/// (it is `sleep`), so the copy waits there until cancelled.
+#[test]
+fn with_b_one_ctrl_c_cancels() {
+    use std::io::Read;
+    let Some(h) = Hosts::start("batch", 1, &|_, _| "Subsystem sftp sleep 100\n".into()) else {
+        return;
+    };
+    let src = h.scratch.0.join("small");
+    std::fs::write(&src, b"x").unwrap();
+    let operands = [src.as_os_str(), OsStr::new("node1:small")];
+    let mut child = h
+        .command(&["-b", "-v"], &operands)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    // Logged in (`-v` says so): the copy now waits for the SFTP server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !seen.lock().unwrap().contains("authenticated as") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never logged in: {}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let err = seen.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: cancelling every host"), "{err}");
+    assert!(!err.contains("press Ctrl-C again"), "{err}");
+}

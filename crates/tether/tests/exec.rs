@@ -451,6 +451,41 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
     );
 }
 
+/// `-b` (pdsh's batch mode): the first Ctrl-C cancels every host.
+#[test]
+fn with_b_one_ctrl_c_cancels() {
+    let Some(f) = start() else { return };
+    let mut child = f
+        .command("127.0.0.[2-3]", &["-b"], "echo started; sleep 30")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = collect(child.stdout.take().unwrap());
+    let err = collect(child.stderr.take().unwrap());
+    wait(
+        || out.lock().unwrap().matches("started").count() == 2,
+        "both to start",
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", err.lock().unwrap());
+    wait(
+        || {
+            err.lock()
+                .unwrap()
+                .matches("cancelled (interrupted)")
+                .count()
+                == 2
+        },
+        "two cancellations",
+    );
+    let err = err.lock().unwrap();
+    assert!(err.contains("interrupted: cancelling every host"), "{err}");
+    assert!(!err.contains("still running on"), "{err}");
+}
+
 #[test]
 fn clusters_and_groups_come_from_the_config_file() {
     let Some(f) = start() else { return };

@@ -238,10 +238,19 @@ async fn one(
         }
     };
     result.connect_ms = ms_since(t0);
-    let sftp = match conn.sftp().await {
+    // (A server that never answers SFTP's start is left at a cancel too.)
+    let reason = cancel.clone();
+    let started = tokio::select! {
+        s = conn.sftp() => s.map_err(HostError::from_ssh),
+        _ = cancel.wait_for(Option::is_some) => Err(HostError::Cancelled {
+            why: reason.borrow().unwrap_or(StopReason::Interrupted),
+            halt: crate::exec::Halt::CopyStopped,
+        }),
+    };
+    let sftp = match started {
         Ok(s) => s,
         Err(e) => {
-            result.error = Some(HostError::from_ssh(e));
+            result.error = Some(e);
             conn.disconnect().await;
             result.total_ms = ms_since(t0);
             return result;

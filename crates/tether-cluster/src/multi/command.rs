@@ -23,6 +23,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("all", "", "make every node active"),
     (
+        "add",
+        "EXPR",
+        "add nodes to the session (node sets, @groups), their shells started as the others'",
+    ),
+    (
+        "drop",
+        "[--keep] EXPR",
+        "take nodes out of the session, closing their shells (--keep: left running apart)",
+    ),
+    (
         "broadcast",
         "CMD",
         "run CMD on every node, whichever are active",
@@ -45,7 +55,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "attach",
         "NODE",
-        "a full terminal on NODE's shell (~. comes back here)",
+        "a full terminal on NODE's shell, kept apart or not (~. comes back here)",
     ),
     ("help", "", "this list"),
     ("exit", "", "leave, closing every node's shell"),
@@ -78,6 +88,16 @@ pub enum Meta {
     Select(String),
     /// `!all`.
     All,
+    /// `!add EXPR`: nodes that join the session.
+    Add(String),
+    /// `!drop [--keep] EXPR`: nodes that leave the session, their shells
+    /// closed, or (`keep`) left running apart.
+    Drop {
+        /// The nodes.
+        expr: String,
+        /// Their shells keep running outside the session.
+        keep: bool,
+    },
     /// `!broadcast CMD`.
     Broadcast(String),
     /// `!gather on|off`.
@@ -102,6 +122,30 @@ fn bad(line: &str, prefix: char, problem: String) -> ClusterError {
         prefix,
         problem,
     }
+}
+
+/// `!drop`'s argument: `--keep` (first) and the nodes.
+fn drop(line: &str, prefix: char, arg: &str) -> Result<Meta, ClusterError> {
+    let (keep, expr) = match arg.strip_prefix("--keep") {
+        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => {
+            (true, rest.trim())
+        }
+        _ => (false, arg),
+    };
+    if expr.is_empty() {
+        return Err(bad(line, prefix, format!("{prefix}drop needs EXPR")));
+    }
+    if expr.starts_with('-') {
+        return Err(bad(
+            line,
+            prefix,
+            format!("{prefix}drop takes --keep (before the nodes) and nothing else"),
+        ));
+    }
+    Ok(Meta::Drop {
+        expr: expr.to_owned(),
+        keep,
+    })
 }
 
 /// Parses one typed line (without its newline) with `prefix` as the
@@ -156,6 +200,8 @@ pub fn parse(line: &str, prefix: char) -> Result<Line, ClusterError> {
         "list" => Meta::List,
         "use" => Meta::Use(arg.to_owned()),
         "all" => Meta::All,
+        "add" => Meta::Add(arg.to_owned()),
+        "drop" => drop(line, prefix, arg)?,
         "broadcast" => Meta::Broadcast(arg.to_owned()),
         "gather" => match arg {
             "on" => Meta::Gather(true),
@@ -221,6 +267,24 @@ mod tests {
         assert_eq!(p("!gather off"), Line::Meta(Meta::Gather(false)));
         assert_eq!(p("!send y"), Line::Meta(Meta::Send("y".into())));
         assert_eq!(p("!attach web03"), Line::Meta(Meta::Attach("web03".into())));
+        assert_eq!(
+            p("!add web[04-05],@db"),
+            Line::Meta(Meta::Add("web[04-05],@db".into()))
+        );
+        assert_eq!(
+            p("!drop web02"),
+            Line::Meta(Meta::Drop {
+                expr: "web02".into(),
+                keep: false
+            })
+        );
+        assert_eq!(
+            p("!drop  --keep  web[1-2]"),
+            Line::Meta(Meta::Drop {
+                expr: "web[1-2]".into(),
+                keep: true
+            })
+        );
         for (line, meta) in [
             ("!status", Meta::Status),
             ("!help", Meta::Help),
@@ -243,6 +307,11 @@ mod tests {
         assert!(err("!broadcast").contains("!broadcast needs CMD"));
         assert!(err("!gather maybe").contains("on or off"));
         assert!(err("!attach a b").contains("one node"));
+        assert!(err("!add").contains("!add needs EXPR"));
+        assert!(err("!drop").contains("!drop needs [--keep] EXPR"));
+        assert!(err("!drop --keep").contains("!drop needs EXPR"));
+        assert!(err("!drop --force web1").contains("takes --keep"));
+        assert!(err("!drop --keepers").contains("takes --keep"));
         assert!(err("!web01 uptime").contains("!web01 is not a command"));
         assert!(err("!use").contains("!help lists the commands"));
     }

@@ -133,7 +133,9 @@ impl MultiShell {
                 .start(i, self.names[i].clone(), Ask::Run(command.to_owned()));
         }
         let mut printer = self.printer();
-        let ends = self.pool.wait(&self.names, &go, &mut printer);
+        // (`-v` says when each node's shell answered at its start.)
+        let told = if summary { None } else { self.steps };
+        let ends = self.pool.wait(&self.names, &go, &mut printer, told);
         let unfinished = ends
             .iter()
             .all(|(_, e)| matches!(e.as_ref().map(Ended::outcome), Some(Outcome::Incomplete)));
@@ -161,7 +163,7 @@ impl MultiShell {
             }
         }
         let mut printer = self.printer();
-        let ends = self.pool.wait(&self.names, nodes, &mut printer);
+        let ends = self.pool.wait(&self.names, nodes, &mut printer, None);
         let results = self.record(ends);
         self.report_earlier(&results);
         self.settle_lines(&results);
@@ -191,7 +193,7 @@ impl MultiShell {
                 .start(i, self.names[i].clone(), Ask::Answer(text.to_owned()));
         }
         let mut printer = self.printer();
-        let ends = self.pool.wait(&self.names, &waiting, &mut printer);
+        let ends = self.pool.wait(&self.names, &waiting, &mut printer, None);
         let results = self.record(ends);
         self.report(&results);
         self.settle_lines(&results);
@@ -322,7 +324,7 @@ impl MultiShell {
         }
     }
 
-    fn save_journal(&self) {
+    pub(super) fn save_journal(&self) {
         let owed = self
             .nodes
             .iter()

@@ -1,5 +1,6 @@
 //! The `!` commands of `tether shell`: choosing nodes, listing them, the
-//! session's status, attaching to one node's shell, leaving.
+//! session's status, attaching to one node's shell, leaving (adding and
+//! dropping nodes: `grow.rs`).
 
 use anyhow::Result;
 use tether_cluster::multi::{COMMANDS, Meta, NodeState, Outcome};
@@ -14,6 +15,8 @@ impl MultiShell {
             Meta::List => self.list(),
             Meta::Use(expr) | Meta::Select(expr) => self.select(&expr),
             Meta::All => self.nodes.iter_mut().for_each(|n| n.selected = true),
+            Meta::Add(expr) => self.add(&expr),
+            Meta::Drop { expr, keep } => self.drop_nodes(&expr, keep),
             // (Run by the loop, with its continuation lines.)
             Meta::Broadcast(_) => {}
             Meta::Gather(on) => self.look.gather = on,
@@ -23,10 +26,10 @@ impl MultiShell {
             Meta::Help => {
                 for (name, arg, what) in COMMANDS {
                     let usage = format!("{}{name} {arg}", self.look.prefix);
-                    println!("  {usage:<18} {what}");
+                    println!("  {usage:<20} {what}");
                 }
                 println!(
-                    "  {:<18} make NODE (or a node set) the active nodes",
+                    "  {:<20} make NODE (or a node set) the active nodes",
                     format!("{}NODE", self.look.prefix)
                 );
                 println!("  other lines run on the active nodes; Ctrl-C interrupts them there");
@@ -106,6 +109,15 @@ impl MultiShell {
             pick(&|n| n.down.is_none() && n.last == Some(Outcome::Away))
         );
         println!("  running: {}", pick(&|n| n.pending()));
+        let apart: Vec<String> = self.apart.nodes.iter().cloned().collect();
+        println!(
+            "  apart:   {}",
+            if apart.is_empty() {
+                "none".into()
+            } else {
+                fold(&apart)
+            }
+        );
         println!("  gather:  {}", if self.look.gather { "on" } else { "off" });
     }
 
@@ -124,9 +136,11 @@ impl MultiShell {
             .collect();
         if !unknown.is_empty() {
             eprintln!(
-                "tether: {} not in this session (its nodes: {})",
+                "tether: {} not in this session (its nodes: {}); {}add {} adds it",
                 fold(&unknown),
-                fold(&self.names)
+                fold(&self.names),
+                self.look.prefix,
+                fold(&unknown)
             );
             return;
         }
@@ -135,8 +149,9 @@ impl MultiShell {
         }
     }
 
+    /// `!attach NODE`: a node of the session, or one kept apart.
     fn attach(&mut self, node: &str) {
-        if !self.names.iter().any(|n| n == node) {
+        if !self.names.iter().any(|n| n == node) && !self.apart.nodes.contains(node) {
             eprintln!(
                 "tether: {node} is not in this session (its nodes: {})",
                 fold(&self.names)

@@ -10,9 +10,13 @@
 //! (the `!` parser, the prompt, the summaries) are `tether_cluster::multi`.
 //! Each node is resolved here, as `tether exec` resolves it with the same
 //! flags (a cluster's settings with `-C`), and its route goes with its
-//! `run` requests (`host_route.rs`).
+//! `run` requests (`host_route.rs`). `!add` and `!drop` grow and shrink a
+//! live session (`grow.rs`); the shells `!drop --keep` left running apart
+//! are listed in `apart.rs`.
 
+mod apart;
 mod editor;
+mod grow;
 mod journal;
 mod lines;
 mod meta;
@@ -23,6 +27,7 @@ mod settings;
 mod worker;
 
 use std::sync::mpsc;
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 use rustyline::error::ReadlineError;
@@ -32,7 +37,9 @@ use tether_cluster::multi::{self, Line, Meta, NodeState, Outcome};
 use tether_daemon::protocol::{ListReply, Request};
 
 use crate::cli::ShellArgs;
+use crate::host_route::Reach;
 use crate::ssh_opts;
+use apart::Apart;
 use journal::Journal;
 use nodes::Node;
 use runner::{Event, Pool};
@@ -54,9 +61,16 @@ struct MultiShell {
     pool: Pool,
     /// The lines whose end was not shown yet, for a client that comes back.
     journal: Journal,
+    /// How the session's nodes are reached (and `!add`'s are).
+    reach: Reach,
+    /// The nodes `!drop --keep` left running apart.
+    apart: Apart,
+    /// `-v`: when the session began.
+    steps: Option<Instant>,
 }
 
 pub fn run(args: ShellArgs) -> Result<i32> {
+    let t0 = (args.steps.verbose > 0).then(Instant::now);
     let config = ssh_opts::load_config(args.config.as_deref())?;
     // The settings are the cluster's with -C, else the defaults, as
     // `tether exec` takes them.
@@ -71,7 +85,11 @@ pub fn run(args: ShellArgs) -> Result<i32> {
                 "-x and --filter narrow -H or -C; --attach NAME alone comes back to the nodes the session has"
             )
         }
-        (Some(name), None, None) => (name.clone(), existing_nodes(name)?, config.defaults.clone()),
+        (Some(name), None, None) => (
+            name.clone(),
+            existing_nodes(name, &mut Apart::load(&namespace(name)))?,
+            config.defaults.clone(),
+        ),
         (attach, hosts, cluster) if hosts.is_some() || cluster.is_some() => {
             let (set, settings) = config.select_narrowed(
                 cluster.as_deref(),
@@ -99,7 +117,20 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         &args,
         &name,
     )?;
-    let hosts = routes(&args, &settings, &names)?;
+    let (reach, hosts) = routes(&args, &settings, &names)?;
+    for (n, host) in names.iter().zip(&hosts) {
+        grow::step(t0, n, &grow::resolved(host));
+    }
+    let mut apart = Apart::load(&namespace(&name));
+    // A session started again with -H or -C takes back the nodes it names;
+    // shells closed since are forgotten.
+    apart.take_back(&names);
+    if !apart.nodes.is_empty()
+        && let Ok(list) = worker::connect(&namespace(&name))
+            .and_then(|mut c| c.request::<ListReply>(&Request::List { all: false }))
+    {
+        apart.forget_closed(&list.sessions);
+    }
     let journal = Journal::new(&namespace(&name));
     // Lines a client before this one sent whose end it did not show.
     let owed = journal.load();
@@ -115,7 +146,7 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         })
         .collect();
     let mut sh = MultiShell {
-        pool: Pool::new(namespace(&name), hosts),
+        pool: Pool::new(namespace(&name), hosts, args.cancel.batch),
         ns: namespace(&name),
         name,
         nodes,
@@ -123,6 +154,9 @@ pub fn run(args: ShellArgs) -> Result<i32> {
         look,
         config,
         journal,
+        reach,
+        apart,
+        steps: t0,
     };
     watch_ctrl_c(sh.pool.interrupts());
     sh.session_loop()
@@ -136,7 +170,10 @@ fn routes(
     args: &ShellArgs,
     settings: &tether_cluster::config::Settings,
     names: &[String],
-) -> Result<Vec<Result<tether_daemon::protocol::HostRoute, String>>> {
+) -> Result<(
+    Reach,
+    Vec<Result<tether_daemon::protocol::HostRoute, String>>,
+)> {
     let reach = crate::host_route::reach(&args.ssh, args.far, settings)?;
     if let Some(first) = names
         .first()
@@ -144,23 +181,45 @@ fn routes(
     {
         ssh_opts::check_ssh_config(&reach.ov, &first.host)?;
     }
-    Ok(names
+    let hosts = names
         .iter()
         .map(|n| crate::host_route::resolve(n, &reach))
-        .collect())
+        .collect();
+    Ok((reach, hosts))
 }
 
-/// The nodes of an existing multi-node session `name`.
-fn existing_nodes(name: &str) -> Result<Vec<String>> {
+/// The nodes of an existing multi-node session `name`: the shells of its
+/// namespace, less those kept `apart` (which forgets the shells closed
+/// since).
+fn existing_nodes(name: &str, apart: &mut Apart) -> Result<Vec<String>> {
     let mut client = worker::connect(&namespace(name))?;
     let list: ListReply = client.request(&Request::List { all: false })?;
+    apart.forget_closed(&list.sessions);
     let mut set = NodeSet::new();
-    for s in &list.sessions {
+    for s in list
+        .sessions
+        .iter()
+        .filter(|s| !apart.nodes.contains(&s.name))
+    {
         set.insert(&s.name);
     }
     if set.is_empty() {
+        let kept: Vec<String> = list
+            .sessions
+            .iter()
+            .filter(|s| apart.nodes.contains(&s.name))
+            .map(|s| s.address.clone())
+            .collect();
+        let kept = if kept.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (shells kept apart by !drop --keep: {}; `tether attach ADDRESS` shows one)",
+                kept.join(", ")
+            )
+        };
         bail!(
-            "there is no tether shell named {name:?}; start one with `tether shell -H NODES --name {name}`"
+            "there is no tether shell named {name:?}{kept}; start one with `tether shell -H NODES --name {name}`"
         );
     }
     Ok(set.names())
@@ -194,6 +253,7 @@ impl MultiShell {
             fold(&self.names),
             self.look.prefix
         );
+        self.tell_apart();
         self.resume();
         let history = self.look.history.clone();
         let config = rustyline::Config::builder()
@@ -211,6 +271,12 @@ impl MultiShell {
             let _ = rl.load_history(file);
         }
         loop {
+            // (`!add` and `!drop` change the nodes completion offers.)
+            if let Some(h) = rl.helper_mut()
+                && h.nodes != self.names
+            {
+                h.nodes.clone_from(&self.names);
+            }
             let prompt = self.prompt();
             // (The editor keeps what it read past a line, with the
             // buffer-redux feature: lines typed ahead are not lost.)
@@ -324,23 +390,11 @@ impl MultiShell {
         })
     }
 
-    /// `!exit`: every node's shell closed.
+    /// `!exit`: every node's shell closed (not those kept apart).
     fn close_all(&self) {
         self.journal.remove();
-        let threads: Vec<_> = self
-            .names
-            .iter()
-            .map(|n| {
-                let (ns, session) = (self.ns.clone(), n.clone());
-                std::thread::spawn(move || {
-                    let _ =
-                        worker::connect(&ns).and_then(|mut c| c.call(&Request::Close { session }));
-                })
-            })
-            .collect();
-        for t in threads {
-            let _ = t.join();
-        }
+        self.close(&self.names);
+        self.tell_apart();
     }
 }
 

@@ -6,7 +6,9 @@
 //! the line itself on the client. Ctrl-C interrupts the command on every
 //! node still running it (the engine's INT, on connections of their own,
 //! so it acts at once); a second Ctrl-C leaves them running and returns to
-//! the prompt.
+//! the prompt. With `-b` one Ctrl-C cancels: INT, then QUIT, TERM and
+//! KILL on the nodes where the command still runs (a second still leaves
+//! it).
 //!
 //! Every job has an id, carried by its events, and `Pool::wait` takes
 //! only the events of the jobs it waits for. A job left running has its
@@ -148,14 +150,18 @@ pub struct Pool {
     /// Events of jobs left running that came while others were waited
     /// for, in order, for the line that waits for them.
     kept: VecDeque<Event>,
+    /// One Ctrl-C cancels (`-b`): INT, then QUIT, TERM and KILL while the
+    /// command runs.
+    batch: bool,
     tx: Sender<Event>,
     rx: Receiver<Event>,
 }
 
 /// What [`Pool::wait`] does with an event.
 enum Fate {
-    /// One of the jobs waited for: printed, or its end taken.
-    Take,
+    /// One of the jobs waited for (of the node at this index now):
+    /// printed, or its end taken.
+    Take(usize),
     /// Of a job left running that is not waited for now: kept.
     Keep,
     /// Of a job whose end was taken already, or a Ctrl-C.
@@ -164,8 +170,8 @@ enum Fate {
 
 impl Pool {
     /// No workers yet, for the nodes of the session's `namespace`, each
-    /// reached as `hosts` says.
-    pub fn new(namespace: String, hosts: Vec<Result<HostRoute, String>>) -> Pool {
+    /// reached as `hosts` says; `batch`: one Ctrl-C cancels.
+    pub fn new(namespace: String, hosts: Vec<Result<HostRoute, String>>, batch: bool) -> Pool {
         let (tx, rx) = mpsc::channel();
         let nodes = hosts.len();
         Pool {
@@ -175,6 +181,7 @@ impl Pool {
             jobs: (0..nodes).map(|_| None).collect(),
             last_id: 0,
             kept: VecDeque::new(),
+            batch,
             tx,
             rx,
         }
@@ -250,25 +257,56 @@ impl Pool {
         }
     }
 
+    /// What becomes of `ev`. Its job is found by its id (not by the
+    /// index it was started at: nodes may have left the session since).
     fn fate(&self, ev: &Event, targets: &[usize]) -> Fate {
-        let Some((node, job)) = ev.owner() else {
+        let Some((_, job)) = ev.owner() else {
             return Fate::Other;
         };
-        match &self.jobs[node] {
-            Some((id, _)) if *id == job && targets.contains(&node) => Fate::Take,
-            Some((id, _)) if *id == job => Fate::Keep,
-            _ => Fate::Other,
+        let now = self
+            .jobs
+            .iter()
+            .position(|j| j.as_ref().is_some_and(|(id, _)| *id == job));
+        match now {
+            Some(node) if targets.contains(&node) => Fate::Take(node),
+            Some(_) => Fate::Keep,
+            None => Fate::Other,
+        }
+    }
+
+    /// A node joins the session at index `i` (the nodes from there move
+    /// up one), reached as `host` says.
+    pub fn insert(&mut self, i: usize, host: Result<HostRoute, String>) {
+        self.hosts.insert(i, host);
+        self.workers.insert(i, None);
+        self.jobs.insert(i, None);
+    }
+
+    /// Node `i` leaves the session (the nodes after it move down one).
+    /// Its worker ends after its job; what that job still sends is
+    /// dropped, as are its events kept for a later line.
+    pub fn remove(&mut self, i: usize) {
+        let _ = self.hosts.remove(i);
+        self.workers.remove(i);
+        if let Some((id, watch)) = self.jobs.remove(i) {
+            self.kept
+                .retain(|ev| ev.owner().is_none_or(|(_, job)| job != id));
+            // (Followed to its end, unwatched: its worker is not left
+            // waiting for a line that never comes.)
+            watch.set(true);
         }
     }
 
     /// Waits for the jobs of every node in `targets` (indexes into
-    /// `names`), printing what they print. Returns each target's end,
-    /// `None` for a node left running after a second Ctrl-C.
+    /// `names`), printing what they print; `told` (`-v`, when the session
+    /// began): each end said on stderr as it comes. Returns each target's
+    /// end, `None` for a node left running after a second Ctrl-C.
     pub fn wait(
         &mut self,
         names: &[String],
         targets: &[usize],
         printer: &mut Printer,
+        told: Option<std::time::Instant>,
     ) -> Vec<(usize, Option<Ended>)> {
         let mut ends: Vec<(usize, Option<Ended>)> = targets.iter().map(|&i| (i, None)).collect();
         let mut left = 0;
@@ -290,12 +328,13 @@ impl Pool {
                 },
             };
             match (self.fate(&ev, targets), ev) {
-                (Fate::Take, Event::Output { node, text, at, .. }) => {
+                (Fate::Take(node), Event::Output { text, at, .. }) => {
                     printer.output(node, &text, at)
                 }
-                (Fate::Take, Event::Notice { node, text, .. }) => printer.notice(node, &text),
-                (Fate::Take, Event::Done { node, ended, .. }) => {
+                (Fate::Take(node), Event::Notice { text, .. }) => printer.notice(node, &text),
+                (Fate::Take(node), Event::Done { ended, .. }) => {
                     printer.done(node);
+                    super::grow::told_end(told, &names[node], &ended);
                     self.jobs[node] = None;
                     if let Some(slot) = ends.iter_mut().find(|(j, _)| *j == node) {
                         slot.1 = Some(ended);
@@ -311,10 +350,18 @@ impl Pool {
                         );
                         break;
                     }
-                    eprintln!("tether: interrupting (Ctrl-C again to leave the commands running)");
+                    if self.batch {
+                        eprintln!(
+                            "tether: cancelling the line on every node (INT, then QUIT, TERM and KILL while it runs; Ctrl-C again to leave it running)"
+                        );
+                    } else {
+                        eprintln!(
+                            "tether: interrupting (Ctrl-C again to leave the commands running)"
+                        );
+                    }
                     for (i, end) in &ends {
                         if end.is_none() && self.jobs[*i].is_some() {
-                            interrupt(self.namespace.clone(), names[*i].clone());
+                            interrupt(self.namespace.clone(), names[*i].clone(), self.batch);
                         }
                     }
                 }

@@ -343,15 +343,34 @@ pub fn serve(kept: &mut Kept, job: Job) {
     }
 }
 
-/// Sends INT to node `name`'s command, on a connection of its own.
-pub fn interrupt(namespace: String, name: String) {
+/// Sends INT to node `name`'s command, on a connection of its own; with
+/// `cancel`, then QUIT, TERM and KILL while it still runs (each signal's
+/// reply comes once the daemon gave the command half a second to end).
+/// INT and QUIT are the terminal's own keys, for the foreground on every
+/// transport; where the foreground cannot be seen (a shell driven over
+/// the link) TERM and KILL reach the shell itself, as the engine's own
+/// interrupt ends a program that ignores both with its shell: the next
+/// line gets a fresh one, cwd and exported variables restored.
+pub fn interrupt(namespace: String, name: String, cancel: bool) {
+    let signals: &[&str] = if cancel {
+        &["INT", "QUIT", "TERM", "KILL"]
+    } else {
+        &["INT"]
+    };
     std::thread::spawn(move || {
-        let _ = connect(&namespace).and_then(|mut c| {
-            c.call(&Request::Signal {
-                session: name,
-                signal: "INT".into(),
-            })
-        });
+        let Ok(mut c) = connect(&namespace) else {
+            return;
+        };
+        for signal in signals {
+            let sent = c.request::<ShellResult>(&Request::Signal {
+                session: name.clone(),
+                signal: (*signal).into(),
+            });
+            match sent {
+                Ok(r) if r.status == Status::Running => {}
+                _ => return,
+            }
+        }
     });
 }
 

@@ -99,8 +99,13 @@ impl Hosts {
 
     /// [`Hosts::cp`] with operands that need not be UTF-8.
     pub fn cp_os(&self, flags: &[&str], operands: &[&OsStr]) -> Output {
-        Command::new(TETHER)
-            .arg("cp")
+        self.command(flags, operands).output().unwrap()
+    }
+
+    /// The command [`Hosts::cp_os`] runs, to start it otherwise.
+    pub fn command(&self, flags: &[&str], operands: &[&OsStr]) -> Command {
+        let mut cmd = Command::new(TETHER);
+        cmd.arg("cp")
             .arg("-F")
             .arg(&self.config)
             .args([
@@ -113,9 +118,8 @@ impl Hosts {
             .args(operands)
             .env("HOME", &self.scratch.0)
             .env_remove("XDG_CONFIG_HOME")
-            .env_remove("SSH_AUTH_SOCK")
-            .output()
-            .unwrap()
+            .env_remove("SSH_AUTH_SOCK");
+        cmd
     }
 }
 

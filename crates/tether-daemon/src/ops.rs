@@ -432,10 +432,20 @@ pub async fn handle_following(
             keys,
             wait_s,
             only_if_waiting,
+            now,
         } => {
             let wait = seconds("wait_s", wait_s)?;
             for k in &keys {
                 tether_shell::keys::key_bytes(k).map_err(engine)?;
+            }
+            if now {
+                let mut bytes = input.map(String::into_bytes).unwrap_or_default();
+                for k in &keys {
+                    bytes.extend_from_slice(tether_shell::keys::key_bytes(k).map_err(engine)?);
+                }
+                let found = existing(registry, ns, &session)?;
+                found.2.type_now(bytes).map_err(engine)?;
+                return read_now(registry, &session, found, Duration::ZERO).await;
             }
             on_existing(registry, ns, &session, async move |s| {
                 if only_if_waiting {

@@ -375,6 +375,7 @@ async fn a_kept_command_makes_the_session_busy_until_it_ends() {
                 keys: Vec::new(),
                 wait_s: 10.0,
                 only_if_waiting: false,
+                now: false,
             },
         )
         .await,

@@ -247,6 +247,11 @@ pub enum Request {
         /// the reply is a `not_waiting` failure.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         only_if_waiting: bool,
+        /// Type now, whatever call holds the session (an answer to a
+        /// prompt the caller saw in the output of the command it follows);
+        /// the reply is a look at once (`wait_s` is not waited).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        now: bool,
     },
     /// Output since the last result.
     Read {

@@ -60,6 +60,14 @@ impl Control {
         live.signal(signal)
     }
 
+    /// Types `bytes` into the session's terminal now, whatever call is in
+    /// flight: an answer to a prompt its caller saw in the command's
+    /// followed output (that call goes on, and sees what follows).
+    pub fn type_now(&self, bytes: Vec<u8>) -> Result<(), ShellError> {
+        let live = self.live.borrow().clone();
+        Ok(live.terminal.write_past_holders(bytes)?)
+    }
+
     /// Follows the command typed last (or the next one, when none was),
     /// from offset `from` of its text, or (`None`) after what a follower
     /// last handed on (see [`crate::follow`]).

@@ -494,6 +494,10 @@ pub struct ShellArgs {
     /// Whether tether may run on the nodes.
     #[command(flatten)]
     pub far: crate::host_route::FarArgs,
+    /// sudo's password, typed once per line on each node into sudo's own
+    /// prompt.
+    #[command(flatten)]
+    pub sudo: crate::sudo_args::SudoArgs,
 }
 
 /// Arguments of `tether exec`.

@@ -52,6 +52,12 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     }
     let resolve = fleet.resolver(&args.fleet, &args.ssh)?;
     let command_timeout = ssh_opts::seconds_flag("--command-timeout", args.command_timeout)?;
+    if args.stdin && args.sudo.asked() {
+        eprintln!(
+            "tether: --sudo runs the command on a terminal whose input is sudo's; --stdin cannot be given with it (nothing ran)"
+        );
+        return Ok(BAD_USAGE);
+    }
     let sudo = args.sudo.sudo()?;
     let runtime = fleet_cmd::runtime()?;
     let (ctrl_c, stop) = Interrupts::listen_with(&runtime, args.cancel.batch);

@@ -225,6 +225,7 @@ pub fn send(args: SendArgs) -> Result<i32> {
         keys: args.keys,
         wait_s: args.wait,
         only_if_waiting: false,
+        now: false,
     };
     print_result(&request, args.json)
 }

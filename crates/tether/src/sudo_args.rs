@@ -19,20 +19,26 @@ const MAX_PASSWORD_FILE: u64 = 4096;
 #[derive(Debug, Args, Default)]
 pub struct SudoArgs {
     /// Answer sudo's password prompt on every host with one password, asked
-    /// once on the terminal (/dev/tty). The command runs on a terminal
-    /// (stdout and stderr come together as stdout, as with ssh -t); the
-    /// password is typed only into the prompt sudo prints (tether sets it
-    /// through SUDO_PROMPT) and only once per host: a refused password is
-    /// that host's error.
-    #[arg(long, conflicts_with = "stdin")]
+    /// once on the terminal (/dev/tty). exec runs the command on a terminal
+    /// (stdout and stderr come together as stdout, as with ssh -t; not
+    /// with --stdin); the password is typed only into the prompt sudo
+    /// prints (tether sets it through SUDO_PROMPT) and only once per host
+    /// (per line in tether shell): asked again, the command is interrupted
+    /// and the host says so.
+    #[arg(long)]
     pub sudo: bool,
     /// As --sudo, the password read from this file (its first line; it
     /// must not be readable by others) instead of the terminal.
-    #[arg(long, value_name = "FILE", conflicts_with = "stdin")]
+    #[arg(long, value_name = "FILE")]
     pub sudo_password_file: Option<PathBuf>,
 }
 
 impl SudoArgs {
+    /// True when either flag was given.
+    pub fn asked(&self) -> bool {
+        self.sudo || self.sudo_password_file.is_some()
+    }
+
     /// The run's sudo, when asked for: the password read now.
     pub fn sudo(&self) -> Result<Option<Arc<Sudo>>> {
         let password = match (&self.sudo_password_file, self.sudo) {

@@ -8,69 +8,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use exec_kit::{Fleet, wait};
+use sudo_kit::{USER, password};
 use tether_transport::Terminal;
 
 mod exec_kit;
-
-const USER: &str = "tether-sudo";
-
-/// The user's password for this run, set once (all tests share it).
-fn password() -> Option<&'static str> {
-    static PASSWORD: OnceLock<Option<String>> = OnceLock::new();
-    PASSWORD.get_or_init(prepare).as_deref()
-}
-
-/// Makes `tether-sudo` (a password, a sudo rule asking it every time);
-/// `None`, with the reason printed, when this machine cannot.
-fn prepare() -> Option<String> {
-    if tether_testkit::running_user() != "root" {
-        eprintln!("SKIPPED: not root: cannot make the sudo test user");
-        return None;
-    }
-    if Command::new("sudo").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: sudo is missing (scripts/test installs it)");
-        return None;
-    }
-    if !Command::new("id")
-        .arg(USER)
-        .output()
-        .unwrap()
-        .status
-        .success()
-    {
-        let made = Command::new("useradd")
-            .args(["-m", "-s", "/bin/sh", USER])
-            .status()
-            .unwrap();
-        assert!(made.success(), "useradd {USER}");
-    }
-    let pw = format!("Pw-{:x}", exec_kit::rand_ish());
-    let mut chpasswd = Command::new("chpasswd")
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    writeln!(chpasswd.stdin.take().unwrap(), "{USER}:{pw}").unwrap();
-    assert!(chpasswd.wait().unwrap().success(), "chpasswd");
-    std::fs::create_dir_all("/etc/sudoers.d").unwrap();
-    let rule = format!("{USER} ALL=(ALL) ALL\nDefaults:{USER} lecture=never, passwd_tries=3\n");
-    let path = Path::new("/etc/sudoers.d/tether-sudo-test");
-    std::fs::write(path, rule).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o440)).unwrap();
-    // Debian's sudoers reads the directory; a sudoers without it is told.
-    let main = std::fs::read_to_string("/etc/sudoers").unwrap_or_default();
-    if !main.contains("includedir /etc/sudoers.d") {
-        eprintln!("SKIPPED: /etc/sudoers does not read /etc/sudoers.d");
-        return None;
-    }
-    Some(pw)
-}
+mod sudo_kit;
 
 /// A private file holding `text` and a newline.
 fn password_file(f: &Fleet, name: &str, text: &str) -> PathBuf {

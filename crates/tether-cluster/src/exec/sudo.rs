@@ -75,6 +75,50 @@ impl Sudo {
         )
     }
 
+    /// `command` as a persistent shell runs it: sudo's prompt set, ending
+    /// in a newline (a session streams whole lines: a prompt left
+    /// unfinished would not be seen until the command's end).
+    pub fn line_command(&self, command: &str) -> String {
+        format!(
+            "SUDO_PROMPT=$(printf '%s\\n.' '{}'); export SUDO_PROMPT=\"${{SUDO_PROMPT%.}}\"; {command}",
+            String::from_utf8_lossy(&self.marker)
+        )
+    }
+
+    /// `text` with sudo's prompts (and the newline after each) taken out,
+    /// and how many there were.
+    pub fn take_prompts(&self, text: &str) -> (String, usize) {
+        let Ok(marker) = std::str::from_utf8(&self.marker) else {
+            return (text.to_owned(), 0);
+        };
+        let asked = text.matches(marker).count();
+        if asked == 0 {
+            return (text.to_owned(), 0);
+        }
+        let mut shown = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(marker) {
+            shown.push_str(&rest[..at]);
+            rest = &rest[at + marker.len()..];
+            rest = rest
+                .strip_prefix("\r\n")
+                .or(rest.strip_prefix('\n'))
+                .unwrap_or(rest);
+        }
+        shown.push_str(rest);
+        (shown, asked)
+    }
+
+    /// The password and a newline as text, for a session whose input is
+    /// text; `None` when the password is not UTF-8.
+    pub fn typed_line(&self) -> Option<Zeroizing<String>> {
+        let text = std::str::from_utf8(&self.password).ok()?;
+        let mut line = Zeroizing::new(String::with_capacity(text.len() + 1));
+        line.push_str(text);
+        line.push('\n');
+        Some(line)
+    }
+
     /// A watcher for one host's output.
     pub fn watch(&self) -> Watch<'_> {
         Watch {
@@ -289,6 +333,17 @@ mod tests {
         let (out, answers, _) = run(&s, &[b"[sudo] password for x: [", b"M x]"]);
         assert_eq!(out, b"[sudo] password for x: [M x]");
         assert!(answers.is_empty());
+    }
+
+    #[test]
+    fn a_sessions_prompt_is_a_whole_line_taken_out_with_its_newline() {
+        let s = sudo();
+        assert_eq!(
+            s.line_command("sudo id"),
+            "SUDO_PROMPT=$(printf '%s\\n.' '[M]'); export SUDO_PROMPT=\"${SUDO_PROMPT%.}\"; sudo id"
+        );
+        assert_eq!(s.take_prompts("a\n[M]\nb\n[M]\r\n"), ("a\nb\n".into(), 2));
+        assert_eq!(s.take_prompts("[x]\n"), ("[x]\n".into(), 0));
     }
 
     #[test]

@@ -296,6 +296,7 @@ impl TetherMcp {
             keys: p.keys,
             wait_s: p.wait_s,
             only_if_waiting: false,
+            now: false,
         };
         Ok(self.cancellable(p.session, request, ctx).await)
     }

@@ -145,8 +145,10 @@ pub fn run(args: ShellArgs) -> Result<i32> {
             node
         })
         .collect();
+    // Asked before anything starts, so the prompt is the only thing shown.
+    let sudo = args.sudo.sudo()?;
     let mut sh = MultiShell {
-        pool: Pool::new(namespace(&name), hosts, args.cancel.batch),
+        pool: Pool::new(namespace(&name), hosts, args.cancel.batch).with_sudo(sudo),
         ns: namespace(&name),
         name,
         nodes,

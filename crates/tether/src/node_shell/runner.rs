@@ -153,6 +153,8 @@ pub struct Pool {
     /// One Ctrl-C cancels (`-b`): INT, then QUIT, TERM and KILL while the
     /// command runs.
     batch: bool,
+    /// `--sudo`: sudo's prompt answered once per line on each node.
+    sudo: Option<Arc<tether_cluster::exec::Sudo>>,
     tx: Sender<Event>,
     rx: Receiver<Event>,
 }
@@ -182,9 +184,16 @@ impl Pool {
             last_id: 0,
             kept: VecDeque::new(),
             batch,
+            sudo: None,
             tx,
             rx,
         }
+    }
+
+    /// With `--sudo`: every line run with sudo's prompt set, and answered.
+    pub fn with_sudo(mut self, sudo: Option<Arc<tether_cluster::exec::Sudo>>) -> Pool {
+        self.sudo = sudo;
+        self
     }
 
     /// Where Ctrl-C is told.
@@ -224,6 +233,8 @@ impl Pool {
             ask,
             tx: self.tx.clone(),
             watch,
+            namespace: self.namespace.clone(),
+            sudo: self.sudo.clone(),
         };
         if let Some(worker) = &self.workers[i] {
             match worker.send(job) {

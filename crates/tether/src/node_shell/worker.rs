@@ -20,6 +20,8 @@ use tether_daemon::protocol::{
 };
 use tether_daemon::{Client, Conn, DaemonError, Paths};
 
+use tether_cluster::exec::Sudo;
+
 use super::runner::{Ask, Ended, Event, JobId};
 use crate::daemon_cmd;
 
@@ -118,6 +120,11 @@ pub struct Job {
     pub tx: Sender<Event>,
     /// Whether somebody waits for them.
     pub watch: Arc<Watch>,
+    /// The session's namespace in the daemon.
+    pub namespace: String,
+    /// `--sudo`: the line run with sudo's prompt set; that prompt, when a
+    /// node waits at it, answered once (see `answer_sudo`).
+    pub sudo: Option<Arc<Sudo>>,
 }
 
 /// What a worker keeps from job to job: its connection, and where its
@@ -161,7 +168,7 @@ enum Call {
 /// Sends `request` on the kept connection by the one rule
 /// ([`tether_daemon::Conn`]) and follows it, each piece an event of the
 /// job.
-fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
+fn follow(kept: &mut Kept, job: &Job, request: &Request, sudo_line: &mut SudoLine) -> Call {
     let (followed, partial) = (&mut kept.followed, &mut kept.partial);
     let mut left = false;
     let r = kept.conn.with(|client| {
@@ -189,6 +196,9 @@ fn follow(kept: &mut Kept, job: &Job, request: &Request) -> Call {
                 }
             };
             *followed = Some((command, next));
+            if let Some(sudo) = &job.sudo {
+                text = sudo_line.take(job, sudo, text);
+            }
             if !partial.is_empty() {
                 if let Some(rest) = text.strip_prefix(partial.as_str()) {
                     text = rest.to_owned();
@@ -251,7 +261,10 @@ pub fn serve(kept: &mut Kept, job: Job) {
             };
             Request::Run {
                 session: job.name.clone(),
-                command: command.clone(),
+                command: match &job.sudo {
+                    Some(sudo) => sudo.line_command(command),
+                    None => command.clone(),
+                },
                 host: Some(host),
                 timeout_s: tether_daemon::ops::MAX_SECONDS,
                 on_timeout: OnTimeout::Keep,
@@ -272,6 +285,7 @@ pub fn serve(kept: &mut Kept, job: Job) {
                 keys: Vec::new(),
                 wait_s: 0.0,
                 only_if_waiting: true,
+                now: false,
             };
             match kept.conn.request::<ShellResult>(&send) {
                 Ok(_) => follow_from(kept, None),
@@ -292,9 +306,11 @@ pub fn serve(kept: &mut Kept, job: Job) {
             }
         }
     };
+    // Whether this line's sudo prompt was answered.
+    let mut sudo_line = SudoLine::default();
     loop {
         job.watch.until_on();
-        let mut r = match follow(kept, &job, &request) {
+        let mut r = match follow(kept, &job, &request, &mut sudo_line) {
             Call::Result(r) => r,
             // Left running: followed again from where it was cut, once the
             // node's next line waits for it.
@@ -329,18 +345,98 @@ pub fn serve(kept: &mut Kept, job: Job) {
         // The unfinished line (a prompt): shown, not counted.
         let partial = std::mem::take(&mut r.output);
         kept.partial.clone_from(&partial);
-        if !partial.is_empty()
-            && !job.send(Event::Output {
-                node: job.i,
-                job: job.id,
-                text: partial,
-                at: None,
-            })
-        {
+        if !show_partial(&job, partial) {
             return;
         }
         return job.done(Ended::Result(r));
     }
+}
+
+/// Shows the unfinished line (a prompt); false when nobody listens.
+fn show_partial(job: &Job, partial: String) -> bool {
+    partial.is_empty()
+        || job.send(Event::Output {
+            node: job.i,
+            job: job.id,
+            text: partial,
+            at: None,
+        })
+}
+
+/// A line's dealings with sudo on one node.
+#[derive(Default)]
+struct SudoLine {
+    /// The password was typed.
+    typed: bool,
+    /// The newline sudo prints after reading it is still to come.
+    newline_owed: bool,
+}
+
+impl SudoLine {
+    /// A piece of the line's output: sudo's prompts answered and taken
+    /// out, with the newline sudo prints after the password.
+    fn take(&mut self, job: &Job, sudo: &Sudo, text: String) -> String {
+        let (mut text, asked) = sudo.take_prompts(&text);
+        if self.newline_owed && !text.is_empty() {
+            self.newline_owed = false;
+            if let Some(rest) = text.strip_prefix('\n') {
+                text = rest.to_owned();
+            }
+        }
+        if asked > 0 {
+            self.newline_owed = sudo_asked(job, sudo, &mut self.typed, asked);
+        }
+        text
+    }
+}
+
+/// sudo printed its prompt on this node (`asked` times). The first time in
+/// a line, the password is typed, from a connection of its own (this one
+/// follows the command), then wiped from the request; again (sudo refused
+/// it, or a later sudo asked anew) sudo is interrupted (INT, then QUIT,
+/// TERM and KILL while the command runs) and the node says why. True when
+/// the password was typed.
+fn sudo_asked(job: &Job, sudo: &Sudo, typed: &mut bool, asked: usize) -> bool {
+    let line = sudo.typed_line().filter(|_| !*typed && asked == 1);
+    let Some(line) = line else {
+        interrupt(job.namespace.clone(), job.name.clone(), true);
+        let why = if *typed || asked > 1 {
+            "sudo asked for the password a second time (it refused the one typed, or a later sudo \
+             asked anew); it is typed once per line: sudo was interrupted"
+        } else {
+            "the sudo password is not UTF-8 text, and a shell session types text: not typed; \
+             sudo was interrupted"
+        };
+        let _ = job.send(Event::Notice {
+            node: job.i,
+            job: job.id,
+            text: why.into(),
+        });
+        return false;
+    };
+    *typed = true;
+    let (namespace, session) = (job.namespace.clone(), job.name.clone());
+    std::thread::spawn(move || {
+        let Ok(mut c) = connect(&namespace) else {
+            return;
+        };
+        let mut send = Request::Send {
+            session,
+            input: Some(String::from(line.as_str())),
+            keys: Vec::new(),
+            wait_s: 0.0,
+            only_if_waiting: false,
+            now: true,
+        };
+        let _ = c.request::<ShellResult>(&send);
+        if let Request::Send {
+            input: Some(text), ..
+        } = &mut send
+        {
+            zeroize::Zeroize::zeroize(text);
+        }
+    });
+    true
 }
 
 /// Sends INT to node `name`'s command, on a connection of its own; with

@@ -792,8 +792,10 @@ pub struct ShellResult {
     /// The steps of the connections made to the session's host since its
     /// last result that said them (connecting, the host key,
     /// authentication), each once; left out when none (`tether shell -v`
-    /// shows them).
+    /// shows them). Not in the MCP tools' output schema: the MCP server
+    /// drops them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(skip)]
     pub link_steps: Vec<LinkStep>,
 }
 

@@ -13,20 +13,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use exec_kit::{Fleet, wait};
-use sudo_kit::{USER, password};
+use exec_kit::wait;
+use sudo_kit::{USER, password, password_file};
 use tether_transport::Terminal;
 
 mod exec_kit;
 mod sudo_kit;
-
-/// A private file holding `text` and a newline.
-fn password_file(f: &Fleet, name: &str, text: &str) -> PathBuf {
-    let path = f.scratch.0.join(name);
-    std::fs::write(&path, format!("{text}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    path
-}
 
 /// Every file under `dir`, read whole.
 fn files_under(dir: &Path, found: &mut Vec<(PathBuf, Vec<u8>)>) {
@@ -52,7 +44,7 @@ fn the_password_is_typed_once_into_sudos_prompt_on_every_host() {
     let (Some(f), Some(pw)) = (exec_kit::start(), password()) else {
         return;
     };
-    let file = password_file(&f, "pw", pw);
+    let file = password_file(&f.scratch.0, "pw", pw);
     let file_arg = file.display().to_string();
     let out = f.exec(
         Some(USER),
@@ -111,7 +103,7 @@ fn a_wrong_password_is_that_hosts_error_and_never_retried() {
         return;
     };
     let wrong = format!("{pw}-wrong");
-    let file = password_file(&f, "wrong", &wrong);
+    let file = password_file(&f.scratch.0, "wrong", &wrong);
     let file_arg = file.display().to_string();
     let out = f.exec(
         Some(USER),
@@ -142,7 +134,7 @@ fn the_password_is_in_no_argv_environment_or_file_while_it_runs() {
     let (Some(f), Some(pw)) = (exec_kit::start(), password()) else {
         return;
     };
-    let file = password_file(&f, "pw", pw);
+    let file = password_file(&f.scratch.0, "pw", pw);
     let home = f.scratch.0.join("home");
     let tmp = f.scratch.0.join("tmp");
     std::fs::create_dir_all(&home).unwrap();

@@ -10,25 +10,16 @@
 mod common;
 mod sudo_kit;
 
-use std::os::unix::fs::PermissionsExt;
-
 use common::multi::{line, shell};
 use common::remote::start_n;
-use sudo_kit::{USER, password};
-
-fn private_file(dir: &std::path::Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("{text}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    path.display().to_string()
-}
+use sudo_kit::{USER, password, password_file};
 
 #[test]
 fn a_lines_sudo_is_answered_once_on_every_node() {
     let (Some(r), Some(pw)) = (start_n("nshell-sudo", 2), password()) else {
         return;
     };
-    let file = private_file(&r.home.0, "pw", pw);
+    let file = password_file(&r.home.0, "pw", pw).display().to_string();
     let p = shell(
         &r,
         &["-H", "node[1-2]", "-l", USER, "--sudo-password-file", &file],
@@ -58,7 +49,9 @@ fn a_wrong_password_is_typed_once_then_sudo_is_interrupted() {
         return;
     };
     let wrong = format!("{pw}-wrong");
-    let file = private_file(&r.home.0, "wrong", &wrong);
+    let file = password_file(&r.home.0, "wrong", &wrong)
+        .display()
+        .to_string();
     let p = shell(
         &r,
         &["-H", "node[1-2]", "-l", USER, "--sudo-password-file", &file],

@@ -174,7 +174,11 @@ impl TetherMcp {
 
     async fn shell(&self, request: Request) -> CallToolResult {
         match self.call::<ShellResult>(request).await {
-            Ok(r) => structured(&r, shape::render(&r)),
+            Ok(mut r) => {
+                // Connection steps are `tether shell -v`'s; not a tool's.
+                r.link_steps.clear();
+                structured(&r, shape::render(&r))
+            }
             Err(e) => e,
         }
     }

@@ -68,3 +68,11 @@ fn prepare() -> Option<String> {
     }
     Some(pw)
 }
+
+/// A private file (0600) in `dir` holding `text` and a newline.
+pub fn password_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{text}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}

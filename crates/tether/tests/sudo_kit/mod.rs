@@ -76,3 +76,41 @@ pub fn password_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     path
 }
+
+/// True when `secret` is in no process's argv or environment and in no
+/// file under `dirs` but `except`; else panics naming where it is.
+pub fn nowhere_but(secret: &str, dirs: &[&Path], except: &str) -> bool {
+    fn has(b: &[u8], s: &str) -> bool {
+        b.windows(s.len()).any(|w| w == s.as_bytes())
+    }
+    fn walk(dir: &Path, secret: &str, except: &str) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                walk(&p, secret, except);
+            } else if p.to_string_lossy() != except
+                && let Ok(b) = std::fs::read(&p)
+            {
+                assert!(!has(&b, secret), "{} holds the password", p.display());
+            }
+        }
+    }
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        for what in ["cmdline", "environ"] {
+            if let Ok(b) = std::fs::read(e.path().join(what)) {
+                assert!(
+                    !has(&b, secret),
+                    "{} holds the password",
+                    e.path().join(what).display()
+                );
+            }
+        }
+    }
+    for d in dirs {
+        walk(d, secret, except);
+    }
+    true
+}

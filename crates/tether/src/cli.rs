@@ -759,7 +759,8 @@ pub struct HostsArgs {
     /// Hosts taken away, and patterns every host must match.
     #[command(flatten)]
     pub narrow: NarrowArgs,
-    /// List the config's groups: name, size, node set.
+    /// List the groups of every source (tether's [groups], ClusterShell's
+    /// groups.conf): name as typed, size, source, nodes.
     #[arg(long, group = "list", conflicts_with_all = ["expand", "fold", "count"])]
     pub list_groups: bool,
     /// List the config's clusters: name, size, node set.

@@ -131,28 +131,31 @@ fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
         if !args.sets.is_empty() {
             anyhow::bail!("--list-groups and --list-clusters take no node set");
         }
-        let list = if args.list_groups {
-            config.list_groups()
-        } else {
-            config.list_clusters()
-        };
-        if list.is_empty() {
-            let what = if args.list_groups {
-                "groups"
-            } else {
-                "clusters"
-            };
-            eprintln!("tether: the config defines no {what}");
-        }
         use std::io::Write;
         let mut out = std::io::stdout().lock();
+        if args.list_groups {
+            let rows = config.list_groups();
+            if rows.is_empty() {
+                eprintln!(
+                    "tether: no source defines a group (tether's [groups], ClusterShell's groups.conf)"
+                );
+            }
+            for row in rows {
+                let (size, nodes) = match &row.nodes {
+                    Ok(set) => (set.len().to_string(), set.fold()),
+                    Err(e) => ("error".to_owned(), e.clone()),
+                };
+                let name = row.name.as_deref().unwrap_or("-");
+                writeln!(out, "{name}\t{size}\t{}\t{nodes}", row.source)?;
+            }
+            return Ok(0);
+        }
+        let list = config.list_clusters();
+        if list.is_empty() {
+            eprintln!("tether: the config defines no clusters");
+        }
         for (name, size, nodes) in list {
             let size = size.map_or_else(|e| format!("error: {e}"), |n| n.to_string());
-            let name = if args.list_groups {
-                format!("@{name}")
-            } else {
-                name
-            };
             writeln!(out, "{name}\t{size}\t{nodes}")?;
         }
         return Ok(0);

@@ -137,7 +137,7 @@ pub enum ClusterError {
     /// A group or node name an upcall would get that holds a character a
     /// shell reads (it is put into the command's text).
     #[error(
-        "group source {source_name:?}: {name:?} has a character the shell reads; names given to upcalls are letters, digits and . _ + - % = ~ / :"
+        "group source {source_name:?}: {name:?} has a character the shell reads; names given to upcalls are letters, digits and . _ + - % = / :"
     )]
     UnsafeName {
         /// The source.

@@ -10,7 +10,8 @@
 //! `@*` is every node of the default source (`clush -a`), or of tether's
 //! groups when ClusterShell defines none; `@@source` is the names of a
 //! source's groups. The groups a group names are looked up in its own
-//! source, as in ClusterShell.
+//! source, as in ClusterShell (those of tether's groups as a bare name
+//! is, so `[groups]` may name the default source's groups).
 //!
 //! An upcall runs at most once per run for each source and argument
 //! (`cache.rs`; kept for the section's `cache_time` in a long-lived

@@ -80,7 +80,7 @@ fn safe(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._+-%=~/:".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "._+-%=/:".contains(c))
 }
 
 impl<'a> Resolver<'a> {
@@ -393,6 +393,9 @@ impl Groups for Resolver<'_> {
             GroupRef::All => self.all(src)?,
             GroupRef::Names => self.names(src)?.join(","),
         };
-        Ok(body(text, Some(name)))
+        // tether's groups are looked up bare, so the groups they name
+        // are too (tether's, then the default source's).
+        let inner = (name != TETHER_SOURCE).then_some(name);
+        Ok(body(text, inner))
     }
 }

@@ -148,10 +148,12 @@ impl Config {
         self.listed(self.clusters.iter().map(|(name, c)| (name, &c.nodes)))
     }
 
-    /// Every group of every source, with its nodes (an error in one is
-    /// its row, not the listing's end).
-    pub fn list_groups(&self) -> Vec<GroupRow> {
-        self.resolver().rows()
+    /// Every group of every source, with its nodes; with `only`, the
+    /// groups holding any of its nodes, with those (a source's `reverse`
+    /// upcall used where it has one). An error in one is its row, not the
+    /// listing's end.
+    pub fn list_groups(&self, only: Option<&NodeSet>) -> Vec<GroupRow> {
+        self.resolver().rows(only)
     }
 
     /// Each (name, node set) with its size, or why it has none.
@@ -312,7 +314,7 @@ mod tests {
             .to_string();
         assert!(e.contains("lab"), "{e}");
         assert_eq!(c.list_clusters()[0].1, Ok(1));
-        assert_eq!(c.list_groups().len(), 2);
+        assert_eq!(c.list_groups(None).len(), 2);
     }
 
     #[test]

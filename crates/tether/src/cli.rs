@@ -760,7 +760,9 @@ pub struct HostsArgs {
     #[command(flatten)]
     pub narrow: NarrowArgs,
     /// List the groups of every source (tether's [groups], ClusterShell's
-    /// groups.conf): name as typed, size, source, nodes.
+    /// groups.conf): name as typed, size, source, nodes; given node sets,
+    /// only the groups holding any of their nodes, with those nodes (a
+    /// source's `reverse` upcall finds them where it has one).
     #[arg(long, group = "list", conflicts_with_all = ["expand", "fold", "count"])]
     pub list_groups: bool,
     /// List the config's clusters: name, size, node set.

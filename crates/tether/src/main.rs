@@ -128,14 +128,23 @@ fn main() -> ExitCode {
 fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
     let config = ssh_opts::load_config(args.config.as_deref())?;
     if args.list_groups || args.list_clusters {
-        if !args.sets.is_empty() {
-            anyhow::bail!("--list-groups and --list-clusters take no node set");
+        if args.list_clusters && !args.sets.is_empty() {
+            anyhow::bail!("--list-clusters takes no node set");
         }
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         if args.list_groups {
-            let rows = config.list_groups();
-            if rows.is_empty() {
+            let only = if args.sets.is_empty() {
+                None
+            } else {
+                let mut set = tether_cluster::NodeSet::new();
+                for expr in &args.sets {
+                    set.union(&config.nodes(expr)?);
+                }
+                Some(set)
+            };
+            let rows = config.list_groups(only.as_ref());
+            if rows.is_empty() && only.is_none() {
                 eprintln!(
                     "tether: no source defines a group (tether's [groups], ClusterShell's groups.conf)"
                 );

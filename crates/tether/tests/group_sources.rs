@@ -70,6 +70,11 @@ impl Site {
              [hosts]\n\
              map: echo 127.0.0.[2-3]; echo $GROUP >> $CFGDIR/asked-hosts\n\
              \n\
+             [rev]\n\
+             map: awk '$2 == \"$GROUP\" {print $1}' $CFGDIR/rev.txt\n\
+             list: awk '{print $2}' $CFGDIR/rev.txt | sort -u\n\
+             reverse: awk '$1 == \"$NODE\" {print $2}' $CFGDIR/rev.txt; echo $NODE >> $CFGDIR/asked-rev\n\
+             \n\
              [hang]\n\
              map: sleep 300 & echo $! > $CFGDIR/hang.pid; wait\n\
              \n\
@@ -79,6 +84,10 @@ impl Site {
         write(
             &d.join("nodes.txt"),
             "web: web[01-04]\ndb: db1 db2\nfront: @web,lb1\nall: web[01-04],db[1-2],lb1\n",
+        );
+        write(
+            &d.join("rev.txt"),
+            "r1 red\nr2 red\nr3 blue\nr4 green\nr2 blue\n",
         );
         write(
             &d.join("groups.conf.d/genders.conf"),
@@ -309,4 +318,103 @@ fn exec_runs_on_the_hosts_of_a_source_group() {
     // One upcall for the run.
     let asked = std::fs::read_to_string(site.dir().join("asked-hosts")).unwrap();
     assert_eq!(asked, "pair\n");
+}
+
+/// The `@group nodes` rows of `tether hosts --list-groups` (those of
+/// `source`), sorted, as `nodeset -ll` prints them.
+fn listed_of(out: &Output, source: &str) -> Vec<String> {
+    let mut rows: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 4 && f[2] == source).then(|| format!("{} {}", f[0], f[3]))
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn groups_of_nodes_by_reverse_upcall_or_by_map() {
+    if !have("nodeset", "clustershell") {
+        return;
+    }
+    let site = Site::new("");
+    for (source, nodes) in [("rev", "r[1-3]"), ("rev", "r4,r9"), ("files", "web01,db2")] {
+        let _ = std::fs::remove_file(site.dir().join("asked-rev"));
+        let ours = site.hosts(&["--list-groups", nodes]);
+        assert!(ours.status.success(), "{ours:?}");
+        let asked = std::fs::read_to_string(site.dir().join("asked-rev")).unwrap_or_default();
+        // The default source's groups are named bare, as tether does.
+        let mut ns = site.env("nodeset");
+        if source != "files" {
+            ns.args(["-s", source]);
+        }
+        let theirs = ns.args(["-ll", nodes]).output().unwrap();
+        let mut want: Vec<String> = text(&theirs.stdout).lines().map(str::to_owned).collect();
+        want.sort();
+        assert!(!want.is_empty(), "{theirs:?}");
+        assert_eq!(listed_of(&ours, source), want, "{source} {nodes}");
+        if source == "rev" {
+            // Found by the reverse upcall, asked once per node.
+            let mut asked: Vec<String> = asked.lines().map(str::to_owned).collect();
+            asked.sort();
+            let each = tether_cluster::NodeSet::parse(nodes).unwrap().names();
+            assert_eq!(asked, each, "{nodes}");
+        }
+    }
+}
+
+/// The folded set after pdsh's "Target nodes" (its own `-q`, or
+/// tether's).
+fn targets(out: &Output) -> String {
+    let t = text(&out.stdout);
+    let mut lines = t.lines();
+    while let Some(l) = lines.next() {
+        if l.starts_with("-- Target nodes --") {
+            return lines.next().unwrap_or("").trim().to_owned();
+        }
+        if let Some(rest) = l.strip_prefix("Target nodes") {
+            return rest.trim().to_owned();
+        }
+    }
+    panic!("no target nodes in {out:?}")
+}
+
+#[test]
+fn pdsh_mode_takes_genders_attributes_as_pdsh_does() {
+    if !have("nodeattr", "genders") || !have("pdsh", "pdsh") {
+        return;
+    }
+    let site = Site::new("");
+    let genders = site.dir().join("genders");
+    for flags in [
+        &["-g", "compute"][..],
+        &["-g", "compute", "-X", "os=deb"],
+        &["-g", "login,os=deb"],
+        &["-w", "g1,g2,g9", "-g", "login"],
+        &["-w", "g1,g2,g9", "-X", "login"],
+    ] {
+        let theirs = Command::new("pdsh")
+            .arg("-F")
+            .arg(&genders)
+            .args(flags)
+            .arg("-q")
+            .output()
+            .unwrap();
+        let ours = site
+            .env(TETHER)
+            .arg("pdsh")
+            .args(flags)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert_eq!(targets(&ours), targets(&theirs), "{flags:?}: {ours:?}");
+    }
+    let out = site
+        .env(TETHER)
+        .args(["pdsh", "-g", "compute&&os=deb", "-q"])
+        .output()
+        .unwrap();
+    assert!(text(&out.stderr).contains("not queries"), "{out:?}");
 }

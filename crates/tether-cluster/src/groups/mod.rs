@@ -24,6 +24,7 @@
 
 mod cache;
 mod conf;
+mod list;
 mod resolve;
 mod upcall;
 mod yaml;
@@ -32,7 +33,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-pub use resolve::{GroupRow, Resolver};
+pub use list::GroupRow;
+pub use resolve::Resolver;
 pub use upcall::{Upcall, UpcallFailure};
 
 use crate::error::ClusterError;

@@ -1,6 +1,5 @@
 //! The resolver the node-set grammar asks (`nodeset::Groups`): tether's
-//! `[groups]` and ClusterShell's sources, looked up as `mod.rs` says; and
-//! the listing of every group with its source and size.
+//! `[groups]` and ClusterShell's sources, looked up as `mod.rs` says.
 
 use std::collections::BTreeMap;
 
@@ -19,27 +18,15 @@ pub struct Resolver<'a> {
     pub sources: &'a GroupSources,
 }
 
-/// One group of a listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupRow {
-    /// The group as typed (`@name`, or `@source:name` when `@name` is
-    /// another's); `None` when the source's groups cannot be listed.
-    pub name: Option<String>,
-    /// Its source.
-    pub source: String,
-    /// Its nodes, or why they are not known.
-    pub nodes: Result<NodeSet, String>,
-}
-
 /// A source.
 #[derive(Clone, Copy)]
-enum Src<'a> {
+pub(super) enum Src<'a> {
     Tether(&'a BTreeMap<String, String>),
     Conf(&'a Source),
 }
 
 impl Src<'_> {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         match self {
             Src::Tether(_) => TETHER_SOURCE,
             Src::Conf(s) => &s.name,
@@ -56,6 +43,11 @@ impl Src<'_> {
             }) => Some(g.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()),
             Src::Conf(_) => None,
         }
+    }
+
+    /// True for an upcall source with a `reverse` upcall.
+    pub(super) fn has_reverse(&self) -> bool {
+        self.upcalls().is_some_and(|u| u.reverse.is_some())
     }
 
     fn upcalls(&self) -> Option<&Upcalls> {
@@ -84,7 +76,7 @@ fn safe(name: &str) -> bool {
 }
 
 impl<'a> Resolver<'a> {
-    fn loaded_sources(&self) -> Result<&'a [Source], ClusterError> {
+    pub(super) fn loaded_sources(&self) -> Result<&'a [Source], ClusterError> {
         Ok(&self.sources.loaded()?.sources)
     }
 
@@ -104,7 +96,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// The default source of ClusterShell's configuration, if it has one.
-    fn default_source(&self) -> Result<Option<Src<'a>>, ClusterError> {
+    pub(super) fn default_source(&self) -> Result<Option<Src<'a>>, ClusterError> {
         let loaded = self.sources.loaded()?;
         Ok(loaded
             .default
@@ -223,7 +215,7 @@ impl<'a> Resolver<'a> {
 
     /// The names of `src`'s groups (ranges in a `list` upcall's output
     /// expanded, as ClusterShell does).
-    fn names(&self, src: Src<'a>) -> Result<Vec<String>, ClusterError> {
+    pub(super) fn names(&self, src: Src<'a>) -> Result<Vec<String>, ClusterError> {
         if let Some(table) = src.table() {
             return Ok(table.iter().map(|(k, _)| k.to_string()).collect());
         }
@@ -243,6 +235,20 @@ impl<'a> Resolver<'a> {
             }
         }
         Ok(names)
+    }
+
+    /// The groups `src`'s `reverse` upcall gives for `node` (none for a
+    /// source without one).
+    pub(super) fn reverse(&self, src: Src<'a>, node: &str) -> Result<Vec<String>, ClusterError> {
+        let (Src::Conf(s), Some(u)) = (src, src.upcalls()) else {
+            return Ok(Vec::new());
+        };
+        let out = self.call(s, u, Upcall::Reverse, Some(("NODE", node)))?;
+        Ok(out
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect())
     }
 
     /// What exists, for an unknown group's error: `src`'s groups (when
@@ -274,75 +280,6 @@ impl<'a> Resolver<'a> {
             said.join("; "),
             self.source_names()
         )
-    }
-
-    /// Every group of every source (tether's first, then the default
-    /// source, then the others in their order) with its nodes.
-    pub fn rows(&self) -> Vec<GroupRow> {
-        let mut sources = vec![Src::Tether(self.tether)];
-        let default = match (self.default_source(), self.loaded_sources()) {
-            (Ok(d), Ok(all)) => {
-                sources.extend(d);
-                let d = d.map(|d| d.name().to_owned());
-                sources.extend(
-                    all.iter()
-                        .filter(|s| Some(&s.name) != d.as_ref())
-                        .map(Src::Conf),
-                );
-                d
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                return self.rows_of(&sources, None, Some(e));
-            }
-        };
-        self.rows_of(&sources, default.as_deref(), None)
-    }
-
-    fn rows_of(
-        &self,
-        sources: &[Src<'a>],
-        default: Option<&str>,
-        failed: Option<ClusterError>,
-    ) -> Vec<GroupRow> {
-        let mut rows = Vec::new();
-        for &src in sources {
-            let source = src.name().to_owned();
-            let names = match self.names(src) {
-                Ok(n) => n,
-                Err(e) => {
-                    rows.push(GroupRow {
-                        name: None,
-                        source,
-                        nodes: Err(e.to_string()),
-                    });
-                    continue;
-                }
-            };
-            for g in names {
-                let bare = matches!(src, Src::Tether(_))
-                    || (Some(source.as_str()) == default && !self.tether.contains_key(&g));
-                let name = if bare {
-                    format!("@{g}")
-                } else {
-                    format!("@{source}:{g}")
-                };
-                let nodes =
-                    NodeSet::parse_in(&format!("@{source}:{g}"), self).map_err(|e| e.to_string());
-                rows.push(GroupRow {
-                    name: Some(name),
-                    source: source.clone(),
-                    nodes,
-                });
-            }
-        }
-        if let Some(e) = failed {
-            rows.push(GroupRow {
-                name: None,
-                source: "groups.conf".into(),
-                nodes: Err(e.to_string()),
-            });
-        }
-        rows
     }
 }
 

@@ -142,7 +142,17 @@ impl NodeSet {
 
     /// Adds every host of `other` (`,`).
     pub fn union(&mut self, other: &NodeSet) {
-        self.combine(other, |a, b| a.extend(b.iter().cloned()));
+        // Only `other`'s patterns change: a group's body of thousands of
+        // names is thousands of unions.
+        for (pattern, nodes) in &other.patterns {
+            match self.patterns.get_mut(pattern) {
+                Some(mine) => mine.extend(nodes.iter().cloned()),
+                None if nodes.is_empty() => {}
+                None => {
+                    self.patterns.insert(pattern.clone(), nodes.clone());
+                }
+            }
+        }
     }
 
     /// Removes every host of `other` (`!`).

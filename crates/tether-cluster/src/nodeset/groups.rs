@@ -69,3 +69,24 @@ pub fn read(name: &str) -> (Option<&str>, GroupRef<'_>) {
         g => (source, GroupRef::Group(g)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_after_at_read_as_clustershell_reads_them() {
+        for (name, want) in [
+            ("web", (None, GroupRef::Group("web"))),
+            ("slurm:gpu", (Some("slurm"), GroupRef::Group("gpu"))),
+            (":gpu", (None, GroupRef::Group("gpu"))),
+            ("job:12:a", (Some("job"), GroupRef::Group("12:a"))),
+            ("*", (None, GroupRef::All)),
+            ("racks:*", (Some("racks"), GroupRef::All)),
+            ("@racks", (Some("racks"), GroupRef::Names)),
+            ("@", (None, GroupRef::Names)),
+        ] {
+            assert_eq!(read(name), want, "{name}");
+        }
+    }
+}

@@ -8,13 +8,14 @@
 //! says the exit code or signal and the last lines of its stderr, with
 //! the values of secret-named environment variables redacted.
 //!
-//! It does not cache (`cache.rs` does) or parse what the command prints.
+//! One thread waits on the command's pipes and its exit (a pidfd)
+//! together. It does not cache (`cache.rs` does) or parse what the
+//! command prints.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The most bytes of output an upcall may print.
@@ -152,15 +153,9 @@ pub fn substitute(template: &str, vars: &[(&str, &str)]) -> String {
     out
 }
 
-/// What the pipes and the child report to the waiting thread.
-enum Event {
-    Stdout(std::io::Result<Vec<u8>>),
-    Stderr(Vec<u8>),
-    Exited(std::io::Result<std::process::ExitStatus>),
-}
-
 /// Runs `command` with `/bin/sh -c` in `dir` (stdin empty), for at most
-/// `limit`; its stdout, trimmed.
+/// `limit`; its stdout, trimmed. One thread: the pipes and the child's
+/// exit (a pidfd) are waited on together with `poll`.
 pub fn run(command: &str, dir: &Path, limit: Duration) -> Result<String, UpcallFailure> {
     let mut child = Command::new("/bin/sh")
         .arg("-c")
@@ -173,58 +168,24 @@ pub fn run(command: &str, dir: &Path, limit: Duration) -> Result<String, UpcallF
         .spawn()
         .map_err(|e| UpcallFailure::Start(format!("/bin/sh in {}: {e}", dir.display())))?;
     let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    if let Some(mut out) = child.stdout.take() {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let got = (&mut out)
-                .take(MAX_OUTPUT as u64 + 1)
-                .read_to_end(&mut buf)
-                .map(|_| buf);
-            let _ = tx.send(Event::Stdout(got));
-        });
-    }
-    if let Some(mut err) = child.stderr.take() {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            let mut tail = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while let Ok(n @ 1..) = err.read(&mut chunk) {
-                tail.extend_from_slice(&chunk[..n]);
-                if tail.len() > 2 * STDERR_TAIL {
-                    tail.drain(..tail.len() - STDERR_TAIL);
-                }
-            }
-            let _ = tx.send(Event::Stderr(tail));
-        });
-    }
-    std::thread::spawn(move || {
-        let _ = tx.send(Event::Exited(child.wait()));
-    });
-    let deadline = Instant::now() + limit;
-    let (mut stdout, mut stderr, mut status) = (None, None, None);
-    while stdout.is_none() || stderr.is_none() || status.is_none() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Event::Stdout(o)) => stdout = Some(o),
-            Ok(Event::Stderr(e)) => stderr = Some(e),
-            Ok(Event::Exited(s)) => status = Some(s),
-            Err(_) => {
-                kill_group(pid);
-                return Err(UpcallFailure::TimedOut(limit));
-            }
-        }
-    }
-    // The group's other processes, if the command left any behind with
-    // its pipes closed.
+    let gathered = gather(&mut child, Instant::now() + limit);
+    // Whatever the command left behind in its group (all of it, when the
+    // time ran out).
     kill_group(pid);
-    let stderr = redacted_tail(&stderr.unwrap_or_default());
-    let status = match status {
-        Some(Ok(s)) => s,
-        Some(Err(e)) => return Err(UpcallFailure::Start(e.to_string())),
-        None => return Err(UpcallFailure::Start("no exit status".into())),
+    let (stdout, stderr, status) = match gathered {
+        Ok(g) => g,
+        Err(e) => {
+            let _ = child.wait();
+            return Err(e.unwrap_or(UpcallFailure::TimedOut(limit)));
+        }
     };
+    if stdout.len() > MAX_OUTPUT {
+        return Err(UpcallFailure::Output(format!(
+            "more than {} MiB",
+            MAX_OUTPUT >> 20
+        )));
+    }
+    let stderr = redacted_tail(&stderr);
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return Err(UpcallFailure::Signal { signal, stderr });
     }
@@ -232,20 +193,88 @@ pub fn run(command: &str, dir: &Path, limit: Duration) -> Result<String, UpcallF
         let code = status.code().unwrap_or(-1);
         return Err(UpcallFailure::Exit { code, stderr });
     }
-    let out = match stdout {
-        Some(Ok(o)) => o,
-        Some(Err(e)) => return Err(UpcallFailure::Output(format!("unreadable output: {e}"))),
-        None => Vec::new(),
-    };
-    if out.len() > MAX_OUTPUT {
-        return Err(UpcallFailure::Output(format!(
-            "more than {} MiB",
-            MAX_OUTPUT >> 20
-        )));
-    }
-    let text = String::from_utf8(out)
+    let text = String::from_utf8(stdout)
         .map_err(|_| UpcallFailure::Output("bytes that are not UTF-8".into()))?;
     Ok(text.trim().to_owned())
+}
+
+/// What a finished upcall left: stdout, the end of stderr, its status.
+type Gathered = (Vec<u8>, Vec<u8>, std::process::ExitStatus);
+
+/// Reads `child`'s pipes to their ends and waits for its exit, until
+/// `deadline`: `Err(None)` when the time ran out.
+fn gather(
+    child: &mut std::process::Child,
+    deadline: Instant,
+) -> Result<Gathered, Option<UpcallFailure>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let failed = |e: std::io::Error| Some(UpcallFailure::Output(format!("unreadable output: {e}")));
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    // No pidfd (a kernel before 5.3): the exit is looked for between
+    // short waits instead.
+    let pidfd = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let mut status = None;
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        if status.is_none() {
+            status = child
+                .try_wait()
+                .map_err(|e| Some(UpcallFailure::Start(e.to_string())))?;
+        }
+        if let (None, None, Some(s)) = (&out, &err, status) {
+            return Ok((stdout, stderr, s));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(None);
+        }
+        let wait = match (&pidfd, status) {
+            (None, None) => left.min(Duration::from_millis(10)),
+            _ => left,
+        };
+        let (o, e) = (out.as_ref(), err.as_ref());
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+        fds.extend(o.map(|o| PollFd::new(o, PollFlags::IN)));
+        fds.extend(e.map(|e| PollFd::new(e, PollFlags::IN)));
+        if status.is_none() {
+            fds.extend(pidfd.as_ref().map(|p| PollFd::new(p, PollFlags::IN)));
+        }
+        let timeout = Timespec::try_from(wait).ok();
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(failed(e.into())),
+        }
+        let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        let mut at = 0;
+        if let Some(pipe) = out.as_mut() {
+            if ready[at] {
+                let n = pipe.read(&mut chunk).map_err(failed)?;
+                stdout.extend_from_slice(&chunk[..n]);
+                if n == 0 || stdout.len() > MAX_OUTPUT {
+                    out = None;
+                }
+            }
+            at += 1;
+        }
+        if let Some(pipe) = err.as_mut()
+            && ready[at]
+        {
+            let n = pipe.read(&mut chunk).map_err(failed)?;
+            stderr.extend_from_slice(&chunk[..n]);
+            if stderr.len() > 2 * STDERR_TAIL {
+                stderr.drain(..stderr.len() - STDERR_TAIL);
+            }
+            if n == 0 {
+                err = None;
+            }
+        }
+    }
 }
 
 /// Kills the process group `pid` leads (the upcall's shell and all it
@@ -327,5 +356,32 @@ mod tests {
         );
         let e = run("sleep 30 & wait", &dir, Duration::from_millis(200)).unwrap_err();
         assert!(matches!(e, UpcallFailure::TimedOut(_)), "{e}");
+        // Pipes closed, still running: the limit holds too.
+        let e = run("exec >&- 2>&-; sleep 30", &dir, Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(e, UpcallFailure::TimedOut(_)), "{e}");
+        // Much more than a pipe holds, on both pipes at once.
+        let big = run(
+            "head -c 3000000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero >&2",
+            &dir,
+            long,
+        )
+        .unwrap();
+        assert_eq!(
+            (big.len(), big.bytes().all(|b| b == b'a')),
+            (3_000_000, true)
+        );
+        let e = run(
+            "echo start >&2; head -c 300000 /dev/zero | tr '\\0' b >&2; echo end >&2; exit 1",
+            &dir,
+            long,
+        )
+        .unwrap_err();
+        let UpcallFailure::Exit { stderr, .. } = e else {
+            panic!("{e}")
+        };
+        assert!(
+            stderr.ends_with("bbbend") && stderr.starts_with('…') && stderr.len() < 3000,
+            "{stderr}"
+        );
     }
 }

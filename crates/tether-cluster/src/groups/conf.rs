@@ -272,8 +272,9 @@ fn normal(path: &Path) -> PathBuf {
     out
 }
 
-/// The keys of `name` (with `[DEFAULT]`'s under them), lowercased; a key
-/// not in `known` is an error.
+/// The keys of `name` (with those of `[DEFAULT]` it takes under them),
+/// lowercased; a key not in `known` (for `[DEFAULT]`, not one any section
+/// takes) is an error.
 fn section(
     map: &Sections,
     name: &str,
@@ -281,10 +282,17 @@ fn section(
     known: &[&str],
 ) -> Result<Vec<(String, String)>, ClusterError> {
     let mut keys: Vec<(String, String)> = Vec::new();
-    for table in [map.get("DEFAULT"), map.get(name)].into_iter().flatten() {
+    let tables = [("DEFAULT", map.get("DEFAULT")), (name, map.get(name))];
+    for (table_name, table) in tables.into_iter().filter_map(|(n, t)| Some((n, t?))) {
         for (k, v) in table {
             let k = k.to_lowercase();
+            let any = SOURCE_KEYS.iter().chain(&MAIN_KEYS).any(|x| *x == k);
+            if table_name == "DEFAULT" && any && !known.contains(&k.as_str()) {
+                // Another kind of section's key, for those.
+                continue;
+            }
             if !known.contains(&k.as_str()) {
+                let name = table_name;
                 return Err(problem(
                     file,
                     format!(
@@ -398,7 +406,7 @@ mod tests {
         let d = dir("all");
         std::fs::write(
             d.join("groups.conf"),
-            "[Main]\ndefault: b\nconfdir: $CFGDIR/groups.conf.d /no/such\nautodir: '$CFGDIR/groups.d'\n\n# a comment\n[a,b]\nmap: echo $GROUP\n  more # kept\nCache_Time = 1.5\n; another\n[c]\nmap = x: y\nlist: l\n",
+            "[Main]\ndefault: b\nconfdir: $CFGDIR/groups.conf.d /no/such\nautodir: '$CFGDIR/groups.d'\n\n[DEFAULT]\nlist: echo dflt\n# a comment\n[a,b]\nmap: echo $GROUP\n  more # kept\nCache_Time = 1.5\n; another\n[c]\nmap = x: y\nlist: l\n",
         )
         .unwrap();
         std::fs::write(
@@ -421,6 +429,7 @@ mod tests {
             panic!("c is not an upcall source")
         };
         assert_eq!((c.map.as_str(), c.list.as_deref()), ("x: y", Some("l")));
+        assert_eq!(a.list.as_deref(), Some("echo dflt"));
         let SourceKind::Upcalls(p) = &l.sources[0].kind else {
             panic!("part is not an upcall source")
         };
@@ -441,6 +450,7 @@ mod tests {
                 "\"nope\" is not a group source",
             ),
             ("[s]\nmap: a\n[t,s]\nmap: b\n", "defined twice"),
+            ("[DEFAULT]\nmaps: a\n[s]\nmap: b\n", "[DEFAULT] maps"),
         ] {
             std::fs::write(&f, text).unwrap();
             let e = load(std::slice::from_ref(&f)).unwrap_err().to_string();

@@ -87,11 +87,6 @@ impl GroupSources {
         }
     }
 
-    /// The files that define the sources, read now if they were not.
-    pub fn files(&self) -> Result<&[PathBuf], ClusterError> {
-        Ok(&self.loaded()?.files)
-    }
-
     fn loaded(&self) -> Result<&conf::Loaded, ClusterError> {
         self.inner
             .loaded

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::ClusterError;
+use crate::groups::GroupSources;
 use crate::nodeset::NodeSet;
 
 #[path = "config_cluster_table.rs"]
@@ -138,11 +139,45 @@ pub struct Config {
     /// `tether shell` settings.
     #[serde(default)]
     pub shell: ShellSettings,
+    /// `[group_sources]`: how ClusterShell's group sources are used.
+    #[serde(default)]
+    pub group_sources: GroupSourceSettings,
+    /// The group sources beside `groups`: ClusterShell's when
+    /// [`Config::load`] made this config (none for [`Config::parse`]).
+    #[serde(skip)]
+    pub sources: GroupSources,
     /// The confinement of the local sessions `tether run` and `tether mcp`
     /// create (`[confine]`: mode, roots, read_only, deny, allow_net); for
     /// an MCP server it is the least its agent's calls may ask.
     #[serde(default)]
     pub confine: Option<tether_confine::Confine>,
+}
+
+/// `[group_sources]`: ClusterShell's `groups.conf` sources beside
+/// `[groups]` (`crate::groups`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSourceSettings {
+    /// `false`: ClusterShell's `groups.conf` is not read (only `[groups]`
+    /// names groups); default true.
+    pub clustershell: Option<bool>,
+    /// Seconds an upcall may run before it is killed (1 or more; default
+    /// 30).
+    pub timeout: Option<u64>,
+}
+
+impl GroupSourceSettings {
+    /// The sources these settings ask for.
+    pub fn sources(&self) -> GroupSources {
+        if self.clustershell == Some(false) {
+            return GroupSources::none();
+        }
+        let timeout = self.timeout.map_or(
+            crate::groups::DEFAULT_TIMEOUT,
+            std::time::Duration::from_secs,
+        );
+        GroupSources::clustershell(timeout)
+    }
 }
 
 /// `$XDG_CONFIG_HOME/tether/config.toml`, else `~/.config/tether/config.toml`.
@@ -201,6 +236,13 @@ impl Config {
                 ),
             ));
         }
+        if config.group_sources.timeout == Some(0) {
+            let offset = value_offset(text, "group_sources", "timeout").unwrap_or(0);
+            return Err(placed(
+                offset,
+                "timeout = 0 in [group_sources] would stop every upcall: give seconds, 1 or more (default 30)".into(),
+            ));
+        }
         config.place_far(file, text)?;
         Ok(config)
     }
@@ -220,18 +262,21 @@ impl Config {
     }
 
     /// Reads `file`; a missing file is an empty config only when it is the
-    /// default one (`required` false).
+    /// default one (`required` false). Its group sources are ClusterShell's
+    /// too, unless `[group_sources] clustershell = false`.
     pub fn load(file: &Path, required: bool) -> Result<Config, ClusterError> {
-        match std::fs::read_to_string(file) {
-            Ok(text) => Config::parse(file, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
-                Ok(Config::default())
+        let mut config = match std::fs::read_to_string(file) {
+            Ok(text) => Config::parse(file, &text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Config::default(),
+            Err(e) => {
+                return Err(ClusterError::ConfigRead {
+                    file: file.to_path_buf(),
+                    reason: e.to_string(),
+                });
             }
-            Err(e) => Err(ClusterError::ConfigRead {
-                file: file.to_path_buf(),
-                reason: e.to_string(),
-            }),
-        }
+        };
+        config.sources = config.group_sources.sources();
+        Ok(config)
     }
 
     /// The `tether shell` settings for `cluster` (its own over the top

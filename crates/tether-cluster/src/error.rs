@@ -1,7 +1,7 @@
 //! The crate's error type.
 
 /// Errors of node-set expressions.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ClusterError {
     /// The node-set expression does not parse (ClusterShell's `nodeset`
     /// refuses it too).
@@ -75,15 +75,75 @@ pub enum ClusterError {
         /// The clusters the config defines.
         known: String,
     },
-    /// A `@group` this config does not define.
+    /// A `@group` no source defines.
     #[error(
-        "unknown group @{name}: the config defines {known}; define it in [groups], or check the name"
+        "unknown group @{name}: {known}; check the name, or define it in the config's [groups] or a groups.conf source"
     )]
     UnknownGroupOf {
-        /// The name asked.
+        /// The name asked (`source:name` when a source was named).
         name: String,
-        /// The groups the config defines.
+        /// What exists: the groups of the source asked, and the sources.
         known: String,
+    },
+    /// `@source:group` with a source neither tether's config nor
+    /// ClusterShell's `groups.conf` defines.
+    #[error("unknown group source {name:?}: the sources are {known}")]
+    UnknownSource {
+        /// The source asked.
+        name: String,
+        /// The sources that exist.
+        known: String,
+    },
+    /// A group source's upcall (a command of `groups.conf`) failed; the
+    /// command is as run, after `$GROUP`, `$NODE`, `$SOURCE` and
+    /// `$CFGDIR` were put in.
+    #[error("group source {source_name:?}: its {upcall} upcall `{command}` {failure}")]
+    Upcall {
+        /// The source.
+        source_name: String,
+        /// Which upcall.
+        upcall: crate::groups::Upcall,
+        /// The command line given to `/bin/sh -c`.
+        command: String,
+        /// What went wrong.
+        failure: crate::groups::UpcallFailure,
+    },
+    /// ClusterShell's `groups.conf` (or a `groups.conf.d/*.conf` or
+    /// `groups.d/*.yaml` file) has something tether cannot apply.
+    #[error("{}: {problem}", file.display())]
+    GroupsConf {
+        /// The file.
+        file: std::path::PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// `@*` or `@source:*` of a source with no way to list every node.
+    #[error(
+        "@{source_name}:* asks every node of group source {source_name:?}, which has no `all` upcall and no `list` upcall (nor an `all` group): add one to it"
+    )]
+    NoAllNodes {
+        /// The source.
+        source_name: String,
+    },
+    /// The names of an upcall source's groups, asked of a source with no
+    /// `list` upcall.
+    #[error(
+        "group source {source_name:?} has no `list` upcall, so its groups cannot be listed: add one to its section"
+    )]
+    NoListUpcall {
+        /// The source.
+        source_name: String,
+    },
+    /// A group or node name an upcall would get that holds a character a
+    /// shell reads (it is put into the command's text).
+    #[error(
+        "group source {source_name:?}: {name:?} has a character the shell reads; names given to upcalls are letters, digits and . _ + - % = / :"
+    )]
+    UnsafeName {
+        /// The source.
+        source_name: String,
+        /// The name.
+        name: String,
     },
     /// A host file (`^FILE`) that cannot be read or has a bad line.
     #[error("host file {}: {reason}", path.display())]

@@ -17,6 +17,10 @@
 //!   range folding (`index.rs`) and its multi-dimensional fold (`fold.rs`,
 //!   the same greedy merge as `RangeSetND`, so `-f` prints what
 //!   `nodeset -f` prints).
+//! - [`groups`]: group sources as ClusterShell defines them: its
+//!   `groups.conf` (with `groups.conf.d` and `groups.d/*.yaml`), upcalls
+//!   run once per run within a time limit, and tether's `[groups]` as the
+//!   source `tether`; the resolver the grammar asks.
 //! - [`config`]: defaults, groups, clusters, and the `[shell]` settings
 //!   (`ShellSettings`, per cluster over the top ones); [`select`]: naming
 //!   the hosts as pdsh and ClusterShell users type it (host files, `-x`,
@@ -54,6 +58,7 @@ pub mod copy;
 mod error;
 pub mod exec;
 mod far;
+pub mod groups;
 pub mod multi;
 pub mod nodeset;
 pub mod pool;

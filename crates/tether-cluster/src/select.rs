@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::config::{Config, Selection, Settings};
 use crate::error::ClusterError;
+use crate::groups::{GroupRow, Resolver};
 use crate::nodeset::NodeSet;
 
 /// The most bytes of a host file.
@@ -25,20 +26,22 @@ pub struct Narrow<'a> {
 }
 
 impl Config {
-    /// Parses a node set, `@group`s resolved from this config; `^FILE`
-    /// reads the node sets in FILE. An unknown group's error names those
-    /// the config defines.
+    /// Parses a node set, `@group`s resolved from this config's `[groups]`
+    /// and its group sources (`crate::groups`); `^FILE` reads the node
+    /// sets in FILE. An unknown group's error names those that exist.
     pub fn nodes(&self, expr: &str) -> Result<NodeSet, ClusterError> {
         if let Some(path) = expr.trim_start().strip_prefix('^') {
             return self.host_file(Path::new(path.trim_end()));
         }
-        NodeSet::parse_with(expr, &|g| self.groups.get(g).cloned()).map_err(|e| match e {
-            ClusterError::UnknownGroup(name) => ClusterError::UnknownGroupOf {
-                name,
-                known: names(self.groups.keys()),
-            },
-            e => e,
-        })
+        NodeSet::parse_in(expr, &self.resolver())
+    }
+
+    /// The resolver of `@group`s: `[groups]` and the group sources.
+    pub fn resolver(&self) -> Resolver<'_> {
+        Resolver {
+            tether: &self.groups,
+            sources: &self.sources,
+        }
     }
 
     /// The union of the node sets in host file `path`, one per line.
@@ -145,9 +148,12 @@ impl Config {
         self.listed(self.clusters.iter().map(|(name, c)| (name, &c.nodes)))
     }
 
-    /// The groups, as [`Config::list_clusters`] lists clusters.
-    pub fn list_groups(&self) -> Vec<(String, Result<usize, String>, String)> {
-        self.listed(self.groups.iter())
+    /// Every group of every source, with its nodes; with `only`, the
+    /// groups holding any of its nodes, with those (a source's `reverse`
+    /// upcall used where it has one). An error in one is its row, not the
+    /// listing's end.
+    pub fn list_groups(&self, only: Option<&NodeSet>) -> Vec<GroupRow> {
+        self.resolver().rows(only)
     }
 
     /// Each (name, node set) with its size, or why it has none.
@@ -308,7 +314,7 @@ mod tests {
             .to_string();
         assert!(e.contains("lab"), "{e}");
         assert_eq!(c.list_clusters()[0].1, Ok(1));
-        assert_eq!(c.list_groups().len(), 2);
+        assert_eq!(c.list_groups(None).len(), 2);
     }
 
     #[test]

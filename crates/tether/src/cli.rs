@@ -778,7 +778,7 @@ pub enum ExitPolicy {
 /// Arguments of `tether hosts`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Syntax: web[01-10] (ranges keep their padding), n[1-9/2] (steps), rack[1-2]-n[1-3] (several ranges), a,b (union), a!b (difference), a&b (intersection), a^b (symmetric difference), evaluated left to right; whitespace between terms is a union; user@host:port and [IPv6] are host names."
+    after_help = "Syntax: web[01-10] (ranges keep their padding), n[1-9/2] (steps), rack[1-2]-n[1-3] (several ranges), a,b (union), a!b (difference), a&b (intersection), a^b (symmetric difference), evaluated left to right; whitespace between terms is a union; user@host:port and [IPv6] are host names. Groups: @name (the config's [groups], else ClusterShell's default source), @source:name, @* and @source:* (every node), @@source (the group names), from ClusterShell's groups.conf where ClusterShell reads it."
 )]
 pub struct HostsArgs {
     /// Print every host, separated by spaces.
@@ -790,13 +790,17 @@ pub struct HostsArgs {
     /// Print how many hosts.
     #[arg(short, long, group = "form")]
     pub count: bool,
-    /// tether's config file, for `@groups` (default ~/.config/tether/config.toml).
+    /// tether's config file, for `@groups` and `[group_sources]` (default
+    /// ~/.config/tether/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Hosts taken away, and patterns every host must match.
     #[command(flatten)]
     pub narrow: NarrowArgs,
-    /// List the config's groups: name, size, node set.
+    /// List the groups of every source (tether's [groups], ClusterShell's
+    /// groups.conf): name as typed, size, source, nodes; given node sets,
+    /// only the groups holding any of their nodes, with those nodes (a
+    /// source's `reverse` upcall finds them where it has one).
     #[arg(long, group = "list", conflicts_with_all = ["expand", "fold", "count"])]
     pub list_groups: bool,
     /// List the config's clusters: name, size, node set.

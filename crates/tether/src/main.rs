@@ -129,31 +129,43 @@ fn main() -> ExitCode {
 fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
     let config = ssh_opts::load_config(args.config.as_deref())?;
     if args.list_groups || args.list_clusters {
-        if !args.sets.is_empty() {
-            anyhow::bail!("--list-groups and --list-clusters take no node set");
-        }
-        let list = if args.list_groups {
-            config.list_groups()
-        } else {
-            config.list_clusters()
-        };
-        if list.is_empty() {
-            let what = if args.list_groups {
-                "groups"
-            } else {
-                "clusters"
-            };
-            eprintln!("tether: the config defines no {what}");
+        if args.list_clusters && !args.sets.is_empty() {
+            anyhow::bail!("--list-clusters takes no node set");
         }
         use std::io::Write;
         let mut out = std::io::stdout().lock();
+        if args.list_groups {
+            let only = if args.sets.is_empty() {
+                None
+            } else {
+                let mut set = tether_cluster::NodeSet::new();
+                for expr in &args.sets {
+                    set.union(&config.nodes(expr)?);
+                }
+                Some(set)
+            };
+            let rows = config.list_groups(only.as_ref());
+            if rows.is_empty() && only.is_none() {
+                eprintln!(
+                    "tether: no source defines a group (tether's [groups], ClusterShell's groups.conf)"
+                );
+            }
+            for row in rows {
+                let (size, nodes) = match &row.nodes {
+                    Ok(set) => (set.len().to_string(), set.fold()),
+                    Err(e) => ("error".to_owned(), e.clone()),
+                };
+                let name = row.name.as_deref().unwrap_or("-");
+                writeln!(out, "{name}\t{size}\t{}\t{nodes}", row.source)?;
+            }
+            return Ok(0);
+        }
+        let list = config.list_clusters();
+        if list.is_empty() {
+            eprintln!("tether: the config defines no clusters");
+        }
         for (name, size, nodes) in list {
             let size = size.map_or_else(|e| format!("error: {e}"), |n| n.to_string());
-            let name = if args.list_groups {
-                format!("@{name}")
-            } else {
-                name
-            };
             writeln!(out, "{name}\t{size}\t{nodes}")?;
         }
         return Ok(0);

@@ -1,6 +1,7 @@
 //! pdsh's command line (issue 28): `tether pdsh`, and tether run through a
 //! link named `pdsh`. pdsh's flags become `tether exec`'s (`-w` the hosts,
-//! `-x` exclusions, `-f` the fanout, `-l` the user, `-t` and `-u` the
+//! `-x` exclusions, `-g`/`-X` genders attributes (the groups of the
+//! group source `genders`), `-f` the fanout, `-l` the user, `-t` and `-u` the
 //! connect and command timeouts, `-N` no prefix, `-b` one Ctrl-C cancels,
 //! `-k` fail fast, `-S` the largest remote exit code, else 0 as pdsh
 //! exits whatever the hosts did); output is pdsh's `host:
@@ -20,6 +21,13 @@ pub struct PdshArgs {
     /// Hosts to leave out; repeatable.
     #[arg(short = 'x', value_name = "HOSTS")]
     pub exclude: Vec<String>,
+    /// Hosts with any of these genders attributes (`attr` or `attr=val`,
+    /// comma-separated): the groups of the group source `genders`.
+    #[arg(short = 'g', value_name = "ATTRS")]
+    pub genders: Vec<String>,
+    /// Hosts with any of these genders attributes left out.
+    #[arg(short = 'X', value_name = "ATTRS")]
+    pub genders_exclude: Vec<String>,
     /// Most hosts at once (pdsh's fanout).
     #[arg(short = 'f', value_name = "N")]
     pub fanout: Option<usize>,
@@ -75,22 +83,51 @@ pub fn called_as_pdsh() -> bool {
         .unwrap_or(false)
 }
 
+/// `-g`/`-X` attributes as groups of the group source `genders` (a
+/// `groups.conf` section, as ClusterShell's `genders.conf.example`:
+/// `map: nodeattr -n $GROUP`). Genders queries (`a&&b`, `~a`) are not
+/// node sets: refused.
+fn genders_groups(attrs: &[String]) -> Result<Vec<String>> {
+    let mut groups = Vec::new();
+    for attr in attrs.iter().flat_map(|a| a.split(',')) {
+        if attr.is_empty() || attr.contains(['&', '|', '~', '(', ')', ' ']) {
+            bail!(
+                "-g/-X {attr:?}: tether takes genders attributes (attr or attr=val, comma-separated), not queries"
+            );
+        }
+        groups.push(format!("@genders:{attr}"));
+    }
+    Ok(groups)
+}
+
 /// Runs pdsh's command line as `tether exec`.
 pub fn run(args: PdshArgs) -> Result<i32> {
     if let Some(m) = args.rcmd.as_deref().filter(|m| *m != "ssh") {
         bail!("-R {m}: tether reaches hosts over ssh only (-R ssh)");
     }
-    if args.hosts.is_empty() {
-        bail!("no remote hosts specified: name them with -w HOSTS");
+    let mut args = args;
+    // As pdsh's genders module: -g selects hosts, or with -w keeps those
+    // of -w's hosts that have the attributes.
+    let mut hosts = args.hosts.clone();
+    let mut filter = Vec::new();
+    let genders = genders_groups(&args.genders)?;
+    if hosts.is_empty() {
+        hosts = genders;
+    } else if !genders.is_empty() {
+        filter.push(genders.join(","));
     }
-    let hosts = args.hosts.join(",");
+    args.exclude.extend(genders_groups(&args.genders_exclude)?);
+    if hosts.is_empty() {
+        bail!("no remote hosts specified: name them with -w HOSTS or -g ATTR");
+    }
+    let hosts = hosts.join(",");
     if args.query {
         let config = crate::ssh_opts::load_config(None)?;
         let set = config.narrowed(
             config.nodes(&hosts)?,
             tether_cluster::select::Narrow {
                 exclude: &args.exclude,
-                filter: &[],
+                filter: &filter,
             },
         )?;
         println!("-- tether pdsh options --");
@@ -131,7 +168,7 @@ pub fn run(args: PdshArgs) -> Result<i32> {
             same_password: false,
             narrow: NarrowArgs {
                 exclude: args.exclude,
-                filter: Vec::new(),
+                filter,
             },
             steps: crate::cli::StepsArg::default(),
         },

@@ -3,6 +3,7 @@
 //! folded (`-f`) and counted (`-c`).
 
 mod fold;
+mod groups;
 mod index;
 mod parse;
 mod range;
@@ -10,6 +11,7 @@ mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use groups::{GroupBody, GroupRef, Groups};
 pub use index::Index;
 pub use parse::MAX_NODES;
 
@@ -74,15 +76,21 @@ impl NodeSet {
 
     /// Parses `expr`; a `@group` is an error (no groups are known).
     pub fn parse(expr: &str) -> Result<NodeSet, ClusterError> {
-        parse::parse(expr, &|_| None)
+        parse::parse(expr, &groups::ByName(&|_| None))
     }
 
     /// Parses `expr`, expanding `@name` with `groups` (which returns the
-    /// group's own expression).
+    /// group's own expression; `@source:name` asks it for `source:name`).
     pub fn parse_with(
         expr: &str,
         groups: &dyn Fn(&str) -> Option<String>,
     ) -> Result<NodeSet, ClusterError> {
+        parse::parse(expr, &groups::ByName(groups))
+    }
+
+    /// Parses `expr`, each `@group`, `@source:group`, `@*`, `@source:*`
+    /// and `@@source` asked of `groups`.
+    pub fn parse_in(expr: &str, groups: &dyn Groups) -> Result<NodeSet, ClusterError> {
         parse::parse(expr, groups)
     }
 
@@ -134,7 +142,17 @@ impl NodeSet {
 
     /// Adds every host of `other` (`,`).
     pub fn union(&mut self, other: &NodeSet) {
-        self.combine(other, |a, b| a.extend(b.iter().cloned()));
+        // Only `other`'s patterns change: a group's body of thousands of
+        // names is thousands of unions.
+        for (pattern, nodes) in &other.patterns {
+            match self.patterns.get_mut(pattern) {
+                Some(mine) => mine.extend(nodes.iter().cloned()),
+                None if nodes.is_empty() => {}
+                None => {
+                    self.patterns.insert(pattern.clone(), nodes.clone());
+                }
+            }
+        }
     }
 
     /// Removes every host of `other` (`!`).

@@ -9,6 +9,7 @@
 //! `user@[::1]:22`).
 
 use super::NodeSet;
+use super::groups::{self, GroupRef, Groups};
 use super::scan::{OPS, Op, ScanError, scan};
 use crate::error::{ClusterError, SyntaxProblem};
 
@@ -17,17 +18,19 @@ pub const MAX_NODES: usize = 1 << 20;
 
 struct Parser<'a> {
     expr: &'a str,
-    groups: &'a dyn Fn(&str) -> Option<String>,
+    groups: &'a dyn Groups,
+    /// The groups being expanded, as `source:name` (`:name` for the
+    /// default source).
     visiting: Vec<String>,
 }
 
-pub fn parse(expr: &str, groups: &dyn Fn(&str) -> Option<String>) -> Result<NodeSet, ClusterError> {
+pub fn parse(expr: &str, groups: &dyn Groups) -> Result<NodeSet, ClusterError> {
     Parser {
         expr,
         groups,
         visiting: Vec::new(),
     }
-    .expression(expr, None)
+    .expression(expr, None, None)
 }
 
 /// `text` with whitespace outside brackets settled: between two terms it
@@ -65,8 +68,14 @@ fn settle_whitespace(text: &str) -> (String, Vec<usize>) {
 }
 
 impl Parser<'_> {
-    /// The set `text` names: the expression, or the body of `group`.
-    fn expression(&mut self, text: &str, group: Option<&str>) -> Result<NodeSet, ClusterError> {
+    /// The set `text` names: the expression, or the body of `group`; its
+    /// `@name`s are looked up in `source` (`None`: the default).
+    fn expression(
+        &mut self,
+        text: &str,
+        group: Option<&str>,
+        source: Option<&str>,
+    ) -> Result<NodeSet, ClusterError> {
         let (settled, cols) = settle_whitespace(text);
         let syntax = |at: usize, problem| ClusterError::Syntax {
             expr: text.to_owned(),
@@ -97,7 +106,7 @@ impl Parser<'_> {
                     if name.is_empty() {
                         return Err(syntax(term.at, SyntaxProblem::EmptyGroupName));
                     }
-                    set.union(&self.group(&name)?);
+                    set.union(&self.group(&name, source)?);
                 }
             } else {
                 expand(&term.segments, &mut String::new(), &mut |name| {
@@ -117,15 +126,31 @@ impl Parser<'_> {
         Ok(acc)
     }
 
-    /// The hosts of `@name`.
-    fn group(&mut self, name: &str) -> Result<NodeSet, ClusterError> {
-        if self.visiting.iter().any(|g| g == name) {
+    /// The hosts of `@name` (the text after `@`), read in `source`
+    /// unless it names its own.
+    fn group(&mut self, name: &str, source: Option<&str>) -> Result<NodeSet, ClusterError> {
+        let (named, what) = groups::read(name);
+        let source = named.or(source);
+        let key = format!("{}:{name}", source.unwrap_or(""));
+        if self.visiting.contains(&key) {
             return Err(ClusterError::GroupCycle(name.to_owned()));
         }
-        let body =
-            (self.groups)(name).ok_or_else(|| ClusterError::UnknownGroup(name.to_owned()))?;
-        self.visiting.push(name.to_owned());
-        let set = self.expression(&body, Some(name));
+        let body = self.groups.resolve(source, what)?;
+        if matches!(what, GroupRef::Names) {
+            // Group names are nodes here, never groups again.
+            let mut set = NodeSet::new();
+            for n in body
+                .text
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+            {
+                set.union(&self.expression(n, Some(name), None)?);
+            }
+            return Ok(set);
+        }
+        self.visiting.push(key);
+        let set = self.expression(&body.text, Some(name), body.source.as_deref());
         self.visiting.pop();
         set
     }

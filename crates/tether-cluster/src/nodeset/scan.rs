@@ -80,14 +80,12 @@ pub fn scan(text: &str) -> Result<Vec<Term>, ScanError> {
             group: rest.starts_with('@'),
             segments: Vec::new(),
         };
-        let bracketed = rest
-            .find('[')
-            .is_some_and(|b| rest.find(OPS).is_none_or(|o| o > b));
+        // A '[' counts only before the next operator: searched there
+        // alone, so a long list of names is not read again at each term.
+        let bracket_before_op = |t: &str| t[..t.find(OPS).unwrap_or(t.len())].find('[');
+        let bracketed = bracket_before_op(rest).is_some();
         let (mut tail, mut tail_at) = (rest, at);
-        while let Some(open) = tail.find('[') {
-            if tail.find(OPS).is_some_and(|o| o < open) {
-                break;
-            }
+        while let Some(open) = bracket_before_op(tail) {
             (tail, tail_at) = bracket(tail, tail_at, open, &mut term.segments)?;
         }
         let (left, next) = match tail.find(OPS) {

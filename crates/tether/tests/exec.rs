@@ -411,11 +411,19 @@ fn ssh_config_aliases_keys_known_hosts_and_proxy_jump() {
     );
 }
 
-#[test]
-fn ctrl_c_once_says_who_runs_twice_cancels() {
-    let Some(f) = start() else { return };
+/// `tether exec` of `echo started; sleep 30` on `hosts` with `flags`,
+/// once `n` hosts have started; its stderr as it comes.
+fn started(
+    f: &Fleet,
+    hosts: &str,
+    flags: &[&str],
+    n: usize,
+) -> (
+    std::process::Child,
+    std::sync::Arc<std::sync::Mutex<String>>,
+) {
     let mut child = f
-        .command("127.0.0.[2-4]", &[], "echo started; sleep 30")
+        .command(hosts, flags, "echo started; sleep 30")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -423,9 +431,16 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
     let out = collect(child.stdout.take().unwrap());
     let err = collect(child.stderr.take().unwrap());
     wait(
-        || out.lock().unwrap().matches("started").count() == 3,
-        "all three to start",
+        || out.lock().unwrap().matches("started").count() == n,
+        "the hosts to start",
     );
+    (child, err)
+}
+
+#[test]
+fn ctrl_c_once_says_who_runs_twice_cancels() {
+    let Some(f) = start() else { return };
+    let (mut child, err) = started(&f, "127.0.0.[2-4]", &[], 3);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     wait(
@@ -455,18 +470,7 @@ fn ctrl_c_once_says_who_runs_twice_cancels() {
 #[test]
 fn with_b_one_ctrl_c_cancels() {
     let Some(f) = start() else { return };
-    let mut child = f
-        .command("127.0.0.[2-3]", &["-b"], "echo started; sleep 30")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = collect(child.stdout.take().unwrap());
-    let err = collect(child.stderr.take().unwrap());
-    wait(
-        || out.lock().unwrap().matches("started").count() == 2,
-        "both to start",
-    );
+    let (mut child, err) = started(&f, "127.0.0.[2-3]", &["-b"], 2);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();

@@ -9,8 +9,7 @@
 //! namespace (`tether attach`, `tether close`).
 
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 
 /// The session's nodes kept apart, and their file.
@@ -48,26 +47,7 @@ impl Apart {
             );
             return;
         };
-        if self.nodes.is_empty() {
-            let _ = std::fs::remove_file(path);
-            return;
-        }
-        let aside = path.with_extension("new");
-        let written = serde_json::to_vec(&self.nodes)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| {
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(&aside)?;
-                f.write_all(&bytes)
-            })
-            .and_then(|()| std::fs::rename(&aside, path));
-        if let Err(e) = written {
-            eprintln!("tether: cannot write {} ({e})", path.display());
-        }
+        super::journal::save_private(path, &self.nodes, self.nodes.is_empty());
     }
 
     /// Forgets the nodes whose shell is not among `sessions` (those of

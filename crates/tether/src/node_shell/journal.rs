@@ -53,26 +53,7 @@ impl Journal {
     /// or the new one whole.
     pub fn save(&self, owed: &Owed) {
         let Some(path) = &self.path else { return };
-        if owed.is_empty() {
-            let _ = std::fs::remove_file(path);
-            return;
-        }
-        let aside = path.with_extension("new");
-        let written = serde_json::to_vec(owed)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| {
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(&aside)?;
-                f.write_all(&bytes)
-            })
-            .and_then(|()| std::fs::rename(&aside, path));
-        if let Err(e) = written {
-            eprintln!("tether: cannot write {} ({e})", path.display());
-        }
+        save_private(path, owed, owed.is_empty());
     }
 
     /// Removes the file (the session is closed).
@@ -80,5 +61,31 @@ impl Journal {
         if let Some(path) = &self.path {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+/// Replaces the file at `path` with `value` as JSON, private to the user
+/// (0600), or removes it when `empty`: written aside, then renamed over it,
+/// so a client killed meanwhile leaves the old or the new one whole.
+pub(super) fn save_private(path: &std::path::Path, value: &impl serde::Serialize, empty: bool) {
+    if empty {
+        let _ = std::fs::remove_file(path);
+        return;
+    }
+    let aside = path.with_extension("new");
+    let written = serde_json::to_vec(value)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&aside)?;
+            f.write_all(&bytes)
+        })
+        .and_then(|()| std::fs::rename(&aside, path));
+    if let Err(e) = written {
+        eprintln!("tether: cannot write {} ({e})", path.display());
     }
 }

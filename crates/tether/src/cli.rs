@@ -528,6 +528,9 @@ pub struct ExecArgs {
     /// hosts still run.
     #[arg(short = 'b', long)]
     pub batch: bool,
+    /// The live view (`--tui`, `--no-tui`).
+    #[command(flatten)]
+    pub view: crate::exec_view::ViewArgs,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.

@@ -141,6 +141,10 @@ pub fn run(args: PdshArgs) -> Result<i32> {
         diff: false,
         no_prefix: args.no_prefix,
         batch: args.batch,
+        view: crate::exec_view::ViewArgs {
+            tui: false,
+            no_tui: true,
+        },
         stdin: false,
         failures: FailureArgs {
             exit_code: ExitPolicy::Max,

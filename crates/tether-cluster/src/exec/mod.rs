@@ -10,6 +10,7 @@ mod kept;
 mod ping;
 mod resolve;
 mod spec;
+mod stops;
 
 pub use gather::{Group, gather};
 pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
@@ -18,6 +19,7 @@ pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use ping::{PingProgress, PingResult, ping};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
 pub use spec::HostSpec;
+pub use stops::HostStops;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -52,6 +54,8 @@ pub struct ExecOptions {
     /// Keep each host's whole output in its result (gather, json, dir);
     /// off, output only streams by as lines, in bounded memory.
     pub keep_output: bool,
+    /// Hosts the caller may stop one by one while the others go on.
+    pub host_stops: Option<HostStops>,
 }
 
 /// The longest line held back waiting for its newline; a longer one is
@@ -129,6 +133,8 @@ window::host_outcome!(HostResult);
 pub enum Progress {
     /// A host started connecting.
     Started(String),
+    /// A host is connected; its command is being started.
+    Connected(String),
     /// A whole line of output (without its newline; a last partial line
     /// comes at the end).
     Line(String, Stream, Vec<u8>),
@@ -150,7 +156,7 @@ impl HostEvent for Progress {
     fn into_outcome(self) -> Option<HostResult> {
         match self {
             Progress::Done(r) => Some(r),
-            Progress::Started(_) | Progress::Line(..) => None,
+            Progress::Started(_) | Progress::Connected(_) | Progress::Line(..) => None,
         }
     }
 }
@@ -287,6 +293,9 @@ async fn one(
         host: host.clone(),
         ..HostResult::default()
     };
+    if let Some(stops) = &opts.host_stops {
+        cancel = stops.merged(&host, cancel);
+    }
     let conn = match connect(&spec, &opts.resolve, &mut cancel).await {
         Ok(c) => c,
         Err(e) => {
@@ -296,6 +305,7 @@ async fn one(
         }
     };
     result.connect_ms = ms_since(t0);
+    let _ = events.send(Progress::Connected(host.clone())).await;
     let cancel_reason = cancel.clone();
     let stop = async move {
         let _ = cancel.wait_for(Option::is_some).await;

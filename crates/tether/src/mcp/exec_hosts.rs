@@ -167,6 +167,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         fail_fast: false,
         stop: None,
         keep_output: true,
+        host_stops: None,
         stdin: None,
     };
     let results = exec::run(hosts, &p.command, opts, |_| {}).await;

@@ -1,0 +1,367 @@
+//! The live view of a `tether exec` run on a terminal (`--tui`, or on by
+//! itself from [`AUTO_HOSTS`] hosts): the hosts by state folded as node
+//! sets, the selected host's or group's output following, the groups as
+//! they form, a diff view, and keys to cancel one host or all. It owns the
+//! terminal through [`LocalTerminal`], the same capture and exact restore
+//! as `tether ssh` (raw mode, the alternate screen entered through the
+//! tracked writer, so the restore plan leaves it; put back on every way
+//! out: the run's end, cancel, SIGTERM, SIGHUP, a panic). When the view
+//! leaves, `exec_cmd` prints the run's output as the chosen `--output`
+//! prints it, on the main screen.
+//!
+//! - `model.rs`: the state, fed by the run's events and the keys (pure);
+//! - `render.rs`: how a model is drawn (ratatui);
+//! - `keys.rs`: typed bytes as keys.
+//!
+//! It does not decide exit codes (`fleet_cmd`'s, but for a signal's) nor
+//! print results.
+
+mod keys;
+mod model;
+mod render;
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use ratatui::backend::CrosstermBackend;
+use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, HostStops};
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::fleet_cmd::Interrupts;
+use crate::local_term::LocalTerminal;
+use model::{Action, Model};
+
+/// From this many hosts the view is on by itself on a terminal (the
+/// default fanout: a run that rolls through more than one window).
+pub const AUTO_HOSTS: usize = 64;
+
+/// How often the view is drawn again, at most (when something changed).
+const TICK: Duration = Duration::from_millis(100);
+
+/// How long a lone ESC is held to see whether a sequence follows.
+const PARTIAL_HOLD: Duration = Duration::from_millis(20);
+
+/// `tether exec`'s flags for the live view.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct ViewArgs {
+    /// The live view on this terminal: hosts by state as node sets, the
+    /// selected host's or group's output following, the groups as they
+    /// form, a diff view. Keys: arrows or j/k select, Tab hosts/groups,
+    /// Enter follow (back to the end), PgUp/PgDn scroll, d diff against
+    /// the largest group, c cancel the selected host, C or q cancel every
+    /// host (each asks y/n), Ctrl-C twice within 1 s cancels all. The
+    /// view leaves when the run ends (the terminal exactly as it was) and
+    /// the output is printed as --output says. On by itself from 64 hosts
+    /// when stdin and stdout are a terminal (not with --stdin or -v); an
+    /// error without a terminal. NO_COLOR: no colours.
+    #[arg(long, conflicts_with = "no_tui")]
+    pub tui: bool,
+    /// Never the live view (the progress line and the chosen output).
+    #[arg(long)]
+    pub no_tui: bool,
+}
+
+/// Whether a run of `hosts` hosts gets the view: `Ok(false)` without it;
+/// an error when `--tui` asks for it where it cannot be.
+pub fn wanted(args: ViewArgs, hosts: usize, stdin: bool, verbose: bool) -> Result<bool> {
+    if args.no_tui {
+        return Ok(false);
+    }
+    let terminal =
+        rustix::termios::isatty(std::io::stdin()) && rustix::termios::isatty(std::io::stdout());
+    if args.tui {
+        if !terminal {
+            bail!(
+                "--tui needs a terminal on stdin and stdout; without one, drop --tui (the output is printed as --output says)"
+            );
+        }
+        if stdin {
+            bail!("--tui reads its keys from stdin: it cannot go with --stdin");
+        }
+        if verbose {
+            bail!(
+                "--tui shows no -v connection steps (they would be written over the view): drop one of them"
+            );
+        }
+        return Ok(true);
+    }
+    Ok(terminal && !stdin && !verbose && hosts >= AUTO_HOSTS)
+}
+
+/// How the view ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The run ended (its hosts over, or cancelled from the view).
+    RunOver,
+    /// SIGTERM or SIGHUP: every host cancelled, the terminal put back at
+    /// once; tether exits with this code (143, 129).
+    Signalled(i32),
+}
+
+impl Ended {
+    /// The exit code this way out imposes, if any.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            Ended::RunOver => None,
+            Ended::Signalled(c) => Some(c),
+        }
+    }
+}
+
+/// Runs `command` on `hosts` under the view; returns the results (in the
+/// hosts' order) and how the view ended. The terminal is put back before
+/// this returns (or unwinds).
+pub fn run(
+    runtime: &tokio::runtime::Runtime,
+    hosts: Vec<HostSpec>,
+    command: &str,
+    mut opts: ExecOptions,
+    ctrl_c: &Interrupts,
+) -> Result<(Vec<HostResult>, Ended)> {
+    let stops = HostStops::new();
+    opts.host_stops = Some(stops.clone());
+    let names: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
+    let model = RefCell::new(Model::new(command, &names));
+    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    runtime.block_on(async {
+        // Signals first: none may end tether between the capture and the
+        // restore.
+        let signals = Signals::listen()?;
+        let over = tokio::sync::watch::channel(false);
+        let (term, typed) = LocalTerminal::enter()?;
+        let screen = Screen::open(term)?;
+        let view = show(
+            screen, &model, colour, signals, over.1, typed, &stops, ctrl_c,
+        );
+        let run = async {
+            let results = exec::run(hosts, command, opts, |p| {
+                let mut tally = ctrl_c.tally();
+                match p {
+                    exec::Progress::Started(h) => tally.started(h),
+                    exec::Progress::Done(d) => tally.finished(d),
+                    exec::Progress::Connected(_) | exec::Progress::Line(..) => {}
+                }
+                drop(tally);
+                model.borrow_mut().feed(p);
+            })
+            .await;
+            over.0.send_replace(true);
+            results
+        };
+        let (results, ended) = tokio::join!(run, view);
+        Ok((results, ended?))
+    })
+}
+
+/// The signals that end the view.
+struct Signals {
+    winch: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn listen() -> Result<Signals> {
+        let listen = |k| signal(k).context("cannot listen for signals");
+        Ok(Signals {
+            winch: listen(SignalKind::window_change())?,
+            term: listen(SignalKind::terminate())?,
+            hup: listen(SignalKind::hangup())?,
+        })
+    }
+}
+
+/// The view's loop: draws on each tick when the model changed, takes the
+/// keys and signals, until the run is over or a signal; the terminal put
+/// back when it returns.
+#[allow(clippy::too_many_arguments)]
+async fn show(
+    screen: Screen,
+    model: &RefCell<Model>,
+    colour: bool,
+    mut signals: Signals,
+    mut over: tokio::sync::watch::Receiver<bool>,
+    typed: Vec<u8>,
+    stops: &HostStops,
+    ctrl_c: &Interrupts,
+) -> Result<Ended> {
+    let mut screen = screen;
+    let mut keys = crate::interactive::keys::Keys::start();
+    let mut reader = keys::Keys::default();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let act = |key_list: Vec<keys::Key>| {
+        for k in key_list {
+            let action = model.borrow_mut().key(k, Instant::now());
+            match action {
+                Some(Action::CancelHost(h)) => stops.stop(&h),
+                Some(Action::CancelAll) => {
+                    model.borrow_mut().note = Some("cancelling every host…".into());
+                    ctrl_c.cancel_all();
+                }
+                None => {}
+            }
+        }
+    };
+    act(reader.feed(&typed));
+    let mut keys_open = true;
+    let ended = loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                if *over.borrow() {
+                    break Ended::RunOver;
+                }
+                let mut m = model.borrow_mut();
+                if m.take_dirty() {
+                    screen.draw(&m, colour)?;
+                }
+            }
+            typed = keys.recv(), if keys_open => match typed {
+                Some(bytes) => act(reader.feed(&bytes)),
+                // The terminal is gone: SIGHUP says what to do.
+                None => keys_open = false,
+            },
+            () = tokio::time::sleep(PARTIAL_HOLD), if reader.pending() > 0 => act(reader.flush()),
+            _ = signals.winch.recv() => model.borrow_mut().touch(),
+            _ = over.changed() => break Ended::RunOver,
+            _ = signals.term.recv() => {
+                ctrl_c.cancel_all();
+                break Ended::Signalled(143);
+            }
+            _ = signals.hup.recv() => {
+                ctrl_c.cancel_all();
+                break Ended::Signalled(129);
+            }
+        }
+    };
+    screen.leave();
+    Ok(ended)
+}
+
+/// The terminal while the view is on it: ratatui over the captured
+/// terminal, every byte through [`LocalTerminal::write`] (so the restore
+/// plan knows the alternate screen and the hidden cursor).
+struct Screen {
+    ui: Option<ratatui::Terminal<CrosstermBackend<Out>>>,
+    term: Rc<RefCell<LocalTerminal>>,
+}
+
+impl Screen {
+    /// The alternate screen entered, cleared, the cursor hidden.
+    fn open(term: LocalTerminal) -> Result<Screen> {
+        let term = Rc::new(RefCell::new(term));
+        let mut out = Out {
+            term: Rc::clone(&term),
+            buf: Vec::new(),
+        };
+        use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen};
+        // Cleared here, not by ratatui's `clear`, which asks the terminal
+        // where its cursor is (and reads the answer from stdin, the keys').
+        ratatui::crossterm::queue!(out, EnterAlternateScreen, Clear(ClearType::All))?;
+        out.flush()?;
+        let mut ui = ratatui::Terminal::new(CrosstermBackend::new(out))
+            .context("cannot draw on the terminal")?;
+        ui.hide_cursor()?;
+        Ok(Screen { ui: Some(ui), term })
+    }
+
+    fn draw(&mut self, m: &Model, colour: bool) -> Result<()> {
+        if let Some(ui) = self.ui.as_mut() {
+            ui.autoresize()?;
+            ui.draw(|f| render::draw(f, m, colour))?;
+        }
+        Ok(())
+    }
+
+    /// Puts the terminal back exactly (nothing after: the output that
+    /// follows starts where the person's cursor was).
+    fn leave(&mut self) {
+        // ratatui shows the cursor again as it goes.
+        self.ui.take();
+        self.term.borrow_mut().restore("");
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// ratatui's writer: bytes gathered until a flush, then written through
+/// the tracked terminal in one piece.
+struct Out {
+    term: Rc<RefCell<LocalTerminal>>,
+    buf: Vec<u8>,
+}
+
+impl Write for Out {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let r = self.term.borrow_mut().write(&self.buf);
+        self.buf.clear();
+        r
+    }
+}
+
+/// `--output stream` after the view: each host's lines as the stream
+/// prints them (`host: line`, stdout's on stdout and stderr's on stderr),
+/// host after host in the node set's order, then its error or signal.
+pub fn print_streams(results: &[HostResult], prefix: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr().lock();
+    for r in results {
+        let name = crate::exec_output::printable(&r.host);
+        let head = if prefix {
+            format!("{name}: ")
+        } else {
+            String::new()
+        };
+        for (kept, w) in [
+            (&r.stdout, &mut out as &mut dyn Write),
+            (&r.stderr, &mut err),
+        ] {
+            let mut at_start = true;
+            kept.each(|chunk| {
+                let mut rest = chunk;
+                while !rest.is_empty() {
+                    if at_start {
+                        w.write_all(head.as_bytes())?;
+                    }
+                    let cut = rest
+                        .iter()
+                        .position(|b| *b == b'\n')
+                        .map_or(rest.len(), |i| i + 1);
+                    w.write_all(&rest[..cut])?;
+                    at_start = rest[cut - 1] == b'\n';
+                    rest = &rest[cut..];
+                }
+                Ok(())
+            })?;
+            if !at_start {
+                w.write_all(b"\n")?;
+            }
+        }
+        let note = match (&r.error, &r.signal) {
+            (Some(e), _) => Some(e.to_string()),
+            (None, Some(sig)) => Some(format!("killed by signal {sig}")),
+            (None, None) => None,
+        };
+        if let Some(note) = note {
+            let line = format!("tether: {}: {note}", r.host);
+            writeln!(err, "{}", crate::exec_output::printable(&line))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -270,3 +270,73 @@ fn tui_without_a_terminal_is_an_error_and_runs_nothing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_passphrase_asked_mid_run_borrows_the_terminal_and_gives_it_back() {
+    if let Some(why) = tether_testkit::unavailable() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let scratch = tether_testkit::Scratch::new("exec-view-passphrase");
+    let key = tether_testkit::keygen(&scratch.0.join("id_ed25519"), "open sesame").unwrap();
+    let (port, _sshd, known) =
+        tether_testkit::fleet(&["127.0.0.32", "127.0.0.33"], &[&key.with_extension("pub")])
+            .unwrap();
+    let kh = scratch.0.join("known_hosts");
+    std::fs::write(&kh, known).unwrap();
+    let d = common::Daemon::new("exec-view-passphrase");
+    let (port, key, kh) = (
+        port.to_string(),
+        key.display().to_string(),
+        format!("UserKnownHostsFile={}", kh.display()),
+    );
+    let o = Outer::spawn(
+        &[
+            "exec",
+            "--tui",
+            "-F",
+            "none",
+            "-H",
+            "127.0.0.[32-33]",
+            "-p",
+            &port,
+            "-i",
+            &key,
+            "-o",
+            &kh,
+            "-o",
+            "IdentityAgent=none",
+            "--",
+            "echo unlocked",
+        ],
+        &d,
+        &[("USER", tether_testkit::user())],
+        Model::new(0, 0, 0, 0),
+        true,
+    );
+    o.sees(b"Enter passphrase for key");
+    // Asked on the person's own screen: the view gave the terminal back.
+    let during = o.bytes();
+    assert!(
+        !screen(&during).screen().alternate_screen(),
+        "{}",
+        show(&during)
+    );
+    assert_modes_back(&during);
+    o.write(b"open sesame\r");
+    let (exit, bytes, after) = o.finish();
+    assert_eq!(exit, ExitInfo::Code(0), "{}", show(&bytes));
+    assert_capture_first(&bytes);
+    let count = |what: &[u8]| bytes.windows(what.len()).filter(|w| *w == what).count();
+    // Entered, lent for the question, taken again, left.
+    assert_eq!((count(b"\x1b[?1049h"), count(b"\x1b[?1049l")), (2, 2));
+    assert_eq!(count(b"Enter passphrase"), 1, "asked once for both hosts");
+    assert_eq!(count(b"open sesame"), 0, "the passphrase echoed");
+    assert_keyboard_back(&after, &Model::new(0, 0, 0, 0));
+    assert_modes_back(&bytes);
+    let printed = screen(&bytes).screen().contents();
+    assert!(
+        printed.contains("127.0.0.32: unlocked") && printed.contains("127.0.0.33: unlocked"),
+        "{printed}"
+    );
+}

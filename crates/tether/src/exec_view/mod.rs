@@ -189,10 +189,13 @@ async fn show(
     ctrl_c: &Interrupts,
 ) -> Result<Ended> {
     let mut screen = screen;
-    let mut keys = crate::interactive::keys::Keys::start();
+    let mut keys = Some(crate::interactive::keys::Keys::start());
     let mut reader = keys::Keys::default();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // A secret asked meanwhile borrows the terminal (`tty_prompt`).
+    let (_holder, mut loans) = crate::tty_prompt::lend_from();
+    let mut lent: Option<tokio::sync::oneshot::Receiver<()>> = None;
     let act = |key_list: Vec<keys::Key>| {
         for k in key_list {
             let action = model.borrow_mut().key(k, Instant::now());
@@ -207,7 +210,6 @@ async fn show(
         }
     };
     act(reader.feed(&typed));
-    let mut keys_open = true;
     let ended = loop {
         tokio::select! {
             _ = tick.tick() => {
@@ -215,16 +217,28 @@ async fn show(
                     break Ended::RunOver;
                 }
                 let mut m = model.borrow_mut();
-                if m.take_dirty() {
+                if lent.is_none() && m.take_dirty() {
                     screen.draw(&m, colour)?;
                 }
             }
-            typed = keys.recv(), if keys_open => match typed {
+            typed = next_keys(&mut keys) => match typed {
                 Some(bytes) => act(reader.feed(&bytes)),
                 // The terminal is gone: SIGHUP says what to do.
-                None => keys_open = false,
+                None => keys = None,
             },
             () = tokio::time::sleep(PARTIAL_HOLD), if reader.pending() > 0 => act(reader.flush()),
+            Some(loan) = loans.recv(), if lent.is_none() => {
+                keys = None;
+                screen.suspend();
+                let _ = loan.given.send(());
+                lent = Some(loan.back);
+            }
+            _ = async { if let Some(back) = lent.as_mut() { let _ = back.await; } }, if lent.is_some() => {
+                lent = None;
+                screen.resume()?;
+                keys = Some(crate::interactive::keys::Keys::start());
+                model.borrow_mut().touch();
+            }
             _ = signals.winch.recv() => model.borrow_mut().touch(),
             _ = over.changed() => break Ended::RunOver,
             _ = signals.term.recv() => {
@@ -239,6 +253,15 @@ async fn show(
     };
     screen.leave();
     Ok(ended)
+}
+
+/// The next keys typed; never, while the keys are not read (the terminal
+/// lent, or gone).
+async fn next_keys(keys: &mut Option<crate::interactive::keys::Keys>) -> Option<Vec<u8>> {
+    match keys {
+        Some(k) => k.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The terminal while the view is on it: ratatui over the captured
@@ -257,15 +280,31 @@ impl Screen {
             term: Rc::clone(&term),
             buf: Vec::new(),
         };
-        use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen};
-        // Cleared here, not by ratatui's `clear`, which asks the terminal
-        // where its cursor is (and reads the answer from stdin, the keys').
-        ratatui::crossterm::queue!(out, EnterAlternateScreen, Clear(ClearType::All))?;
-        out.flush()?;
+        enter(&mut out)?;
         let mut ui = ratatui::Terminal::new(CrosstermBackend::new(out))
             .context("cannot draw on the terminal")?;
         ui.hide_cursor()?;
         Ok(Screen { ui: Some(ui), term })
+    }
+
+    /// Gives the terminal back for a while (a question asked on it): put
+    /// back exactly as on the way out.
+    fn suspend(&mut self) {
+        self.term.borrow_mut().suspend("");
+    }
+
+    /// Takes the terminal again after [`Screen::suspend`], the whole view
+    /// drawn anew at the next tick.
+    fn resume(&mut self) -> Result<()> {
+        self.term.borrow_mut().resume()?;
+        if let Some(ui) = self.ui.as_mut() {
+            enter(ui.backend_mut())?;
+            ui.hide_cursor()?;
+            // A resize to the same size forgets what was drawn.
+            let area = ui.size()?;
+            ui.resize(ratatui::layout::Rect::new(0, 0, area.width, area.height))?;
+        }
+        Ok(())
     }
 
     fn draw(&mut self, m: &Model, colour: bool) -> Result<()> {
@@ -289,6 +328,15 @@ impl Drop for Screen {
     fn drop(&mut self) {
         self.leave();
     }
+}
+
+/// The alternate screen entered and cleared. Cleared here, not by
+/// ratatui's `clear`, which asks the terminal where its cursor is (and
+/// reads the answer from stdin, the keys').
+fn enter(out: &mut impl Write) -> std::io::Result<()> {
+    use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen};
+    ratatui::crossterm::queue!(out, EnterAlternateScreen, Clear(ClearType::All))?;
+    out.flush()
 }
 
 /// ratatui's writer: bytes gathered until a flush, then written through

@@ -1,7 +1,8 @@
 //! Running one command on many hosts: a sliding window of at most
 //! `fanout` connections, each host's events passed on as they happen (whole
 //! lines only), and every host's result, error or not; one host's failure
-//! never stops the others (unless asked to fail fast).
+//! never stops the others (unless asked to fail fast), and one host can be
+//! stopped alone ([`HostStops`]).
 
 mod gather;
 mod host_error;

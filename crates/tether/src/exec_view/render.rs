@@ -308,3 +308,76 @@ fn footer_line(m: &Model) -> Line<'static> {
     }
     Line::raw(FOOTER)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use ratatui::backend::TestBackend;
+    use ratatui::buffer::Buffer;
+    use tether_cluster::exec::{HostResult, Kept, Progress};
+
+    use super::*;
+
+    fn drawn(m: &Model, colour: bool) -> Buffer {
+        let mut t = ratatui::Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| draw(f, m, colour)).unwrap();
+        t.backend().buffer().clone()
+    }
+
+    fn text(b: &Buffer) -> String {
+        let area = b.area;
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| b[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect()
+    }
+
+    fn model() -> Model {
+        let hosts: Vec<String> = (1..=3).map(|i| format!("n{i}")).collect();
+        let mut m = Model::new("cat x", &hosts);
+        m.feed(&Progress::Started("n1".into()));
+        m.feed(&Progress::Line(
+            "n1".into(),
+            Stream::Stdout,
+            b"\x1b]52;c;aGk=\x07\x1b[2Jred".to_vec(),
+        ));
+        m.feed(&Progress::Done(HostResult {
+            host: "n1".into(),
+            exit_code: Some(0),
+            stdout: Kept::from_bytes(b"x\n"),
+            ..HostResult::default()
+        }));
+        m.feed(&Progress::Started("n2".into()));
+        m.feed(&Progress::Connected("n2".into()));
+        m
+    }
+
+    #[test]
+    fn a_hosts_bytes_are_shown_escaped_never_sent() {
+        let b = drawn(&model(), true);
+        let t = text(&b);
+        assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t}");
+        assert!(t.contains(r"\x1b]52;c;aGk=\x07\x1b[2Jred"), "{t}");
+        assert!(
+            t.contains("[1/3 done] 0 failed, 1 running  tether exec: cat x"),
+            "{t}"
+        );
+        assert!(t.contains("running        1  n2"), "{t}");
+        assert!(t.contains("waiting        1  n3"), "{t}");
+    }
+
+    #[test]
+    fn no_colour_without_colour_and_some_with() {
+        let coloured = |b: &Buffer| {
+            b.content()
+                .iter()
+                .any(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+        };
+        assert!(coloured(&drawn(&model(), true)));
+        assert!(!coloured(&drawn(&model(), false)));
+    }
+}

@@ -78,7 +78,8 @@ pub fn run(args: ExecArgs) -> Result<i32> {
     };
     let command = args.command.join(" ");
     if view {
-        let (results, ended) = exec_view::run(&runtime, fleet.hosts, &command, opts, &ctrl_c)?;
+        let (results, ended) =
+            exec_view::run(&runtime, fleet.hosts, &command, opts, &ctrl_c, args.batch)?;
         print(mode, &args, &results)?;
         return Ok(ended
             .code()

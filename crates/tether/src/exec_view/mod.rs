@@ -52,9 +52,9 @@ pub struct ViewArgs {
     /// form, a diff view. Keys: arrows or j/k select, Tab hosts/groups,
     /// Enter follow (back to the end), PgUp/PgDn scroll, d diff against
     /// the largest group, c cancel the selected host, C or q cancel every
-    /// host (each asks y/n), Ctrl-C twice within 1 s cancels all. The
-    /// view leaves when the run ends (the terminal exactly as it was) and
-    /// the output is printed as --output says. On by itself from 64 hosts
+    /// host (each asks y/n), Ctrl-C twice within 1 s (once with -b) cancels
+    /// all. The view leaves when the run ends (the terminal exactly as it
+    /// was) and the output is printed as --output says. On by itself from 64 hosts
     /// when stdin and stdout are a terminal (not with --stdin or -v); an
     /// error without a terminal. NO_COLOR: no colours.
     #[arg(long, conflicts_with = "no_tui")]
@@ -120,11 +120,14 @@ pub fn run(
     command: &str,
     mut opts: ExecOptions,
     ctrl_c: &Interrupts,
+    batch: bool,
 ) -> Result<(Vec<HostResult>, Ended)> {
     let stops = HostStops::new();
     opts.host_stops = Some(stops.clone());
     let names: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
-    let model = RefCell::new(Model::new(command, &names));
+    let mut model = Model::new(command, &names);
+    model.batch = batch;
+    let model = RefCell::new(model);
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     runtime.block_on(async {
         // Signals first: none may end tether between the capture and the

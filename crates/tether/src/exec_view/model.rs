@@ -192,6 +192,8 @@ pub struct Model {
     pub ask: Option<Ask>,
     /// A note for the footer (`press Ctrl-C again…`).
     pub note: Option<String>,
+    /// One Ctrl-C cancels every host (`-b`), as without the view.
+    pub batch: bool,
     last_ctrl_c: Option<Instant>,
     /// True when something changed since [`Model::take_dirty`].
     dirty: bool,
@@ -224,6 +226,7 @@ impl Model {
             diff: false,
             ask: None,
             note: None,
+            batch: false,
             last_ctrl_c: None,
             dirty: true,
         }
@@ -422,9 +425,10 @@ impl Model {
             }
             Key::Char('C' | 'q') => self.ask = Some(Ask::CancelAll),
             Key::CtrlC => {
-                if self
-                    .last_ctrl_c
-                    .is_some_and(|t| now.duration_since(t) <= DOUBLE_CTRL_C)
+                if self.batch
+                    || self
+                        .last_ctrl_c
+                        .is_some_and(|t| now.duration_since(t) <= DOUBLE_CTRL_C)
                 {
                     return Some(Action::CancelAll);
                 }

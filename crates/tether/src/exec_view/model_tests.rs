@@ -182,3 +182,10 @@ fn the_diff_pairs_the_selection_with_the_largest_group() {
     assert!(m.take_dirty());
     assert!(!m.take_dirty(), "drawn once per change");
 }
+
+#[test]
+fn with_batch_one_ctrl_c_cancels_all() {
+    let mut m = Model::new("x", &hosts(1));
+    m.batch = true;
+    assert_eq!(m.key(Key::CtrlC, Instant::now()), Some(Action::CancelAll));
+}

@@ -151,8 +151,13 @@ if connections:
     if tui:
         lines = "i=0; while [ $i -lt 5 ]; do echo line $i; i=$((i+1)); sleep 0.2; done"
         run = [tether, "exec", "-F", aliases, "-f", "500", "-H", "h[000-499]"]
-        peers = {"tether exec --no-tui (500 hosts, a PTY)": [*run, "--no-tui", "--", lines],
-                 "tether exec --tui (500 hosts, a PTY)": [*run, "--tui", "--", lines]}
+        # The run alone (no terminal: no progress line, the output kept and
+        # printed at the end to /dev/null), the run as a person sees it
+        # without the view (the progress line redrawn under every line), and
+        # with the view (then the output printed after).
+        peers = {"tether exec --output gather > /dev/null": [*run, "--output", "gather", "--", lines],
+                 "tether exec --no-tui (a PTY)": [*run, "--no-tui", "--", lines],
+                 "tether exec --tui (a PTY)": [*run, "--tui", "--", lines]}
 env = None
 if remote_shell:
     # The daemon reads ~/.ssh/config: a home of its own for this run.
@@ -223,7 +228,7 @@ def in_pty(argv):
 
 def timed(argv):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if tui:
+    if tui and "--output" not in argv:
         t = time.perf_counter()
         code = in_pty(argv)
         wall = time.perf_counter() - t
@@ -238,7 +243,7 @@ def timed(argv):
     if r.returncode != 0:
         sys.exit(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()[:500]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if connections:
+    if connections and not tui:
         # The largest RSS of any child so far (the tether process), in MiB.
         return wall, after.ru_maxrss / 1024
     return wall, cpu
@@ -268,7 +273,7 @@ try:
             continue
         if tui:
             cpus = " ".join(f"{c:.3f}" for _, c in s)
-            print(f"{k:44} wall {wall:6.3f} s   client CPU {cpu:6.3f} s (rounds: {cpus})")
+            print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s (rounds: {cpus})")
             continue
         if connections:
             print(f"{k:40} wall {wall:6.3f} s   max RSS {max(c for _, c in s):6.1f} MiB")
@@ -276,8 +281,9 @@ try:
         print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
     if tui:
         cpu = {k: statistics.median(c for _, c in s) for k, s in samples.items()}
-        off, on = cpu.values()
-        print(f"the live view's client CPU: {on / off:.3f}x the run's without it (target under 1.05x)")
+        bare, off, on = cpu.values()
+        print(f"client CPU with the live view: {on / bare:.3f}x the run's alone (target under 1.05x), "
+              f"{on / off:.3f}x the run's with the progress line and streamed output")
     if remote_shell:
         # Through MCP with a raw JSON-RPC client: one `tether mcp` process,
         # `shell_run` of `true` on the host's session, per call.

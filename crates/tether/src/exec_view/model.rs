@@ -169,7 +169,7 @@ pub enum Action {
 }
 
 /// The whole view.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Model {
     /// The command run, for the title.
     pub command: String,
@@ -197,6 +197,11 @@ pub struct Model {
     last_ctrl_c: Option<Instant>,
     /// True when something changed since [`Model::take_dirty`].
     dirty: bool,
+    /// Each state's number of hosts and their node set folded, as of the
+    /// last [`Model::prepare`].
+    summary: Vec<(State, usize, String)>,
+    /// A host changed state since.
+    summary_stale: bool,
 }
 
 impl Model {
@@ -229,7 +234,45 @@ impl Model {
             batch: false,
             last_ctrl_c: None,
             dirty: true,
+            summary: Vec::new(),
+            summary_stale: true,
         }
+    }
+
+    /// Folds each state's hosts again when one changed state (before a
+    /// drawing: folding 500 names at every output line would cost more
+    /// than the rest of the view).
+    pub fn prepare(&mut self) {
+        if !std::mem::take(&mut self.summary_stale) {
+            return;
+        }
+        self.summary = self
+            .by_state()
+            .into_iter()
+            .map(|(s, set)| {
+                let folded = if set.is_empty() {
+                    String::new()
+                } else {
+                    set.fold()
+                };
+                (s, set.len(), folded)
+            })
+            .collect();
+    }
+
+    /// Each state's number of hosts and their node set folded, as of the
+    /// last [`Model::prepare`].
+    pub fn summary(&self) -> &[(State, usize, String)] {
+        &self.summary
+    }
+
+    /// How many hosts are in `states`, as of the last [`Model::prepare`].
+    pub fn count(&self, states: &[State]) -> usize {
+        self.summary
+            .iter()
+            .filter(|(s, _, _)| states.contains(s))
+            .map(|(_, n, _)| n)
+            .sum()
     }
 
     /// True (once) when the view changed since the last call: the drawing
@@ -265,6 +308,7 @@ impl Model {
         if let Some(&i) = self.index.get(host) {
             self.hosts[i].state = state;
             self.dirty = true;
+            self.summary_stale = true;
         }
     }
 
@@ -282,6 +326,7 @@ impl Model {
         };
         let host = &mut self.hosts[i];
         host.state = state;
+        self.summary_stale = true;
         host.status = Some(status.clone());
         let same = Sameness {
             exit_code: r.exit_code,
@@ -316,11 +361,6 @@ impl Model {
             }
         }
         sets
-    }
-
-    /// How many hosts are over.
-    pub fn over(&self) -> usize {
-        self.hosts.iter().filter(|h| h.state.is_over()).count()
     }
 
     /// The host whose output the output pane shows: the selected host, or

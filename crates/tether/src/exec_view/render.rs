@@ -46,21 +46,13 @@ fn printable(text: &str) -> Cow<'_, str> {
 }
 
 fn title_line(m: &Model) -> Line<'static> {
-    let failed = m
-        .hosts
-        .iter()
-        .filter(|h| matches!(h.state, State::Failed | State::Cancelled))
-        .count();
-    let running = m
-        .hosts
-        .iter()
-        .filter(|h| matches!(h.state, State::Connecting | State::Running))
-        .count();
+    let failed = m.count(&[State::Failed, State::Cancelled]);
+    let running = m.count(&[State::Connecting, State::Running]);
+    let over = m.count(&[State::Done, State::Failed, State::Cancelled]);
     Line::from(vec![
         Span::styled(
             format!(
-                "[{}/{} done] {failed} failed, {running} running",
-                m.over(),
+                "[{over}/{} done] {failed} failed, {running} running",
                 m.hosts.len()
             ),
             Style::new().add_modifier(Modifier::BOLD),
@@ -85,17 +77,12 @@ fn state_style(s: State, colour: bool) -> Style {
 }
 
 fn state_lines(m: &Model, colour: bool) -> Vec<Line<'static>> {
-    m.by_state()
-        .into_iter()
-        .map(|(s, set)| {
-            let folded = if set.is_empty() {
-                String::new()
-            } else {
-                printable(&set.fold()).into_owned()
-            };
+    m.summary()
+        .iter()
+        .map(|(s, n, folded)| {
             Line::from(vec![
-                Span::styled(format!("{:<10}", s.label()), state_style(s, colour)),
-                Span::raw(format!(" {:>5}  {folded}", set.len())),
+                Span::styled(format!("{:<10}", s.label()), state_style(*s, colour)),
+                Span::raw(format!(" {n:>5}  {}", printable(folded))),
             ])
         })
         .collect()
@@ -319,6 +306,9 @@ mod tests {
     use super::*;
 
     fn drawn(m: &Model, colour: bool) -> Buffer {
+        let mut m = m.clone();
+        m.prepare();
+        let m = &m;
         let mut t = ratatui::Terminal::new(TestBackend::new(80, 24)).unwrap();
         t.draw(|f| draw(f, m, colour)).unwrap();
         t.backend().buffer().clone()

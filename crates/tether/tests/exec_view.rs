@@ -22,7 +22,7 @@ use common::outer::{
     ACTIVE_QUERY, HIDDEN_QUERY_FROM_MAIN, Model, Outer, assert_keyboard_back, show,
 };
 use common::remote::{Remote, start_n};
-use tether_transport::ExitInfo;
+use tether_transport::{ExitInfo, Terminal};
 
 /// Prints which node it runs on (its sshd's address); node1 ends at once,
 /// the others run for a minute unless stopped.
@@ -43,9 +43,14 @@ fn exec_tui(r: &Remote, hosts: &str, env: &[(&str, String)], command: &str) -> O
 
 /// The screen after `bytes`, as an 80x24 terminal shows it.
 fn screen(bytes: &[u8]) -> vt100::Parser {
+    sized(bytes, 24, 80)
+}
+
+/// The screen after `bytes` on a terminal of `rows` x `cols`.
+fn sized(bytes: &[u8], rows: u16, cols: u16) -> vt100::Parser {
     let mut p = vt100::Parser::new(
-        NonZeroU16::new(24).unwrap(),
-        NonZeroU16::new(80).unwrap(),
+        NonZeroU16::new(rows).unwrap(),
+        NonZeroU16::new(cols).unwrap(),
         0,
     );
     p.process(bytes);
@@ -144,6 +149,33 @@ fn first_frames_select_follow_cancel_one_and_quit() {
     );
     // Colours on, as NO_COLOR is not set.
     assert!(o.bytes().windows(5).any(|w| w == b"\x1b[38;"), "a colour");
+
+    // A larger terminal: the view drawn anew to its size (the bytes since
+    // the resize, on a 30x100 screen: the box reaches its last column, the
+    // footer its last row).
+    let from = o.bytes().len();
+    o.pty
+        .resize(tether_transport::TermSize {
+            rows: 30,
+            cols: 100,
+        })
+        .unwrap();
+    let redrawn = (0..2000)
+        .find_map(|_| {
+            let b = o.bytes();
+            let p = sized(&b[from..], 30, 100);
+            let rows: Vec<String> = p.screen().rows(0, 100).collect();
+            if rows[29].starts_with("↑↓ select") && rows[7].ends_with('┐') {
+                return Some(rows);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            None
+        })
+        .expect("the view redrawn at 30x100");
+    assert_eq!(redrawn[7].chars().count(), 100, "{redrawn:?}");
+    o.pty
+        .resize(tether_transport::TermSize { rows: 24, cols: 80 })
+        .unwrap();
 
     // Down to node2: its output, followed.
     o.write(b"\x1b[B");

@@ -243,7 +243,13 @@ async fn show(
                 keys = Some(crate::interactive::keys::Keys::start());
                 model.borrow_mut().touch();
             }
-            _ = signals.winch.recv() => model.borrow_mut().touch(),
+            _ = signals.winch.recv() => {
+                // While lent, the resume resizes.
+                if lent.is_none() {
+                    screen.resized()?;
+                }
+                model.borrow_mut().touch();
+            }
             _ = over.changed() => break Ended::RunOver,
             _ = signals.term.recv() => {
                 ctrl_c.cancel_all();
@@ -285,7 +291,14 @@ impl Screen {
             buf: Vec::new(),
         };
         enter(&mut out)?;
-        let mut ui = ratatui::Terminal::new(CrosstermBackend::new(out))
+        // A viewport of the size this process reads from stdout, resized on
+        // SIGWINCH: ratatui's full screen asks crossterm for the size at
+        // every frame, which opens /dev/tty (the controlling terminal,
+        // which need not be the one on stdout) each time.
+        let options = ratatui::TerminalOptions {
+            viewport: ratatui::Viewport::Fixed(area()),
+        };
+        let mut ui = ratatui::Terminal::with_options(CrosstermBackend::new(out), options)
             .context("cannot draw on the terminal")?;
         ui.hide_cursor()?;
         Ok(Screen { ui: Some(ui), term })
@@ -304,16 +317,22 @@ impl Screen {
         if let Some(ui) = self.ui.as_mut() {
             enter(ui.backend_mut())?;
             ui.hide_cursor()?;
-            // A resize to the same size forgets what was drawn.
-            let area = ui.size()?;
-            ui.resize(ratatui::layout::Rect::new(0, 0, area.width, area.height))?;
+            // A resize (to the same size, too) forgets what was drawn.
+            ui.resize(area())?;
+        }
+        Ok(())
+    }
+
+    /// The terminal's new size: the whole view drawn anew at the next tick.
+    fn resized(&mut self) -> Result<()> {
+        if let Some(ui) = self.ui.as_mut() {
+            ui.resize(area())?;
         }
         Ok(())
     }
 
     fn draw(&mut self, m: &Model, colour: bool) -> Result<()> {
         if let Some(ui) = self.ui.as_mut() {
-            ui.autoresize()?;
             ui.draw(|f| render::draw(f, m, colour))?;
         }
         Ok(())
@@ -332,6 +351,12 @@ impl Drop for Screen {
     fn drop(&mut self) {
         self.leave();
     }
+}
+
+/// The whole terminal, as large as stdout's says it is.
+fn area() -> ratatui::layout::Rect {
+    let (rows, cols) = crate::local_term::size();
+    ratatui::layout::Rect::new(0, 0, cols, rows)
 }
 
 /// The alternate screen entered and cleared. Cleared here, not by

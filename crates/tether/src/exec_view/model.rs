@@ -297,7 +297,8 @@ impl Model {
                         stream: *stream,
                         bytes: bytes.clone(),
                     });
-                    self.dirty = true;
+                    // Only the output shown is on screen.
+                    self.dirty |= self.shown() == Some(i);
                 }
             }
             Progress::Done(r) => self.done(r),

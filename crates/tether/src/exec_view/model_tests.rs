@@ -190,3 +190,13 @@ fn with_batch_one_ctrl_c_cancels_all() {
     m.batch = true;
     assert_eq!(m.key(Key::CtrlC, Instant::now()), Some(Action::CancelAll));
 }
+
+#[test]
+fn a_line_of_a_host_not_shown_draws_nothing_again() {
+    let mut m = Model::new("x", &hosts(2));
+    assert!(m.take_dirty());
+    m.feed(&line("n2", "elsewhere"));
+    assert!(!m.take_dirty(), "n1 is shown, not n2");
+    m.feed(&line("n1", "here"));
+    assert!(m.take_dirty());
+}

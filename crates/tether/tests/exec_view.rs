@@ -240,7 +240,8 @@ fn sigterm_mid_run_cancels_and_puts_the_terminal_back() {
         return;
     };
     let o = exec_tui(&r, "node[1-2]", &[], "echo started; sleep 60");
-    shows(&o, &["running        2  node[1-2]"]);
+    // Both running, node1's first line on screen (it is selected).
+    shows(&o, &["running        2  node[1-2]", "│started"]);
     o.signal("TERM");
     let (exit, bytes, after) = o.finish();
     assert_eq!(exit, ExitInfo::Code(143), "{}", show(&bytes));
@@ -253,7 +254,10 @@ fn sigterm_mid_run_cancels_and_puts_the_terminal_back() {
         printed.contains("tether: node1: cancelled (interrupted)"),
         "{printed}"
     );
-    assert!(printed.contains("node2: started"), "{printed}");
+    assert!(
+        printed.contains("tether: node2: cancelled (interrupted)"),
+        "{printed}"
+    );
 }
 
 #[test]

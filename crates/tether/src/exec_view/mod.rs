@@ -11,28 +11,33 @@
 //!
 //! - `model.rs`: the state, fed by the run's events and the keys (pure);
 //! - `render.rs`: how a model is drawn (ratatui);
-//! - `keys.rs`: typed bytes as keys.
+//! - `tail.rs`: each host's latest lines, bounded;
+//! - `keys.rs`: typed bytes as keys;
+//! - `screen.rs`: the terminal under ratatui, every byte tracked;
+//! - `print.rs`: the kept output printed as the stream prints it.
 //!
 //! It does not decide exit codes (`fleet_cmd`'s, but for a signal's) nor
 //! print results.
 
 mod keys;
 mod model;
+mod print;
 mod render;
+mod screen;
+mod tail;
 
 use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use ratatui::backend::CrosstermBackend;
 use tether_cluster::exec::{self, ExecOptions, HostResult, HostSpec, HostStops};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::fleet_cmd::Interrupts;
 use crate::local_term::LocalTerminal;
 use model::{Action, Model};
+pub use print::print_streams;
+use screen::Screen;
 
 /// From this many hosts the view is on by itself on a terminal (the
 /// default fanout: a run that rolls through more than one window).
@@ -272,182 +277,4 @@ async fn next_keys(keys: &mut Option<crate::interactive::keys::Keys>) -> Option<
         Some(k) => k.recv().await,
         None => std::future::pending().await,
     }
-}
-
-/// The terminal while the view is on it: ratatui over the captured
-/// terminal, every byte through [`LocalTerminal::write`] (so the restore
-/// plan knows the alternate screen and the hidden cursor).
-struct Screen {
-    ui: Option<ratatui::Terminal<CrosstermBackend<Out>>>,
-    term: Rc<RefCell<LocalTerminal>>,
-}
-
-impl Screen {
-    /// The alternate screen entered, cleared, the cursor hidden.
-    fn open(term: LocalTerminal) -> Result<Screen> {
-        let term = Rc::new(RefCell::new(term));
-        let mut out = Out {
-            term: Rc::clone(&term),
-            buf: Vec::new(),
-        };
-        enter(&mut out)?;
-        // A viewport of the size this process reads from stdout, resized on
-        // SIGWINCH: ratatui's full screen asks crossterm for the size at
-        // every frame, which opens /dev/tty (the controlling terminal,
-        // which need not be the one on stdout) each time.
-        let options = ratatui::TerminalOptions {
-            viewport: ratatui::Viewport::Fixed(area()),
-        };
-        let mut ui = ratatui::Terminal::with_options(CrosstermBackend::new(out), options)
-            .context("cannot draw on the terminal")?;
-        ui.hide_cursor()?;
-        Ok(Screen { ui: Some(ui), term })
-    }
-
-    /// Gives the terminal back for a while (a question asked on it): put
-    /// back exactly as on the way out.
-    fn suspend(&mut self) {
-        self.term.borrow_mut().suspend("");
-    }
-
-    /// Takes the terminal again after [`Screen::suspend`], the whole view
-    /// drawn anew at the next tick.
-    fn resume(&mut self) -> Result<()> {
-        self.term.borrow_mut().resume()?;
-        if let Some(ui) = self.ui.as_mut() {
-            enter(ui.backend_mut())?;
-            ui.hide_cursor()?;
-            // A resize (to the same size, too) forgets what was drawn.
-            ui.resize(area())?;
-        }
-        Ok(())
-    }
-
-    /// The terminal's new size: the whole view drawn anew at the next tick.
-    fn resized(&mut self) -> Result<()> {
-        if let Some(ui) = self.ui.as_mut() {
-            ui.resize(area())?;
-        }
-        Ok(())
-    }
-
-    fn draw(&mut self, m: &Model, colour: bool) -> Result<()> {
-        if let Some(ui) = self.ui.as_mut() {
-            ui.draw(|f| render::draw(f, m, colour))?;
-        }
-        Ok(())
-    }
-
-    /// Puts the terminal back exactly (nothing after: the output that
-    /// follows starts where the person's cursor was).
-    fn leave(&mut self) {
-        // ratatui shows the cursor again as it goes.
-        self.ui.take();
-        self.term.borrow_mut().restore("");
-    }
-}
-
-impl Drop for Screen {
-    fn drop(&mut self) {
-        self.leave();
-    }
-}
-
-/// The whole terminal, as large as stdout's says it is.
-fn area() -> ratatui::layout::Rect {
-    let (rows, cols) = crate::local_term::size();
-    ratatui::layout::Rect::new(0, 0, cols, rows)
-}
-
-/// The alternate screen entered and cleared. Cleared here, not by
-/// ratatui's `clear`, which asks the terminal where its cursor is (and
-/// reads the answer from stdin, the keys').
-fn enter(out: &mut impl Write) -> std::io::Result<()> {
-    use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen};
-    ratatui::crossterm::queue!(out, EnterAlternateScreen, Clear(ClearType::All))?;
-    out.flush()
-}
-
-/// ratatui's writer: bytes gathered until a flush, then written through
-/// the tracked terminal in one piece.
-struct Out {
-    term: Rc<RefCell<LocalTerminal>>,
-    buf: Vec<u8>,
-}
-
-impl Write for Out {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let r = self.term.borrow_mut().write(&self.buf);
-        self.buf.clear();
-        r
-    }
-}
-
-/// `--output stream` after the view: each host's lines as the stream
-/// prints them (`host: line`, stdout's on stdout and stderr's on stderr),
-/// host after host in the node set's order, then its error or signal.
-pub fn print_streams(results: &[HostResult], prefix: bool) -> Result<()> {
-    // Buffered (a line a write cost more than the view itself); stdout is
-    // flushed before a host's stderr, so each host's lines keep their order.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut err = std::io::BufWriter::new(std::io::stderr().lock());
-    for r in results {
-        let name = crate::exec_output::printable(&r.host);
-        let head = if prefix {
-            format!("{name}: ")
-        } else {
-            String::new()
-        };
-        lines(&r.stdout, head.as_bytes(), &mut out)?;
-        let note = match (&r.error, &r.signal) {
-            (Some(e), _) => Some(e.to_string()),
-            (None, Some(sig)) => Some(format!("killed by signal {sig}")),
-            (None, None) => None,
-        };
-        if r.stderr.is_empty() && note.is_none() {
-            continue;
-        }
-        out.flush()?;
-        lines(&r.stderr, head.as_bytes(), &mut err)?;
-        if let Some(note) = note {
-            let line = format!("tether: {}: {note}", r.host);
-            writeln!(err, "{}", crate::exec_output::printable(&line))?;
-        }
-        err.flush()?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-/// `kept`'s lines to `w`, each after `head`, the last one ended.
-fn lines(kept: &tether_cluster::exec::Kept, head: &[u8], w: &mut impl Write) -> Result<()> {
-    let mut at_start = true;
-    kept.each(|chunk| {
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            if at_start {
-                w.write_all(head)?;
-            }
-            let cut = rest
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(rest.len(), |i| i + 1);
-            w.write_all(&rest[..cut])?;
-            at_start = rest[cut - 1] == b'\n';
-            rest = &rest[cut..];
-        }
-        Ok(())
-    })?;
-    if !at_start {
-        w.write_all(b"\n")?;
-    }
-    Ok(())
 }

@@ -6,18 +6,15 @@
 //! own (key handling takes the time), so tests drive it alone. What it
 //! draws like is `render.rs`'s.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
 use std::time::{Duration, Instant};
 
 use tether_cluster::NodeSet;
-use tether_cluster::exec::{HostError, HostResult, Progress, Stream};
+use tether_cluster::exec::{HostError, HostResult, Progress};
 
 use super::keys::Key;
-
-/// Bytes of a host's latest output kept for the view (older lines go; the
-/// whole output is kept by the run for the printing at the end).
-pub const TAIL_BYTES: usize = 64 * 1024;
+use super::tail::{Line, Tail};
 
 /// Two Ctrl-C within this cancel every host (as without the view).
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
@@ -65,42 +62,6 @@ impl State {
     /// True once the host is over.
     pub fn is_over(self) -> bool {
         matches!(self, State::Done | State::Failed | State::Cancelled)
-    }
-}
-
-/// One line of a host's output, as it came (bytes, no newline).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
-    /// The stream it came on.
-    pub stream: Stream,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
-}
-
-/// A host's latest lines, at most [`TAIL_BYTES`] (and always the last).
-#[derive(Clone, Debug, Default)]
-pub struct Tail {
-    lines: VecDeque<Line>,
-    bytes: usize,
-    /// Lines dropped from the front.
-    pub dropped: u64,
-}
-
-impl Tail {
-    fn push(&mut self, line: Line) {
-        self.bytes += line.bytes.len();
-        self.lines.push_back(line);
-        while self.bytes > TAIL_BYTES && self.lines.len() > 1 {
-            if let Some(old) = self.lines.pop_front() {
-                self.bytes -= old.bytes.len();
-                self.dropped += 1;
-            }
-        }
-    }
-
-    /// The lines kept, oldest first.
-    pub fn lines(&self) -> &VecDeque<Line> {
-        &self.lines
     }
 }
 

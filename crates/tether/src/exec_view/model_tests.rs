@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use tether_cluster::exec::{Halt, HostError, HostResult, Kept, Progress, StopReason, Stream};
 
 use super::*;
+use crate::exec_view::tail::TAIL_BYTES;
 
 fn hosts(n: usize) -> Vec<String> {
     (1..=n).map(|i| format!("n{i}")).collect()

@@ -19,7 +19,8 @@ mod common;
 use std::num::NonZeroU16;
 
 use common::outer::{
-    ACTIVE_QUERY, HIDDEN_QUERY_FROM_MAIN, Model, Outer, assert_keyboard_back, show,
+    ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT, HIDDEN_QUERY_FROM_MAIN, Model, Outer,
+    assert_keyboard_back, show,
 };
 use common::remote::{Remote, start_n};
 use tether_transport::{ExitInfo, Terminal};
@@ -232,6 +233,57 @@ fn first_frames_select_follow_cancel_one_and_quit() {
         assert!(printed.contains(want), "{want:?} not in:\n{printed}");
     }
     assert!(!printed.contains("late"), "a cancelled command ran on");
+}
+
+#[test]
+fn sighup_mid_run_cancels_and_puts_the_terminal_back() {
+    let Some(r) = start_n("exec-view-hup", 2) else {
+        return;
+    };
+    let o = exec_tui(&r, "node[1-2]", &[], "echo started; sleep 60");
+    shows(&o, &["running        2  node[1-2]", "│started"]);
+    o.signal("HUP");
+    let (exit, bytes, after) = o.finish();
+    assert_eq!(exit, ExitInfo::Code(129), "{}", show(&bytes));
+    assert_keyboard_back(&after, &Model::new(0, 0, 0, 0));
+    assert_modes_back(&bytes);
+    assert_exact_restore(&bytes, "node1: started\r\n");
+}
+
+/// A run that ends by itself, started inside an outer full-screen
+/// program (its alternate screen, its Kitty flags on both screens,
+/// modifyOtherKeys 2): the view leaves, and that program's screen and
+/// keyboard are as they were; `--output gather` prints after.
+#[test]
+fn a_run_over_gives_an_outer_program_its_screen_and_keyboard_back() {
+    let Some(r) = start_n("exec-view-outer", 3) else {
+        return;
+    };
+    let before = Model::new(1049, 1, 5, 2);
+    let o = Outer::spawn(
+        &[
+            "exec",
+            "--tui",
+            "--output",
+            "gather",
+            "-H",
+            "node[1-3]",
+            "--",
+            "echo same",
+        ],
+        &r.daemon,
+        &[("HOME", r.home.0.display().to_string())],
+        before.clone(),
+        true,
+    );
+    let (exit, bytes, after) = o.finish();
+    assert_eq!(exit, ExitInfo::Code(0), "{}", show(&bytes));
+    assert!(bytes.starts_with(&[ACTIVE_QUERY, HIDDEN_QUERY_FROM_ALT].concat()));
+    assert!(after.alt, "the outer program's alternate screen");
+    assert_keyboard_back(&after, &before);
+    let text = String::from_utf8_lossy(&bytes);
+    let at = text.rfind("node[1-3] (3)").expect("the gathered output");
+    assert!(text[at..].contains("same"), "{text}");
 }
 
 #[test]

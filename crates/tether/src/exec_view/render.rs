@@ -361,6 +361,33 @@ mod tests {
     }
 
     #[test]
+    fn the_diff_view_shows_the_selection_against_the_largest_group() {
+        let hosts: Vec<String> = (1..=3).map(|i| format!("n{i}")).collect();
+        let mut m = Model::new("cat conf", &hosts);
+        for (h, out) in [("n1", "a\nx\n"), ("n2", "a\ny\n"), ("n3", "a\ny\n")] {
+            for l in out.lines() {
+                m.feed(&Progress::Line(
+                    h.into(),
+                    Stream::Stdout,
+                    l.as_bytes().to_vec(),
+                ));
+            }
+            m.feed(&Progress::Done(HostResult {
+                host: h.into(),
+                exit_code: Some(0),
+                stdout: Kept::from_bytes(out.as_bytes()),
+                ..HostResult::default()
+            }));
+        }
+        m.diff = true;
+        let t = text(&drawn(&m, false));
+        assert!(t.contains("diff: n[2-3] (2) -> n1 (1)"), "{t}");
+        for want in ["│ a ", "│-y ", "│+x "] {
+            assert!(t.contains(want), "{want:?} in:\n{t}");
+        }
+    }
+
+    #[test]
     fn no_colour_without_colour_and_some_with() {
         let coloured = |b: &Buffer| {
             b.content()

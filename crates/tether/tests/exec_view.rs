@@ -8,7 +8,13 @@
 //!   state and final line say so, the others go on); `q` then `y`
 //!   cancels the rest; the output printed on the main screen after; the
 //!   terminal's screen, cursor and keyboard exactly as before;
-//! - SIGTERM mid-run: every host cancelled, the terminal put back, 143;
+//!   a resize draws the view anew at the new size;
+//! - SIGTERM and SIGHUP mid-run: every host cancelled, the terminal put
+//!   back exactly, 143 and 129;
+//! - a run that ends by itself inside an outer full-screen program: its
+//!   alternate screen, Kitty flags and modifyOtherKeys back;
+//! - a key's passphrase asked mid-run: the view lends the terminal (put
+//!   back, asked without echo, taken again);
 //! - `--tui` without a terminal on stdout: an error, nothing runs;
 //! - `NO_COLOR`: not one colour written.
 

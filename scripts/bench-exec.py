@@ -16,6 +16,10 @@ usage: scripts/bench-exec.py [TETHER] [HOSTS] [ROUNDS] [USER]
          (1 GiB from one host, beside `ssh … > /dev/null` with the cipher
          tether negotiates; TETHER_B=/path/to/other/tether adds a second
          tether build, interleaved, to compare two versions)
+       scripts/bench-exec.py --tui [TETHER] [ROUNDS] [USER]
+         (500 hosts, 10 sshd x 50 names, each printing 5 lines over 1 s,
+         on a terminal (a PTY drained by this script): client CPU with the
+         live view, `--tui`, beside `--no-tui`)
        scripts/bench-exec.py --remote-shell [TETHER] [ROUNDS] [USER]
          (one command in a persistent remote shell, `tether run --host`,
          beside `ssh host true` and `ssh` over a ControlMaster connection)
@@ -34,6 +38,8 @@ import time
 throughput = sys.argv[1:2] == ["--throughput"]
 connections = sys.argv[1:2] == ["--connections"]
 remote_shell = sys.argv[1:2] == ["--remote-shell"]
+tui = sys.argv[1:2] == ["--tui"]
+connections = connections or tui
 args = sys.argv[2:] if throughput or connections or remote_shell else sys.argv[1:]
 tether = os.path.abspath(args[0] if args else "target/release/tether")
 if connections:
@@ -142,6 +148,16 @@ if connections:
             f.write(f"Host h{i:03}\n  HostName {ips[i % n]}\n")
         f.write(open(ssh_config(None)).read())
     peers = {"tether exec, 500 connections": [tether, "exec", "-F", aliases, "-f", "500", "-H", "h[000-499]", "--", "sleep 3"]}
+    if tui:
+        lines = "i=0; while [ $i -lt 5 ]; do echo line $i; i=$((i+1)); sleep 0.2; done"
+        run = [tether, "exec", "-F", aliases, "-f", "500", "-H", "h[000-499]"]
+        # The run alone (no terminal: no progress line, the output kept and
+        # printed at the end to /dev/null), the run as a person sees it
+        # without the view (the progress line redrawn under every line), and
+        # with the view (then the output printed after).
+        peers = {"tether exec --output gather > /dev/null": [*run, "--output", "gather", "--", lines],
+                 "tether exec --no-tui (a PTY)": [*run, "--no-tui", "--", lines],
+                 "tether exec --tui (a PTY)": [*run, "--tui", "--", lines]}
 env = None
 if remote_shell:
     # The daemon reads ~/.ssh/config: a home of its own for this run.
@@ -188,8 +204,38 @@ for label, kex in ([] if throughput or connections or remote_shell else [("defau
     peers[f"parallel-ssh ({label})"] = ["parallel-ssh", "-p", str(n), "-x", f"-F {cfg}", "-H", " ".join(ips), "true"]
     peers[f"clush ({label})"] = ["clush", "-f", str(n), "-o", f"-F {cfg}", "-w", nodes, "true"]
 
+def in_pty(argv):
+    """argv on a new 50x160 PTY whose output is read and dropped; its exit
+    code."""
+    import fcntl, struct, termios, threading
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    def drain():
+        while True:
+            try:
+                if not os.read(master, 65536):
+                    return
+            except OSError:
+                return
+    t = threading.Thread(target=drain)
+    t.start()
+    code = p.wait()
+    t.join()
+    os.close(master)
+    return code
+
 def timed(argv):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if tui and "--output" not in argv:
+        t = time.perf_counter()
+        code = in_pty(argv)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if code != 0:
+            sys.exit(f"{argv} failed ({code})")
+        return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     t = time.perf_counter()
     r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t
@@ -197,7 +243,7 @@ def timed(argv):
     if r.returncode != 0:
         sys.exit(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()[:500]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if connections:
+    if connections and not tui:
         # The largest RSS of any child so far (the tether process), in MiB.
         return wall, after.ru_maxrss / 1024
     return wall, cpu
@@ -214,6 +260,8 @@ try:
         what = "`true` on one host, one command per process"
     if connections:
         what = "`sleep 3` on 500 connections (10 sshd x 50), fanout 500"
+    if tui:
+        what = "5 lines over 1 s on 500 hosts (10 sshd x 50), fanout 500, on a PTY"
     print(f"{what}, {rounds} rounds interleaved; tether negotiates {KEX}")
     base = {k: statistics.median(w for w, _ in s) for k, s in samples.items()}
     for k, s in samples.items():
@@ -223,10 +271,19 @@ try:
         if remote_shell:
             print(f"{k:40} wall {wall * 1000:7.2f} ms   client CPU {cpu * 1000:7.2f} ms   ({wall / base[next(iter(base))]:.2f}x tether)")
             continue
+        if tui:
+            cpus = " ".join(f"{c:.3f}" for _, c in s)
+            print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s (rounds: {cpus})")
+            continue
         if connections:
             print(f"{k:40} wall {wall:6.3f} s   max RSS {max(c for _, c in s):6.1f} MiB")
             continue
         print(f"{k:40} wall {wall:6.3f} s   client CPU {cpu:6.3f} s{rate}")
+    if tui:
+        cpu = {k: statistics.median(c for _, c in s) for k, s in samples.items()}
+        bare, off, on = cpu.values()
+        print(f"client CPU with the live view: {on / bare:.3f}x the run's alone (target under 1.05x), "
+              f"{on / off:.3f}x the run's with the progress line and streamed output")
     if remote_shell:
         # Through MCP with a raw JSON-RPC client: one `tether mcp` process,
         # `shell_run` of `true` on the host's session, per call.

@@ -34,8 +34,9 @@
 //!   defaults; `RemoteCommand` is refused unless
 //!   `Overrides::runs_remote_command`); `connect` (given up on a cancel
 //!   before anything is sent); `gather` for identical results; kept
-//!   outputs (`kept.rs`) and one shared `--stdin` (`input.rs`); a host's
-//!   failure is a typed `HostError`.
+//!   outputs (`kept.rs`) and one shared `--stdin` (`input.rs`); one host
+//!   stopped alone while the others go on (`stops.rs`, `HostStops`, for
+//!   `tether exec`'s live view); a host's failure is a typed `HostError`.
 //! - [`pool`]: `HostPool`, one shared SSH connection per host and route
 //!   (the caller's resolved `tether_ssh::Route`, used as given), a
 //!   `RemoteHost` per user of it. `far/` is its far side: tether's binary

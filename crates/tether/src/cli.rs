@@ -537,6 +537,9 @@ pub struct ExecArgs {
     /// One Ctrl-C cancels, as `tether cp` and `tether shell` take it.
     #[command(flatten)]
     pub cancel: BatchArg,
+    /// The live view (`--tui`, `--no-tui`).
+    #[command(flatten)]
+    pub view: crate::exec_view::ViewArgs,
     /// Send this command's stdin to every host as it comes (a host started
     /// later, past the fanout, gets it from the start); without it the
     /// remote stdin is closed.

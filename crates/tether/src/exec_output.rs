@@ -54,7 +54,7 @@ pub fn stream(p: &Progress, prefix: bool) -> Result<(), Closed> {
                 .write_all(line.as_bytes())
                 .map_err(|_| Closed::Stderr)
         }
-        Progress::Started(_) => Ok(()),
+        Progress::Started(_) | Progress::Connected(_) => Ok(()),
     }
 }
 

@@ -181,6 +181,13 @@ impl Interrupts {
         }
     }
 
+    /// Cancels every host as a double Ctrl-C does (the run exits 130): the
+    /// live view's cancel of all.
+    pub fn cancel_all(&self) {
+        self.interrupted.store(true, Ordering::Release);
+        self.stop.send_replace(true);
+    }
+
     /// True once tether's stdout or stderr closed.
     pub fn is_output_closed(&self) -> bool {
         self.output_closed.load(Ordering::Acquire)

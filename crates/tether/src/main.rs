@@ -42,7 +42,8 @@
 //! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
 //!   resolver, runtime, Ctrl-C once to name the running hosts and twice to
 //!   cancel, the tally, `--fail-fast`, the exit code); `exec_cmd.rs` and
-//!   `exec_output.rs` (stream, gather, json, dir, diff); `cp_cmd.rs` (operands,
+//!   `exec_output.rs` (stream, gather, json, dir, diff); `exec_view/` (the
+//!   live view, `--tui`: its model, ratatui drawing, keys); `cp_cmd.rs` (operands,
 //!   scp's rule for what is remote, the push's plan walked before any host
 //!   is reached) and `cp_output.rs`; `ping_cmd.rs` (`tether ping`, as
 //!   bssh's); `pdsh_cmd.rs` (pdsh's command line, as `tether pdsh` and
@@ -80,6 +81,7 @@ mod daemon_cmd;
 mod daemon_host;
 mod exec_cmd;
 mod exec_output;
+mod exec_view;
 mod fleet_cmd;
 mod host_route;
 mod interactive;

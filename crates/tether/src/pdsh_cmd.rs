@@ -178,6 +178,10 @@ pub fn run(args: PdshArgs) -> Result<i32> {
         diff: false,
         no_prefix: args.no_prefix,
         cancel: crate::cli::BatchArg { batch: args.batch },
+        view: crate::exec_view::ViewArgs {
+            tui: false,
+            no_tui: true,
+        },
         stdin: false,
         sudo: Default::default(),
         failures: FailureArgs {

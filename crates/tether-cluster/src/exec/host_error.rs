@@ -13,6 +13,9 @@ pub enum StopReason {
     FailFast,
     /// The run was interrupted (Ctrl-C, or the caller's stop signal).
     Interrupted,
+    /// This host alone was asked to stop ([`HostStops::stop`](super::HostStops::stop):
+    /// the live view's cancel); the others go on.
+    ThisHost,
 }
 
 impl StopReason {
@@ -21,6 +24,7 @@ impl StopReason {
         match self {
             Self::FailFast => "fail fast",
             Self::Interrupted => "interrupted",
+            Self::ThisHost => "this host",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Running one command on many hosts: a sliding window of at most
 //! `fanout` connections, each host's events passed on as they happen (whole
 //! lines only), and every host's result, error or not; one host's failure
-//! never stops the others (unless asked to fail fast).
+//! never stops the others (unless asked to fail fast), and one host can be
+//! stopped alone ([`HostStops`]).
 
 mod gather;
 mod host_error;
@@ -10,6 +11,7 @@ mod kept;
 mod ping;
 mod resolve;
 mod spec;
+mod stops;
 mod sudo;
 
 pub use gather::{Group, gather};
@@ -19,6 +21,7 @@ pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use ping::{PingProgress, PingResult, ping};
 pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
 pub use spec::HostSpec;
+pub use stops::HostStops;
 pub use sudo::Sudo;
 
 use std::sync::Arc;
@@ -58,6 +61,8 @@ pub struct ExecOptions {
     /// once with this password (see [`Sudo`]). The terminal's input is
     /// sudo's: `stdin` is not sent when this is set.
     pub sudo: Option<Arc<Sudo>>,
+    /// Hosts the caller may stop one by one while the others go on.
+    pub host_stops: Option<HostStops>,
 }
 
 /// The longest line held back waiting for its newline; a longer one is
@@ -135,6 +140,8 @@ window::host_outcome!(HostResult);
 pub enum Progress {
     /// A host started connecting.
     Started(String),
+    /// A host is connected; its command is being started.
+    Connected(String),
     /// A whole line of output (without its newline; a last partial line
     /// comes at the end).
     Line(String, Stream, Vec<u8>),
@@ -156,7 +163,7 @@ impl HostEvent for Progress {
     fn into_outcome(self) -> Option<HostResult> {
         match self {
             Progress::Done(r) => Some(r),
-            Progress::Started(_) | Progress::Line(..) => None,
+            Progress::Started(_) | Progress::Connected(_) | Progress::Line(..) => None,
         }
     }
 }
@@ -293,6 +300,9 @@ async fn one(
         host: host.clone(),
         ..HostResult::default()
     };
+    if let Some(stops) = &opts.host_stops {
+        cancel = stops.merged(&host, cancel);
+    }
     let conn = match connect(&spec, &opts.resolve, &mut cancel).await {
         Ok(c) => c,
         Err(e) => {
@@ -302,6 +312,7 @@ async fn one(
         }
     };
     result.connect_ms = ms_since(t0);
+    let _ = events.send(Progress::Connected(host.clone())).await;
     let cancel_reason = cancel.clone();
     let stop = async move {
         let _ = cancel.wait_for(Option::is_some).await;

@@ -7,7 +7,7 @@
 
 mod bridge;
 mod far;
-mod keys;
+pub(crate) mod keys;
 
 pub use bridge::{Bridge, Settings};
 pub use far::{FarEnd, FarEvent, Gone, LOST, ToFar};

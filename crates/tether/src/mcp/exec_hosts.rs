@@ -171,6 +171,7 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
         fail_fast: false,
         stop: None,
         keep_output: true,
+        host_stops: None,
         stdin: None,
         sudo: None,
     };

@@ -249,7 +249,9 @@ pub enum Request {
         only_if_waiting: bool,
         /// Type now, whatever call holds the session (an answer to a
         /// prompt the caller saw in the output of the command it follows);
-        /// the reply is a look at once (`wait_s` is not waited).
+        /// the reply is a look at once (`wait_s` is not waited, and
+        /// `only_if_waiting` not checked: a daemon that does not know
+        /// `now` checks it instead, once the call is over).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         now: bool,
     },

@@ -425,7 +425,10 @@ fn sudo_asked(job: &Job, sudo: &Sudo, typed: &mut bool, asked: usize) -> bool {
             input: Some(String::from(line.as_str())),
             keys: Vec::new(),
             wait_s: 0.0,
-            only_if_waiting: false,
+            // A daemon that does not know `now` (an older tether on the
+            // host) types it only into a program reading the terminal,
+            // never into the shell after the line.
+            only_if_waiting: true,
             now: true,
         };
         let _ = c.request::<ShellResult>(&send);

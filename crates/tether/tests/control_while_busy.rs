@@ -63,8 +63,12 @@ fn json(out: &Output) -> serde_json::Value {
     })
 }
 
+/// A fresh directory for the test's files: one left by an earlier run
+/// whose process had the same pid (its sleep's pid file) is removed, never
+/// trusted.
 fn scratch(d: &Daemon) -> std::path::PathBuf {
     let dir = d.dir.with_extension("scratch");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -101,6 +101,8 @@ impl Got {
 fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
     let d = Daemon::start("dfollow");
     let dir = std::env::temp_dir().join(format!("tether-dfollow-go-{}", std::process::id()));
+    // Fresh: an earlier run with the same pid may have left its files.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // Each line waits for the test's go-ahead, given once the line before
     // was seen: the command is mid-way whenever the follower is cut.
@@ -203,6 +205,8 @@ fn only_a_request_the_daemon_never_read_is_sent_again() {
 
     // Written, then cut while it is followed: lost, never sent again.
     let dir = std::env::temp_dir().join(format!("tether-dretry-go-{}", std::process::id()));
+    // Fresh: an earlier run with the same pid may have left its files.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let run = Request::Run {
         session: "r".into(),

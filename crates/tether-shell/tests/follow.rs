@@ -48,6 +48,8 @@ async fn a_follower_sees_each_line_as_it_is_written_and_never_a_secret() {
     };
     let mut s = Session::start(opts).await.unwrap();
     let dir = std::env::temp_dir().join(format!("tether-follow-{}", std::process::id()));
+    // Fresh: an earlier run with the same pid may have left its files.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let go = |n: u32| dir.join(format!("go{n}"));
     let wait = |n: u32| format!("while [ ! -e '{}' ]; do sleep 0.01; done", go(n).display());

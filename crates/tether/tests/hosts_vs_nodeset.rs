@@ -466,6 +466,8 @@ fn exclusions_and_host_files_agree_with_nodeset() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("tether-hostfile-{}", std::process::id()));
+    // Fresh: an earlier run with the same pid may have left its files.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("hosts");
     std::fs::write(&file, "# racks\nrack[1-2]-n[1-4]\n\nlogin[1-2]  # front\n").unwrap();

@@ -28,6 +28,17 @@ pub enum ClusterError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// A host name or user that holds what a name cannot (a shell
+    /// character, a blank, a control character, a leading `-`): refused
+    /// before any use, as OpenSSH refuses it, wherever it came from (the
+    /// command line, MCP, a node set, a host file, a group source).
+    #[error("refusing host {name:?}: {problem}")]
+    BadName {
+        /// The name as given (shown escaped).
+        name: String,
+        /// Why.
+        problem: tether_ssh::destination::NameProblem,
+    },
     /// A `@group` the resolver does not know.
     #[error("unknown group @{0}: define it in the config's [groups], or check the name")]
     UnknownGroup(String),

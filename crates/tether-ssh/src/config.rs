@@ -175,6 +175,15 @@ pub fn resolve_with(
     user: Option<&str>,
     port: Option<u16>,
 ) -> Result<HostConfig, SshError> {
+    // Before any use (a `Match exec`, a `%h` anywhere): as OpenSSH.
+    let refused = |name: &str, problem| SshError::BadName {
+        name: name.to_owned(),
+        problem,
+    };
+    crate::destination::check_host(host).map_err(|p| refused(host, p))?;
+    if let Some(u) = user {
+        crate::destination::check_user(u).map_err(|p| refused(u, p))?;
+    }
     let mut lines = crate::config_lines::option_lines(options)?;
     if let Some(file) = file {
         crate::config_lines::read_lines(file, &mut lines, 0)?;
@@ -236,7 +245,7 @@ pub fn resolve_with(
                     jump: String::new(),
                 };
                 let run = |cmd: &str| -> Result<bool, String> {
-                    let cmd = t.expand(cmd, &[])?;
+                    let cmd = t.expand_for_shell(cmd, &[])?;
                     crate::percent::run_in_shell(&cmd)
                 };
                 let at = Against {
@@ -639,6 +648,38 @@ mod tests {
         assert!(
             e.contains(":2") && e.contains("Port must be a number"),
             "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_bad_name_is_refused_before_match_exec_runs_and_tokens_are_quoted() {
+        let dir = std::env::temp_dir().join(format!("tether-sshcfg-exec-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let mark = dir.join("ran");
+        let main = dir.join("config");
+        std::fs::write(
+            &main,
+            format!(
+                "Match exec \"echo %h %r >> {}\"\n  Port 2200\n",
+                mark.display()
+            ),
+        )
+        .unwrap_or_default();
+        let e = resolve_with(Some(&main), &[], "a;touch x", None, None).unwrap_err();
+        assert!(matches!(e, SshError::BadName { .. }), "{e}");
+        assert_eq!(e.kind(), crate::HostFailure::BadName);
+        let e = resolve_with(Some(&main), &[], "web01", Some("u`id`"), None).unwrap_err();
+        assert!(matches!(e, SshError::BadName { .. }), "{e}");
+        assert!(!mark.exists(), "Match exec ran for a refused name");
+        // A user with `$` passes (as in OpenSSH) and reaches the shell as
+        // one quoted word: the variable is not expanded.
+        resolve_with(Some(&main), &[], "web01", Some("a$HOME"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            std::fs::read_to_string(&mark).unwrap_or_default(),
+            "web01 a$HOME\n"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

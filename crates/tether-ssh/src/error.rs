@@ -12,6 +12,17 @@ use tether_transport::HostFailure;
 /// Errors of SSH connections.
 #[derive(Debug, thiserror::Error)]
 pub enum SshError {
+    /// A host name or user a caller gave holds what a name cannot
+    /// ([`crate::destination`]): refused before any use, as OpenSSH
+    /// refuses it.
+    #[error("{problem}")]
+    BadName {
+        /// The name as given (never printed by this message: it may hold
+        /// controls; the caller shows it escaped).
+        name: String,
+        /// Why.
+        problem: crate::destination::NameProblem,
+    },
     /// The host name did not resolve.
     #[error("cannot resolve the host name: {reason}")]
     Resolve {
@@ -247,6 +258,7 @@ impl SshError {
     /// (the `Jump` variant says it was the jump host).
     pub fn kind(&self) -> HostFailure {
         match self {
+            Self::BadName { .. } => HostFailure::BadName,
             Self::Resolve { .. } => HostFailure::Unresolvable,
             Self::Connect { source, .. }
                 if source.kind() == std::io::ErrorKind::ConnectionRefused =>

@@ -26,6 +26,10 @@
 //!   `KEY-cert.pub`, the agent's) before their plain keys, then password
 //!   and keyboard-interactive; `secrets.rs` asks for passphrases (once per
 //!   key per run) and passwords through a front-end's [`Prompter`].
+//! - [`destination`]: a host name and user a caller gives, checked as
+//!   OpenSSH checks them before any use (no shell character, blank,
+//!   control character or leading `-`), and [`destination::sh_word`],
+//!   which quotes a token's value for a command a shell reads.
 //! - [`config`]: the OpenSSH client config (Host, Include, `Match` for
 //!   host/originalhost/user/localuser/all/exec, first value wins, `-o`
 //!   options read as lines before the files); [`directives`] is the one
@@ -64,7 +68,7 @@
 //!   is `PermitRemoteOpen`, `escape.rs` the `~C` line and `~#` list).
 //!
 //! Errors are one [`SshError`] whose `kind()` is a typed [`HostFailure`]
-//! (unresolvable, refused, unreachable, timed_out, host_key, auth, config,
+//! (bad_name, unresolvable, refused, unreachable, timed_out, host_key, auth, config,
 //! lost, protocol, file, proxy_command, setup; the one list, in
 //! `tether-transport`) for callers to decide by instead of
 //! matching words.
@@ -75,6 +79,7 @@ mod auth;
 pub mod config;
 mod config_lines;
 mod connect;
+pub mod destination;
 pub mod directives;
 mod error;
 mod exec;

@@ -65,6 +65,23 @@ impl Tokens {
     /// `value` with its `%` tokens replaced; `extra` adds tokens of one
     /// directive (`('T', "NONE")` for `LocalCommand`).
     pub fn expand(&self, value: &str, extra: &[(char, &str)]) -> Result<String, String> {
+        self.expand_quoting(value, extra, false)
+    }
+
+    /// [`Tokens::expand`] for a command a shell will read (`LocalCommand`,
+    /// `Match exec`, `RemoteCommand`): each token's value is one `sh` word
+    /// ([`crate::destination::sh_word`]: as it is when plain, else in
+    /// single quotes), so no value a caller controls is read as shell.
+    pub fn expand_for_shell(&self, value: &str, extra: &[(char, &str)]) -> Result<String, String> {
+        self.expand_quoting(value, extra, true)
+    }
+
+    fn expand_quoting(
+        &self,
+        value: &str,
+        extra: &[(char, &str)],
+        quote: bool,
+    ) -> Result<String, String> {
         let mut out = String::new();
         let mut chars = value.chars();
         while let Some(c) = chars.next() {
@@ -77,24 +94,36 @@ impl Tokens {
                     "{value:?}: a lone % at the end (write %% for one %)"
                 ));
             };
-            match t {
-                '%' => out.push('%'),
-                'h' => out.push_str(&self.host),
-                'n' => out.push_str(&self.original),
-                'p' => out.push_str(&self.port.to_string()),
-                'r' => out.push_str(&self.user),
-                'u' => out.push_str(&local_user()),
-                'l' => out.push_str(&local_host()),
-                'L' => out.push_str(local_host().split('.').next().unwrap_or_default()),
-                'd' => out.push_str(&home()),
-                'i' => out.push_str(&nix::unistd::getuid().to_string()),
-                'k' => out.push_str(self.alias.as_deref().unwrap_or(&self.original)),
-                'j' => out.push_str(&self.jump),
-                'C' => out.push_str(&self.connection_hash()),
+            let v: String = match t {
+                '%' => {
+                    out.push('%');
+                    continue;
+                }
+                'h' => self.host.clone(),
+                'n' => self.original.clone(),
+                'p' => self.port.to_string(),
+                'r' => self.user.clone(),
+                'u' => local_user(),
+                'l' => local_host(),
+                'L' => local_host()
+                    .split('.')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+                'd' => home(),
+                'i' => nix::unistd::getuid().to_string(),
+                'k' => self.alias.clone().unwrap_or_else(|| self.original.clone()),
+                'j' => self.jump.clone(),
+                'C' => self.connection_hash(),
                 other => match extra.iter().find(|(k, _)| *k == other) {
-                    Some((_, v)) => out.push_str(v),
+                    Some((_, v)) => (*v).to_owned(),
                     None => return Err(format!("{value:?}: %{other} is not a token ssh knows")),
                 },
+            };
+            if quote {
+                out.push_str(&crate::destination::sh_word(&v));
+            } else {
+                out.push_str(&v);
             }
         }
         Ok(out)

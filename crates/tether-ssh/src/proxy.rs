@@ -21,6 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite, Join, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::connect::Target;
+use crate::destination::sh_word;
 use crate::error::{ProxyFailure, SshError};
 
 /// The values a ProxyCommand's tokens stand for.
@@ -53,11 +54,12 @@ pub(crate) fn expand(command: &str, t: &Tokens<'_>) -> Result<String, String> {
             continue;
         }
         match chars.next() {
-            Some('h') => out.push_str(t.hostname),
+            // Each value one `sh` word: plain as it is, else quoted.
+            Some('h') => out.push_str(&sh_word(t.hostname)),
             Some('p') => out.push_str(&t.port.to_string()),
-            Some('r') => out.push_str(t.user),
-            Some('n') => out.push_str(t.original),
-            Some('k') => out.push_str(t.alias),
+            Some('r') => out.push_str(&sh_word(t.user)),
+            Some('n') => out.push_str(&sh_word(t.original)),
+            Some('k') => out.push_str(&sh_word(t.alias)),
             Some('%') => out.push('%'),
             Some(other) => {
                 return Err(format!(
@@ -262,6 +264,18 @@ mod tests {
             Ok("nc 10.0.0.1 2222 # alice@web01 web01-key 100%")
         );
         assert!(expand("nc %h %x", &t).is_err());
+        // A value a shell would read otherwise is one quoted word.
+        let odd = Tokens {
+            hostname: "10.0.0.1",
+            port: 22,
+            user: "a$(touch x)",
+            original: "it's",
+            alias: "it's",
+        };
+        assert_eq!(
+            expand("nc %h %p # %r %n", &odd).as_deref(),
+            Ok(r"nc 10.0.0.1 22 # 'a$(touch x)' 'it'\''s'")
+        );
         assert!(expand("nc %h %", &t).is_err());
         assert!(expand("-", &t).is_err());
     }

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HostFailure {
+    /// The host name or user holds what a name cannot (a shell
+    /// character, a blank, a control character, a leading `-`): refused
+    /// before any use, as OpenSSH refuses it.
+    BadName,
     /// The host name did not resolve.
     Unresolvable,
     /// Nothing listens there (connection refused).
@@ -42,6 +46,7 @@ impl HostFailure {
     /// The kind's name in structured output (`snake_case`).
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::BadName => "bad_name",
             Self::Unresolvable => "unresolvable",
             Self::Refused => "refused",
             Self::Unreachable => "unreachable",
@@ -65,6 +70,7 @@ mod tests {
     #[test]
     fn names_on_the_wire_are_the_kinds_names() {
         for k in [
+            HostFailure::BadName,
             HostFailure::Unresolvable,
             HostFailure::TimedOut,
             HostFailure::ProxyCommand,

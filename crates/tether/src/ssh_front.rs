@@ -189,7 +189,7 @@ pub fn local_command(cfg: &HostConfig, voice: Voice) -> Result<()> {
     }
     let cmd = cfg
         .tokens
-        .expand(cmd, &[('T', "NONE")])
+        .expand_for_shell(cmd, &[('T', "NONE")])
         .map_err(|e| anyhow::anyhow!("LocalCommand {e}"))?;
     voice.step(&format!("running LocalCommand: {cmd}"));
     let status = std::process::Command::new(tether_ssh::percent::shell())

@@ -152,8 +152,7 @@ fn jump_list(value: &str) -> Vec<String> {
 fn command_line_jumps(flag: &str, value: &str) -> Result<Vec<String>> {
     let hops = jump_list(value);
     for hop in &hops {
-        HostSpec::parse_command_line_jump(hop)
-            .map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))?;
+        HostSpec::parse(hop).map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))?;
     }
     Ok(hops)
 }

@@ -18,7 +18,7 @@ pub fn command(typed: &[String], cfg: &HostConfig) -> Result<Option<String>> {
         (Some(t), None) => Ok(Some(t)),
         (None, Some(rc)) => cfg
             .tokens
-            .expand(rc, &[])
+            .expand_for_shell(rc, &[])
             .map(Some)
             .map_err(|e| anyhow!("RemoteCommand: {e}")),
         (None, None) => Ok(None),

@@ -16,7 +16,10 @@ pub struct HostSpec {
 
 impl HostSpec {
     /// Parses `[user@]host[:port]`, or `ssh://[user@]host[:port][/]` as
-    /// ssh takes it (RFC 4248; `%XX` in the user decoded, no path).
+    /// ssh takes it (RFC 4248; `%XX` in the user decoded, no path). The
+    /// host and user are checked as OpenSSH checks its command line's
+    /// (`tether_ssh::destination`): no shell character, blank, control
+    /// character or leading `-`; a jump host (`-J`, `ProxyJump`) too.
     pub fn parse(name: &str) -> Result<HostSpec, crate::ClusterError> {
         let bad = |problem: &'static str| crate::ClusterError::BadHost {
             name: name.to_owned(),
@@ -80,6 +83,16 @@ impl HostSpec {
         if host.is_empty() {
             return Err(bad("the host name is empty"));
         }
+        // Data, never shell: checked here, before any use, as OpenSSH
+        // checks what its command line names.
+        let refused = |problem| crate::ClusterError::BadName {
+            name: name.to_owned(),
+            problem,
+        };
+        tether_ssh::destination::check_host(&host).map_err(refused)?;
+        if let Some(u) = &user {
+            tether_ssh::destination::check_user(u).map_err(refused)?;
+        }
         Ok(HostSpec {
             // An ssh:// destination is named by its host, as ssh names it.
             name: if url.is_some() {
@@ -95,36 +108,6 @@ impl HostSpec {
 }
 
 impl HostSpec {
-    /// A jump host as ssh's command line takes it (`-J`, `-o ProxyJump`):
-    /// [`HostSpec::parse`], and, as ssh since its fix for shell injection
-    /// through `%h`/`%r`, no shell characters (`'` `` ` `` `"` `;` `&` `<`
-    /// `>` `|` `(` `)` `{` `}`, and in the host `$`, `\` and blanks), no
-    /// control character and no leading `-` in the user or the host.
-    /// ssh_config's `ProxyJump` is not checked (ssh does not either).
-    pub fn parse_command_line_jump(hop: &str) -> Result<HostSpec, crate::ClusterError> {
-        let s = HostSpec::parse(hop)?;
-        let bad = |problem: &'static str| crate::ClusterError::BadHost {
-            name: hop.to_owned(),
-            problem,
-        };
-        let shell = |c: char, extra: &str| {
-            "'`\";&<>|(){}".contains(c) || extra.contains(c) || c.is_control()
-        };
-        if s.host.starts_with('-') || s.host.chars().any(|c| shell(c, "$\\") || c.is_whitespace()) {
-            return Err(bad(
-                "a jump host on the command line may not hold shell characters, blanks or a leading '-'",
-            ));
-        }
-        if let Some(u) = &s.user
-            && (u.starts_with('-') || u.ends_with('\\') || u.chars().any(|c| shell(c, "")))
-        {
-            return Err(bad(
-                "a jump host's user on the command line may not hold shell characters or a leading '-'",
-            ));
-        }
-        Ok(s)
-    }
-
     /// `[user@]host[:port]` as `ssh -G` prints a jump host: the user and
     /// port only when given, a numeric host (an IP address) in brackets.
     pub fn jump_text(&self) -> String {
@@ -204,12 +187,29 @@ mod tests {
     }
 
     #[test]
-    fn command_line_jumps_refuse_shell_characters_and_print_as_ssh() {
+    fn names_refuse_shell_characters_and_jumps_print_as_ssh() {
         for bad in [
-            "host;x", "host'x", "host`x", "host$x", "host(x)", "-host", "u;x@h", "u'x@h", "u`x@h",
-            "u(x)@h", "-u@h",
+            "host;x",
+            "host'x",
+            "host`x",
+            "host$x",
+            "host(x)",
+            "-host",
+            "u;x@h",
+            "u'x@h",
+            "u`x@h",
+            "u(x)@h",
+            "-u@h",
+            "pcx$(touch X)",
+            "a\nb",
+            "ssh://u%3Bx@h",
+            "h x",
         ] {
-            assert!(HostSpec::parse_command_line_jump(bad).is_err(), "{bad}");
+            let e = HostSpec::parse(bad).map(|_| ()).unwrap_err();
+            assert!(
+                matches!(e, crate::ClusterError::BadName { .. }),
+                "{bad}: {e}"
+            );
         }
         for (good, shown) in [
             ("jump1", "jump1"),
@@ -219,7 +219,7 @@ mod tests {
             ("10.0.0.1:22", "[10.0.0.1]:22"),
             ("[::1]", "[::1]"),
         ] {
-            let s = HostSpec::parse_command_line_jump(good).unwrap_or_else(|e| panic!("{e}"));
+            let s = HostSpec::parse(good).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(s.jump_text(), shown);
         }
     }

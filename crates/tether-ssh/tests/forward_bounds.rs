@@ -1,6 +1,7 @@
-//! One forward serves at most `MAX_CONNECTIONS` connections at once: with
-//! that many open, the next waits (not accepted by tether), and is served
-//! as soon as one ends. Against real sshd.
+//! One forward serves at most `Settings::max_connections` connections at
+//! once (a front-end gives the file limit's, `connection_limit`): with
+//! that many open, the next waits, and is served as soon as one ends.
+//! Against real sshd.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,7 +9,10 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 
-use tether_ssh::forward::{ForwardKind, ForwardSpec, Forwards, MAX_CONNECTIONS, Settings};
+use tether_ssh::forward::{ForwardKind, ForwardSpec, Forwards, Settings};
+
+/// A cap small enough to reach in a test.
+const MAX_CONNECTIONS: usize = 16;
 use tether_ssh::{ConnectOptions, HostKeyPolicy, Target, connect};
 use tether_testkit::{Scratch, Sshd, keygen, user};
 
@@ -69,6 +73,7 @@ async fn a_forward_serves_at_most_its_cap_and_the_next_when_one_ends() {
             permit_remote_open: None,
             bind_mask: tether_ssh::forward::DEFAULT_BIND_MASK,
             bind_unlink: false,
+            max_connections: MAX_CONNECTIONS,
         },
     );
     let echo = echo_server();

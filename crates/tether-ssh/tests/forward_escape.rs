@@ -75,6 +75,7 @@ async fn command_line_adds_lists_and_cancels_forwards() {
             permit_remote_open: None,
             bind_mask: tether_ssh::forward::DEFAULT_BIND_MASK,
             bind_unlink: false,
+            max_connections: tether_ssh::forward::connection_limit(),
         },
     );
     let echo = echo_server();

@@ -176,6 +176,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
                 permit_remote_open: plan.permit_remote_open.clone(),
                 bind_mask: plan.bind_mask,
                 bind_unlink: plan.bind_unlink,
+                max_connections: tether_ssh::forward::connection_limit(),
             },
         );
         if let Err(e) = ssh_forward::setup(&forwards, &plan).await {

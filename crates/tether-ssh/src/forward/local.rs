@@ -13,7 +13,7 @@ use tokio::sync::Semaphore;
 
 use super::pipe::pipe_channel;
 use super::registry::Registry;
-use super::{ForwardKind, ForwardProblem, ForwardSpec, Listening, MAX_CONNECTIONS, Place, problem};
+use super::{ForwardKind, ForwardProblem, ForwardSpec, Listening, Place, problem};
 use crate::connect::Connection;
 use crate::error::SshError;
 
@@ -56,7 +56,7 @@ pub(super) async fn listen(
     settings: &super::Settings,
 ) -> Result<(Listening, Option<u16>), SshError> {
     let gateway = settings.gateway_ports;
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let permits = Arc::new(Semaphore::new(settings.max_connections));
     let serve = Serve {
         spec: spec.clone(),
         conn: Arc::clone(conn),

@@ -7,10 +7,12 @@
 //! them), `-W` (`stdio`), and the escape command line `~C` and `~#`
 //! (`escape`).
 //!
-//! Listeners exist only for the forwards asked for. Each forward serves at
-//! most [`MAX_CONNECTIONS`] connections at once (a local listener holds
-//! the next connection, unserved, until one ends; a remote forward
-//! refuses the server's extra channels with "resource shortage"). A target that refuses closes the
+//! Listeners exist only for the forwards asked for. A listener accepts
+//! every connection at once, as OpenSSH's does: no limit below the listen
+//! backlog (1024) and the process's file limit ([`connection_limit`]: a
+//! local listener whose accept finds no descriptor left waits a moment
+//! and tries again; a remote forward refuses the server's extra channels
+//! with "resource shortage"). A target that refuses closes the
 //! one connection; the session goes on. Everything is closed with the
 //! [`Forwards`] (or [`Forwards::close`]).
 
@@ -35,8 +37,19 @@ pub use stdio::stdio;
 use crate::connect::Connection;
 use crate::error::SshError;
 
-/// Connections one forward serves at once.
-pub const MAX_CONNECTIONS: usize = 256;
+/// Descriptors kept for everything else (the SSH connection, the
+/// terminal, the daemon, logs) when the file limit bounds connections.
+const RESERVED_DESCRIPTORS: u64 = 64;
+
+/// Connections one forward serves at once: as many as the process's file
+/// limit (`RLIMIT_NOFILE`, its soft value) leaves after
+/// [`RESERVED_DESCRIPTORS`], each connection taking one descriptor; at
+/// least 64.
+pub fn connection_limit() -> usize {
+    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft);
+    usize::try_from(soft.saturating_sub(RESERVED_DESCRIPTORS).max(64)).unwrap_or(usize::MAX)
+}
 
 /// What went wrong with a forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +87,9 @@ pub struct Settings {
     pub bind_mask: u32,
     /// `StreamLocalBindUnlink`: remove a socket file in the way first.
     pub bind_unlink: bool,
+    /// Connections one forward serves at once (a front-end gives
+    /// [`connection_limit`]).
+    pub max_connections: usize,
 }
 
 /// OpenSSH's `StreamLocalBindMask` default.
@@ -166,7 +182,9 @@ impl Forwards {
                 })
             }
             ForwardKind::Remote => {
-                let allocated = remote::request(spec, &self.conn, &self.reg).await?;
+                let allocated =
+                    remote::request(spec, &self.conn, &self.reg, self.settings.max_connections)
+                        .await?;
                 Ok(Added {
                     spec: spec.clone(),
                     allocated,

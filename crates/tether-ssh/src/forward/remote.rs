@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 
 use super::pipe::{pipe, pipe_channel};
 use super::registry::{Registry, RemoteEntry};
-use super::{ForwardProblem, ForwardSpec, MAX_CONNECTIONS, Place, problem};
+use super::{ForwardProblem, ForwardSpec, Place, problem};
 use crate::connect::Connection;
 use crate::error::SshError;
 
@@ -35,6 +35,7 @@ pub(super) async fn request(
     spec: &ForwardSpec,
     conn: &Connection,
     reg: &Arc<Registry>,
+    max_connections: usize,
 ) -> Result<Option<u16>, SshError> {
     let refused = |e: russh::Error| {
         problem(
@@ -57,7 +58,7 @@ pub(super) async fn request(
             id,
             listen: listen.clone(),
             target: spec.target.clone(),
-            permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            permits: Arc::new(Semaphore::new(max_connections)),
             name: spec.to_string(),
         });
     }

@@ -33,7 +33,7 @@ const LONGEST_WAIT: Duration = Duration::from_secs(60);
 
 /// How long one try may take (reaching the host, and its close: the
 /// host's TERM, then KILL, of the session's tree).
-const TRY_WITHIN: Duration = Duration::from_secs(60);
+const TRY_WITHIN: Duration = Duration::from_secs(20);
 
 /// When a session's close is tried next.
 struct Next {

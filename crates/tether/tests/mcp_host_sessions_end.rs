@@ -16,7 +16,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
-use common::remote::{Remote, start_deployed};
+use common::remote::{Remote, resume, start_deployed, stop_connections_of};
 use common::{alive, wait_for};
 use serde_json::{Value, json};
 use tether_testkit::{Scratch, give_to_login_user};
@@ -27,6 +27,18 @@ enum End {
     Kill,
     Term,
     StdinClosed,
+}
+
+/// What else happens to the link or the daemon as the server ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Meanwhile {
+    Nothing,
+    /// The link to the host hangs (its sshd processes stopped) before the
+    /// server ends, and comes back once this daemon has failed to close.
+    LinkHung,
+    /// This machine's daemon is SIGKILLed before the server ends; a new
+    /// one is started after.
+    DaemonKilled,
 }
 
 /// `tether mcp` against `r`'s daemon, initialized.
@@ -140,7 +152,7 @@ fn listed(r: &Remote, on_host: bool, ns: &str) -> Vec<String> {
         .collect()
 }
 
-fn sessions_end_with_the_server(name: &str, how: End) {
+fn sessions_end_with_the_server(name: &str, how: End, meanwhile: Meanwhile) {
     let Some(r) = start_deployed(name) else {
         return;
     };
@@ -187,7 +199,32 @@ fn sessions_end_with_the_server(name: &str, how: End) {
     on_host.sort();
     assert_eq!(on_host, [format!("{ns}/a"), format!("{ns}/b")]);
 
+    let mut stopped = Vec::new();
+    match meanwhile {
+        Meanwhile::Nothing => {}
+        Meanwhile::LinkHung => stopped = stop_connections_of(&r.sshd[0]),
+        Meanwhile::DaemonKilled => common::sigkill(r.daemon.pid()),
+    }
     server.end(how);
+    match meanwhile {
+        Meanwhile::Nothing => {}
+        Meanwhile::LinkHung => {
+            let log = r.daemon.dir.join("daemon.log");
+            wait_for(120, "the daemon to say the close must wait", || {
+                std::fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .contains("trying again later")
+                    .then_some(())
+            });
+            assert!(alive(sleep), "the close reached the host over a hung link");
+            resume(&stopped);
+        }
+        // A new daemon: its book says where the server's sessions live.
+        Meanwhile::DaemonKilled => {
+            let out = r.tether(&["daemon", "ensure"]);
+            assert!(out.status.success(), "{out:?}");
+        }
+    }
 
     for (what, pid) in [
         ("session a's shell", shell_a),
@@ -211,23 +248,39 @@ fn sessions_end_with_the_server(name: &str, how: End) {
         &format!("{how:?}: the host's daemon to forget {ns}"),
         || listed(&r, true, &ns).is_empty().then_some(()),
     );
-    assert!(
-        listed(&r, false, &ns).is_empty(),
-        "{how:?}: this machine still lists {ns}'s sessions on the host"
+    // The host answers its close before this daemon forgets the session.
+    wait_for(
+        60,
+        &format!("{how:?}: this machine to forget {ns}'s sessions on the host"),
+        || listed(&r, false, &ns).is_empty().then_some(()),
     );
 }
 
 #[test]
 fn a_killed_mcp_servers_host_sessions_end() {
-    sessions_end_with_the_server("mcp-host-kill", End::Kill);
+    sessions_end_with_the_server("mcp-host-kill", End::Kill, Meanwhile::Nothing);
 }
 
 #[test]
 fn a_terminated_mcp_servers_host_sessions_end() {
-    sessions_end_with_the_server("mcp-host-term", End::Term);
+    sessions_end_with_the_server("mcp-host-term", End::Term, Meanwhile::Nothing);
 }
 
 #[test]
 fn an_mcp_server_whose_stdin_closes_ends_its_host_sessions() {
-    sessions_end_with_the_server("mcp-host-stdin", End::StdinClosed);
+    sessions_end_with_the_server("mcp-host-stdin", End::StdinClosed, Meanwhile::Nothing);
+}
+
+/// The link hangs as the server ends: the close waits for it, and is
+/// made once the host answers again.
+#[test]
+fn host_sessions_end_once_a_hung_link_is_back() {
+    sessions_end_with_the_server("mcp-host-hung", End::Kill, Meanwhile::LinkHung);
+}
+
+/// This machine's daemon killed first, the server after: the next daemon
+/// finds the sessions in its book and closes them on the host.
+#[test]
+fn host_sessions_end_when_the_daemon_died_before_the_server() {
+    sessions_end_with_the_server("mcp-host-dead", End::Kill, Meanwhile::DaemonKilled);
 }

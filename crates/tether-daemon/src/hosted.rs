@@ -109,6 +109,11 @@ impl HostedBook {
         self.lock().get(a).cloned()
     }
 
+    /// Every session on a host, of every namespace.
+    pub(crate) fn all(&self) -> Vec<Hosted> {
+        self.lock().values().cloned().collect()
+    }
+
     /// The listing's entries of the sessions on hosts, of namespace `ns`
     /// (of all with `all`).
     pub(crate) fn entries(&self, ns: &str, all: bool) -> Vec<SessionEntry> {

@@ -37,7 +37,9 @@
 //!   daemon (reached through `RemoteHost::far_side`), their requests
 //!   carried there and the replies back; the hosted book on disk, the cut
 //!   call a lost link leaves, and (on the host) each session's last named
-//!   result for `recall`.
+//!   result for `recall`. `ending`: the sessions on hosts of an owner
+//!   whose lease ended (or whose process is gone) closed there, tried
+//!   again until the host answers.
 //! - `attach`: the daemon's side of a person's terminal.
 //! - `quiet`: a connection's halves (server and async client alike): the
 //!   read half registered for readability only, the write half written at
@@ -52,6 +54,7 @@
 mod attach;
 pub mod client;
 pub mod conn;
+mod ending;
 mod error;
 mod follow;
 pub mod frame;

@@ -69,6 +69,8 @@ pub(crate) struct State {
     pub(crate) hosted: crate::hosted::HostedBook,
     /// On a host: the last result of each session's named call.
     pub(crate) recalls: crate::hosted::Recalls,
+    /// The owners gone, and the closes of their sessions on hosts.
+    pub(crate) ending: crate::ending::Ending,
     uid: u32,
     clients: AtomicUsize,
     last_active: std::sync::Mutex<Instant>,
@@ -152,6 +154,7 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
         trace: std::env::var_os("TETHER_DAEMON_TRACE").is_some(),
         hosted: crate::hosted::HostedBook::open(&dir),
         recalls: crate::hosted::Recalls::default(),
+        ending: crate::ending::Ending::default(),
         uid: nix::unistd::getuid().as_raw(),
         clients: AtomicUsize::new(0),
         last_active: std::sync::Mutex::new(Instant::now()),
@@ -180,8 +183,11 @@ pub async fn serve(opts: ServerOptions) -> Result<(), DaemonError> {
                 // Lost sessions of an MCP server that has exited since are
                 // forgotten (nobody will continue them).
                 state.registry.retain_lost(crate::recover::owner_alive);
+                // Sessions on hosts whose owner is gone are closed there.
+                crate::ending::sweep(&state);
                 let idle = state.clients.load(Ordering::Acquire) == 0
-                    && state.registry.is_empty();
+                    && state.registry.is_empty()
+                    && !crate::ending::pending(&state);
                 if !idle {
                     state.touch();
                 } else if state.idle_for() >= opts.idle_exit {
@@ -283,9 +289,16 @@ async fn connection(state: Arc<State>, stream: tokio::net::UnixStream) {
         return;
     };
     let ns = hello.namespace.clone().unwrap_or_default();
+    if hello.lease {
+        state.ending.leased(&ns);
+    }
     serve_requests(&state, &ns, read, write).await;
     if hello.lease {
-        state.registry.close_owner(&ns).await;
+        // The owner is gone: its sessions here and on hosts end.
+        tokio::join!(
+            state.registry.close_owner(&ns),
+            crate::ending::owner_gone(&state, &ns)
+        );
     }
 }
 

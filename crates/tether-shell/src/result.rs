@@ -156,21 +156,8 @@ pub struct RunResult {
     pub terminal_holders: Vec<TerminalHolder>,
 }
 
-/// The signal name a shell's `128 + N` status stands for.
+/// The signal name a shell's `128 + N` status stands for (`SIGKILL`), for
+/// the signals of [`tether_transport::EXIT_SIGNALS`].
 pub fn signal_of_status(code: i32) -> Option<String> {
-    let name = match code - 128 {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        _ => return None,
-    };
-    Some(name.to_owned())
+    tether_transport::exit_signal_name(code.saturating_sub(128)).map(|n| format!("SIG{n}"))
 }

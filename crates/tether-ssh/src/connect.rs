@@ -6,6 +6,7 @@
 //! the server opens are served (`agent_forward`) when asked for.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -198,10 +199,28 @@ pub(crate) struct Checker {
     pub(crate) steps: Option<crate::Steps>,
     /// Where the server's forwarded channels go (`forward`).
     pub(crate) inbound: Arc<crate::forward::Registry>,
+    /// Set when the connection ended because the server stopped answering
+    /// keepalives (the link hung).
+    pub(crate) hung: Arc<AtomicBool>,
 }
 
 impl client::Handler for Checker {
     type Error = russh::Error;
+
+    async fn disconnected(
+        &mut self,
+        reason: client::DisconnectReason<Self::Error>,
+    ) -> Result<(), Self::Error> {
+        match reason {
+            client::DisconnectReason::ReceivedDisconnect(_) => Ok(()),
+            client::DisconnectReason::Error(e) => {
+                if matches!(e, russh::Error::KeepaliveTimeout) {
+                    self.hung.store(true, Ordering::SeqCst);
+                }
+                Err(e)
+            }
+        }
+    }
 
     async fn check_server_key(
         &mut self,
@@ -292,9 +311,25 @@ pub struct Connection {
     _through: Vec<Connection>,
     /// The `ProxyCommand` carrying it, ended with it.
     _proxy: Option<crate::proxy::ProxyProcess>,
+    /// Set by the handler when keepalives went unanswered (see [`Connection::hung`]).
+    hung: Arc<AtomicBool>,
 }
 
 impl Connection {
+    /// True when the connection ended because the host stopped answering
+    /// its keepalives (`ServerAliveInterval` × `ServerAliveCountMax`): the
+    /// link hung, rather than closed.
+    pub fn hung(&self) -> bool {
+        self.hung.load(Ordering::SeqCst)
+    }
+
+    /// The error of a call that a hung link ended ([`SshError::Hung`]).
+    pub fn hung_error(&self) -> SshError {
+        SshError::Hung {
+            host: self.host.clone(),
+        }
+    }
+
     /// The banner the server sent before authentication (sshd's
     /// `Banner`), as sent: text from elsewhere, to be escaped before it
     /// reaches a terminal.
@@ -631,7 +666,9 @@ where
     let accepted_changed = Arc::new(Mutex::new(None));
     let banner = Arc::new(Mutex::new(None));
     let inbound = Arc::new(crate::forward::Registry::default());
+    let hung = Arc::new(AtomicBool::new(false));
     let checker = Checker {
+        hung: Arc::clone(&hung),
         inbound: Arc::clone(&inbound),
         target: target.clone(),
         known_hosts: opts.known_hosts.clone(),
@@ -680,6 +717,7 @@ where
     let stream = tokio::io::BufReader::with_capacity(READ_BUFFER, stream);
     let mut handle = match client::connect_stream(Arc::new(config), stream, checker).await {
         Ok(h) => h,
+        Err(russh::Error::KeepaliveTimeout) => return Err(SshError::Hung { host }),
         Err(e) => {
             let refused = refusal.lock().ok().and_then(|mut r| r.take());
             return Err(refused.unwrap_or_else(|| SshError::Protocol {
@@ -696,7 +734,11 @@ where
         }
         None => opts.passwords,
     };
-    crate::auth::authenticate(&mut handle, target, opts, passwords).await?;
+    match crate::auth::authenticate(&mut handle, target, opts, passwords).await {
+        // The link hung while authenticating: that, not what it cut short.
+        Err(_) if hung.load(Ordering::SeqCst) => return Err(SshError::Hung { host }),
+        r => r?,
+    }
     Ok(Connection {
         handle,
         host,
@@ -706,5 +748,6 @@ where
         inbound,
         _through: Vec::new(),
         _proxy: None,
+        hung,
     })
 }

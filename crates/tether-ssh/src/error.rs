@@ -169,6 +169,16 @@ pub enum SshError {
         /// Why the server refused.
         refusal: ChannelRefusal,
     },
+    /// The link hung: the host answered no keepalive for
+    /// `ServerAliveInterval` × (`ServerAliveCountMax` + 1) and the
+    /// connection was given up.
+    #[error(
+        "the link hung: the host stopped answering (no reply to the keepalives, ServerAliveInterval × ServerAliveCountMax), so the connection was given up; the host or the network to it may be stopped or overloaded: check it, then try again"
+    )]
+    Hung {
+        /// The host.
+        host: String,
+    },
     /// Port forwarding: a specification, a listener, a refusal (the
     /// message says which forward and what to do).
     #[error("{what}")]
@@ -281,6 +291,7 @@ impl SshError {
                 HostFailure::Config
             }
             Self::Forward { .. } => HostFailure::Protocol,
+            Self::Hung { .. } => HostFailure::Hung,
         }
     }
 }

@@ -216,7 +216,7 @@ impl Connection {
                 }
                 ChannelMsg::ExitStatus { exit_status } => ended.exit_code = Some(exit_status),
                 ChannelMsg::ExitSignal { signal_name, .. } => {
-                    ended.signal = Some(format!("{signal_name:?}"));
+                    ended.signal = Some(crate::pty::signal_name(&signal_name));
                 }
                 ChannelMsg::Close => break,
                 _ => {}

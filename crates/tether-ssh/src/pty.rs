@@ -61,22 +61,19 @@ impl std::fmt::Debug for PtyTerminal {
     }
 }
 
-/// Signal numbers as Linux has them, for an `exit-signal` by name (`TERM`
-/// when the name is not known).
-pub fn signal_number(name: &str) -> i32 {
-    match name {
-        "HUP" => 1,
-        "INT" => 2,
-        "QUIT" => 3,
-        "ILL" => 4,
-        "ABRT" => 6,
-        "FPE" => 8,
-        "KILL" => 9,
-        "USR1" => 10,
-        "SEGV" => 11,
-        "PIPE" => 13,
-        "ALRM" => 14,
-        _ => 15,
+/// The Linux number of the signal a host named in an `exit-signal`
+/// (`KILL`, `SIGKILL`, `USR2`); `None` for a name not in
+/// [`tether_transport::EXIT_SIGNALS`].
+pub fn signal_number(name: &str) -> Option<i32> {
+    tether_transport::exit_signal_number(name)
+}
+
+/// The name a host sent in an `exit-signal`, without `SIG` (russh names
+/// the signals it knows; any other, such as `USR2`, comes as sent).
+pub(crate) fn signal_name(sig: &russh::Sig) -> String {
+    match sig {
+        russh::Sig::Custom(name) => name.strip_prefix("SIG").unwrap_or(name).to_owned(),
+        known => format!("{known:?}"),
     }
 }
 
@@ -145,9 +142,15 @@ impl PtyChannel {
                     let code = i32::try_from(exit_status).unwrap_or(255);
                     self.status = Some(ExitInfo::Code(code));
                 }
-                Some(ChannelMsg::ExitSignal { signal_name, .. }) => {
-                    let n = signal_number(&format!("{signal_name:?}"));
-                    self.status = Some(ExitInfo::Signal(n));
+                Some(ChannelMsg::ExitSignal {
+                    signal_name: sig, ..
+                }) => {
+                    // A name tether does not know is no signal number
+                    // it may invent: 255, as for a failure.
+                    self.status = Some(match signal_number(&signal_name(&sig)) {
+                        Some(n) => ExitInfo::Signal(n),
+                        None => ExitInfo::Code(255),
+                    });
                 }
                 Some(ChannelMsg::Close) | None => {
                     return PtyEvent::Ended(self.status.unwrap_or(ExitInfo::LinkLost));

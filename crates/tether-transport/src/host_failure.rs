@@ -29,6 +29,11 @@ pub enum HostFailure {
     Config,
     /// The session or the connection ended, or an answer never came.
     Lost,
+    /// The link hung: the host stopped answering keepalives
+    /// (`ServerAliveInterval` × `ServerAliveCountMax`) and the connection
+    /// was given up (no FIN came: a stopped host, or a network that drops
+    /// everything).
+    Hung,
     /// The SSH protocol failed after connecting (a channel refused, a
     /// handshake that failed).
     Protocol,
@@ -55,6 +60,7 @@ impl HostFailure {
             Self::Auth => "auth",
             Self::Config => "config",
             Self::Lost => "lost",
+            Self::Hung => "hung",
             Self::Protocol => "protocol",
             Self::File => "file",
             Self::ProxyCommand => "proxy_command",
@@ -75,6 +81,7 @@ mod tests {
             HostFailure::TimedOut,
             HostFailure::ProxyCommand,
             HostFailure::Setup,
+            HostFailure::Hung,
         ] {
             let json = serde_json::to_string(&k).unwrap();
             assert_eq!(json, format!("\"{}\"", k.as_str()));

@@ -21,10 +21,12 @@
 //! This crate holds only the trait and the types that cross it. It does not
 //! spawn anything, know about shells, or parse terminal output.
 
+mod exit_signals;
 mod far_side;
 mod host_failure;
 mod modes;
 
+pub use exit_signals::{EXIT_SIGNALS, exit_signal_name, exit_signal_number};
 pub use far_side::{DaemonStream, FarSettings, FarSide};
 pub use host_failure::HostFailure;
 pub use modes::{CONTROL_CHARS, FLAGS, LineModes, ModesRestored};

@@ -100,9 +100,8 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
     }
     cfg.notes.iter().for_each(|n| voice.step(n));
     // A dead link is noticed within the keepalive budget, not only when
-    // the person next types.
-    opts.keepalive
-        .get_or_insert(tether_cluster::pool::DEFAULT_KEEPALIVE);
+    // the person next types: `exec::resolve` gives 15 × 3 when nothing
+    // sets it (`ServerAliveInterval 0` turns it off, as OpenSSH's).
     if args.forward_agent || args.no_agent {
         opts.forward_agent = tether_ssh::agent_socket(if args.no_agent { "no" } else { "yes" })
             .map_err(|e| anyhow!("{e}"))?;
@@ -271,6 +270,7 @@ async fn with_terminal(
     let (code, why) = bridge.run(typed).await?;
     let farewell = match why.as_str() {
         "" => String::new(),
+        LOST if conn.hung() => format!("\r\ntether: {} ({host})\r\n", conn.hung_error()),
         LOST => format!("\r\ntether: {LOST} ({host})\r\n"),
         // Only errors under -q; the line still ends.
         _ if quiet => "\r\n".to_owned(),
@@ -417,7 +417,15 @@ async fn without_terminal(
             if !quiet {
                 eprintln!("tether: the remote command was killed by signal {sig}");
             }
-            128 + tether_ssh::signal_number(sig.trim_start_matches("SIG"))
+            tether_ssh::signal_number(&sig).map_or(FAILED, |n| 128 + n)
+        }
+        (None, None) if conn.hung() => {
+            eprintln!(
+                "tether: {} ({})",
+                conn.hung_error(),
+                tether_term::printable::escaped(host, false)
+            );
+            FAILED
         }
         (None, None) => {
             eprintln!("tether: the connection closed before the command's exit status came");

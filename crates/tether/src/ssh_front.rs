@@ -248,6 +248,10 @@ pub async fn plain_pty(
                 }
                 PtyEvent::Ended(ExitInfo::Code(c)) => return Ok(c),
                 PtyEvent::Ended(ExitInfo::Signal(s)) => return Ok(128 + s),
+                PtyEvent::Ended(ExitInfo::LinkLost) if conn.hung() => {
+                    eprintln!("tether: {}", conn.hung_error());
+                    return Ok(255);
+                }
                 PtyEvent::Ended(ExitInfo::LinkLost) => {
                     eprintln!("tether: {}", crate::interactive::LOST);
                     return Ok(255);

@@ -216,6 +216,16 @@ impl Ctx {
     }
 }
 
+/// `e`, or the hung link when the link hung under it (the file operation
+/// it cut short says less); a cancel stays a cancel.
+fn hung_or(conn: &tether_ssh::Connection, e: HostError) -> HostError {
+    match e {
+        HostError::Cancelled { .. } => e,
+        _ if conn.hung() => HostError::ssh(&conn.hung_error()),
+        _ => e,
+    }
+}
+
 /// One host's copy, in its place in the window.
 async fn one(
     spec: HostSpec,
@@ -250,7 +260,7 @@ async fn one(
     let sftp = match started {
         Ok(s) => s,
         Err(e) => {
-            result.error = Some(e);
+            result.error = Some(hung_or(&conn, e));
             conn.disconnect().await;
             result.total_ms = ms_since(t0);
             return result;
@@ -285,7 +295,7 @@ async fn one(
     };
     if let Err(e) = outcome {
         ctx.clean_up(matches!(*job, Job::Push { .. })).await;
-        result.error = Some(e);
+        result.error = Some(hung_or(&conn, e));
     }
     conn.disconnect().await;
     result.bytes = ctx.bytes.load(Ordering::Relaxed);

@@ -110,6 +110,19 @@ impl HostErrorKind {
     }
 }
 
+/// What ended under a command whose end the host never told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lost {
+    /// The command's channel closed without an exit status; the connection
+    /// stayed.
+    Channel,
+    /// The connection itself closed.
+    Connection,
+    /// The link hung: the host answered no keepalive, and the connection
+    /// was given up.
+    Hung,
+}
+
 /// Why one host's command did not run or finish.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HostError {
@@ -144,8 +157,8 @@ pub enum HostError {
     /// The command had been sent and its channel ended without an exit
     /// status or signal: the host told nothing of its end.
     ConnectionLost {
-        /// True when the connection itself was gone (not only the channel).
-        connection_closed: bool,
+        /// How: the channel alone, the connection, or a hung link.
+        how: Lost,
     },
     /// `--sudo`: sudo asked again after the password was typed (it refused
     /// it, or a later sudo asked anew); the command was interrupted, the
@@ -182,6 +195,7 @@ impl HostError {
     pub fn failure(&self) -> Option<tether_transport::HostFailure> {
         match self {
             Self::Ssh { failure, .. } => Some(*failure),
+            Self::ConnectionLost { how: Lost::Hung } => Some(tether_transport::HostFailure::Hung),
             _ => None,
         }
     }
@@ -230,14 +244,18 @@ impl std::fmt::Display for HostError {
             ),
             Self::Resolve(m) | Self::Ssh { message: m, .. } | Self::Copy(m) => f.write_str(m),
             Self::ConnectionLost {
-                connection_closed: true,
+                how: Lost::Connection,
             } => f.write_str(
                 "the connection was lost before the command's end; it may have run partly, \
                  or may still be running on the host (no exit status came)",
             ),
-            Self::ConnectionLost {
-                connection_closed: false,
-            } => f.write_str(
+            Self::ConnectionLost { how: Lost::Hung } => f.write_str(
+                "the link hung before the command's end: the host stopped answering (no reply \
+                 to the keepalives, ServerAliveInterval × ServerAliveCountMax), so the \
+                 connection was given up; the command may have run partly, or may still be \
+                 running on the host (no exit status came): check the host and the network to it",
+            ),
+            Self::ConnectionLost { how: Lost::Channel } => f.write_str(
                 "the command's channel closed without an exit status; its end is unknown \
                  (it may still be running on the host)",
             ),
@@ -280,9 +298,14 @@ mod tests {
         };
         assert_eq!(e.to_string(), "cancelled (fail fast): not started");
         let e = HostError::ConnectionLost {
-            connection_closed: true,
+            how: Lost::Connection,
         };
         assert_eq!(e.kind().as_str(), "connection_lost");
         assert!(e.to_string().contains("connection was lost"), "{e}");
+        assert_eq!(e.failure(), None);
+        let e = HostError::ConnectionLost { how: Lost::Hung };
+        assert_eq!(e.kind().as_str(), "connection_lost");
+        assert!(e.to_string().contains("the link hung"), "{e}");
+        assert_eq!(e.failure(), Some(tether_transport::HostFailure::Hung));
     }
 }

@@ -15,11 +15,13 @@ mod stops;
 mod sudo;
 
 pub use gather::{Group, gather};
-pub use host_error::{Halt, HostError, HostErrorKind, StopReason};
+pub use host_error::{Halt, HostError, HostErrorKind, Lost, StopReason};
 pub use input::SharedInput;
 pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use ping::{PingProgress, PingResult, ping};
-pub use resolve::{Overrides, current_user, policy_of, resolve, resolver, route};
+pub use resolve::{
+    DEFAULT_ALIVE_INTERVAL, Overrides, current_user, policy_of, resolve, resolver, route,
+};
 pub use spec::HostSpec;
 pub use stops::HostStops;
 pub use sudo::Sudo;
@@ -107,13 +109,16 @@ impl HostResult {
         self.error.is_none() && self.exit_code == Some(0)
     }
 
-    /// The code the exit-code policies count: the exit code, 128+N for a
-    /// signal, 255 for an error.
+    /// The code the exit-code policies count: the exit code, 128+N for
+    /// signal N (as the host named it; 255 for a name tether does not
+    /// know), 255 for an error.
     pub fn code(&self) -> u32 {
         match (&self.error, self.exit_code, &self.signal) {
             (Some(_), _, _) => 255,
             (None, Some(c), _) => c,
-            (None, None, Some(_)) => 128 + 15,
+            (None, None, Some(sig)) => tether_ssh::signal_number(sig)
+                .and_then(|n| u32::try_from(128 + n).ok())
+                .unwrap_or(255),
             (None, None, None) => 255,
         }
     }
@@ -389,7 +394,11 @@ async fn one(
     for (stream, l) in last {
         let _ = events.send(Progress::Line(host.clone(), stream, l)).await;
     }
-    let connection_closed = conn.is_closed();
+    let lost = match (conn.hung(), conn.is_closed()) {
+        (true, _) => Lost::Hung,
+        (false, true) => Lost::Connection,
+        (false, false) => Lost::Channel,
+    };
     conn.disconnect().await;
     result.stdout = stdout;
     result.stderr = stderr;
@@ -411,7 +420,7 @@ async fn one(
         // No exit status and no signal: the host told nothing of the
         // command's end (a lost connection, or a server that sent none).
         Ok(e) if e.exit_code.is_none() && e.signal.is_none() => {
-            result.error = Some(HostError::ConnectionLost { connection_closed });
+            result.error = Some(HostError::ConnectionLost { how: lost });
         }
         Ok(e) => {
             result.exit_code = e.exit_code;
@@ -420,6 +429,8 @@ async fn one(
                 result.error = Some(HostError::SudoRefused);
             }
         }
+        // A hung link says so, whatever the step it ended.
+        Err(_) if lost == Lost::Hung => result.error = Some(HostError::ssh(&conn.hung_error())),
         Err(e) => result.error = Some(HostError::ssh(&e)),
     }
     result.total_ms = ms_since(t0);

@@ -10,6 +10,11 @@ use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
 use super::{HostSpec, Resolver};
 
+/// `ServerAliveInterval` when neither the command line, tether's config
+/// nor ssh_config sets one (`ServerAliveCountMax` is 3 then too, as
+/// OpenSSH's default).
+pub const DEFAULT_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+
 /// What the command line sets, and tether's config where the command line
 /// says nothing; it wins over ssh_config, as `ssh`'s command line does.
 /// The binary builds it in one place (`ssh_opts::overrides`) for every
@@ -222,10 +227,15 @@ pub fn resolve(
             .ok_or_else(|| format!("StrictHostKeyChecking={v}: use yes, accept-new or no"))?,
         (None, None) => HostKeyPolicy::Yes,
     };
-    let interval = ov
-        .alive_interval
-        .or(cfg.server_alive_interval.map(Duration::from_secs))
-        .filter(|d| !d.is_zero());
+    // Keepalive: `ServerAliveInterval` 15 when nothing sets it (a hung
+    // link ends a call within 15 × (3 + 1) s instead of never); an
+    // explicit 0 turns it off, as OpenSSH's.
+    let interval = Some(
+        ov.alive_interval
+            .or(cfg.server_alive_interval.map(Duration::from_secs))
+            .unwrap_or(DEFAULT_ALIVE_INTERVAL),
+    )
+    .filter(|d| !d.is_zero());
     let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
     // `-o UserKnownHostsFile`: `${VAR}` and `%` tokens, as ssh_config's.
     let known_hosts_typed = ov
@@ -390,6 +400,29 @@ mod tests {
             Some("nc bastion %p")
         );
         let _ = std::fs::remove_file(file);
+    }
+
+    #[test]
+    fn keepalive_is_15_times_3_unless_something_says_otherwise() {
+        let keepalive = |text: &str, ov: Overrides| {
+            let (file, ov) = with_config("alive", text, ov);
+            let (_, o) = resolve(&spec("web01"), &ov, false).unwrap_or_else(|e| panic!("{e}"));
+            let _ = std::fs::remove_file(file);
+            o.keepalive
+        };
+        let secs = Duration::from_secs;
+        assert_eq!(keepalive("", Overrides::default()), Some((secs(15), 3)));
+        let set = "Host *\n  ServerAliveInterval 4\n  ServerAliveCountMax 7\n";
+        assert_eq!(keepalive(set, Overrides::default()), Some((secs(4), 7)));
+        let cli = Overrides {
+            alive_interval: Some(secs(1)),
+            alive_max: Some(2),
+            ..Overrides::default()
+        };
+        assert_eq!(keepalive(set, cli), Some((secs(1), 2)));
+        // 0 turns it off, as OpenSSH's.
+        let off = "Host *\n  ServerAliveInterval 0\n";
+        assert_eq!(keepalive(off, Overrides::default()), None);
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub(crate) fn pump(channel: russh::Channel<russh::client::Msg>) -> (DuplexStream
                 ChannelMsg::ExtendedData { data, ext: 1 } => keep(&mut end.stderr, &data),
                 ChannelMsg::ExitStatus { exit_status } => end.status = Some(exit_status),
                 ChannelMsg::ExitSignal { signal_name, .. } => {
-                    end.signal = Some(format!("{signal_name:?}"))
+                    end.signal = Some(crate::pty::signal_name(&signal_name))
                 }
                 ChannelMsg::Close => {
                     end.closed = true;

@@ -105,6 +105,17 @@ impl Fleet {
         c
     }
 
+    /// `tether SUBCOMMAND ARGS…` with this fleet's port, key and
+    /// known_hosts (`ping`, `cp`).
+    pub fn tether_with(&self, subcommand: &[&str]) -> Command {
+        self.tether(subcommand)
+    }
+
+    /// The `i`-th host's sshd (127.0.0.2 first).
+    pub fn sshd(&self, i: usize) -> &Sshd {
+        &self._sshd[i]
+    }
+
     /// `tether ssh` to `host` with this fleet's port, key and known_hosts.
     pub fn ssh(&self, host: &str, command: &[&str]) -> Command {
         let mut c = self.tether(&["ssh"]);

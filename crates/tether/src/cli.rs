@@ -534,6 +534,12 @@ pub struct ExecArgs {
     /// Print each line without its `host: ` prefix (stream output; pdsh -N).
     #[arg(short = 'N', long)]
     pub no_prefix: bool,
+    /// The hosts' bytes exact on a terminal too. Without it a terminal
+    /// gets their control characters shown escaped (`\x1b]0;…\x07`), so
+    /// no host retitles it or writes its clipboard; a pipe or a file always
+    /// gets them exact.
+    #[arg(long)]
+    pub raw: bool,
     /// One Ctrl-C cancels, as `tether cp` and `tether shell` take it.
     #[command(flatten)]
     pub cancel: BatchArg,

@@ -107,6 +107,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         watch_stdout_pipe(ctrl_c.closer());
     }
     let mut closed = None;
+    let shown = crate::host_text::Shown::here(args.raw);
     let results = runtime.block_on(exec::run(fleet.hosts, &command, opts, |p| {
         let mut tally = ctrl_c.tally();
         // Only a start or an end changes the line (folding the running
@@ -125,7 +126,7 @@ pub fn run(args: ExecArgs) -> Result<i32> {
         // nothing more is printed but the one line at the end.
         if mode == OutputMode::Stream
             && closed.is_none()
-            && let Err(c) = progress.above(|| exec_output::stream(p, !args.no_prefix))
+            && let Err(c) = progress.above(|| exec_output::stream(p, !args.no_prefix, shown))
         {
             closed = Some(c);
             ctrl_c.output_closed();
@@ -158,10 +159,11 @@ fn print(mode: OutputMode, args: &ExecArgs, results: &[exec::HostResult]) -> Res
             );
         }
     }
+    let shown = crate::host_text::Shown::here(args.raw);
     match mode {
-        OutputMode::Stream => exec_view::print_streams(results, !args.no_prefix)?,
-        OutputMode::Gather => exec_output::gather(results)?,
-        OutputMode::Diff => exec_output::diff(results)?,
+        OutputMode::Stream => exec_view::print_streams(results, !args.no_prefix, shown)?,
+        OutputMode::Gather => exec_output::gather(results, shown)?,
+        OutputMode::Diff => exec_output::diff(results, shown)?,
         OutputMode::Json => exec_output::json_lines(results)?,
         OutputMode::Dir => exec_output::dir(
             args.dir.as_deref().unwrap_or(std::path::Path::new(".")),

@@ -8,6 +8,8 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use tether_cluster::exec::{self, HostResult, Progress, Stream};
 
+use crate::host_text::{HostBytes, Shown};
+
 /// Which of tether's own streams could not be written (closed by the
 /// reader, as `| head -1` closes it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,18 +29,21 @@ impl Closed {
     }
 }
 
-/// `host: line`, stdout lines on stdout and stderr lines on stderr; errors
-/// and signals as one line on stderr. An error: the stream that could not
-/// be written.
-pub fn stream(p: &Progress, prefix: bool) -> Result<(), Closed> {
+/// `host: line`, stdout lines on stdout and stderr lines on stderr (each
+/// as `shown` says that stream gets a host's bytes); errors and signals as
+/// one line on stderr. An error: the stream that could not be written.
+pub fn stream(p: &Progress, prefix: bool, shown: Shown) -> Result<(), Closed> {
     let host = |h: &str| if prefix { Some(h.to_owned()) } else { None };
     match p {
-        // Bytes go out as they came (no re-encoding), one whole line per write.
+        // Bytes go out as they came on a pipe (no re-encoding), one whole
+        // line per write.
         Progress::Line(h, Stream::Stdout, line) => {
-            prefixed(&mut std::io::stdout().lock(), host(h), line).map_err(|_| Closed::Stdout)
+            prefixed(&mut std::io::stdout().lock(), host(h), line, shown.stdout)
+                .map_err(|_| Closed::Stdout)
         }
         Progress::Line(h, Stream::Stderr, line) => {
-            prefixed(&mut std::io::stderr().lock(), host(h), line).map_err(|_| Closed::Stderr)
+            prefixed(&mut std::io::stderr().lock(), host(h), line, shown.stderr)
+                .map_err(|_| Closed::Stderr)
         }
         Progress::Done(r) => {
             let line = if let Some(e) = &r.error {
@@ -64,18 +69,33 @@ pub fn printable(host: &str) -> std::borrow::Cow<'_, str> {
     tether_term::printable::escaped(host, false)
 }
 
-fn prefixed(out: &mut impl Write, host: Option<String>, line: &[u8]) -> std::io::Result<()> {
+/// `host: line` and its newline, in one write.
+pub fn prefixed(
+    out: &mut impl Write,
+    host: Option<String>,
+    line: &[u8],
+    bytes: HostBytes,
+) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(line.len() + 64);
     if let Some(host) = host {
         buf.extend_from_slice(printable(&host).as_bytes());
         buf.extend_from_slice(b": ");
     }
+    let at = buf.len();
     buf.extend_from_slice(line);
     buf.push(b'\n');
+    if bytes == HostBytes::Escaped {
+        // With its newline, so a CRLF end passes as it is.
+        let escaped = bytes.shown(&buf[at..]).into_owned();
+        buf.truncate(at);
+        buf.extend_from_slice(&escaped);
+    }
     out.write_all(&buf)
 }
 
-pub fn gather(results: &[HostResult]) -> Result<()> {
+/// `--output gather`: each group's header, then its stdout and stderr as
+/// stdout gets a host's bytes (`shown`).
+pub fn gather(results: &[HostResult], shown: Shown) -> Result<()> {
     let mut out = std::io::stdout().lock();
     for g in exec::gather(results) {
         let mut status = Vec::new();
@@ -99,8 +119,8 @@ pub fn gather(results: &[HostResult]) -> Result<()> {
         let header = printable(&header);
         let rule = "-".repeat(header.chars().count().clamp(15, 79));
         writeln!(out, "{rule}\n{header}\n{rule}")?;
-        g.stdout.each(|b| out.write_all(b))?;
-        g.stderr.each(|b| out.write_all(b))?;
+        shown.stdout.write_kept(&g.stdout, &mut out)?;
+        shown.stdout.write_kept(&g.stderr, &mut out)?;
     }
     Ok(())
 }
@@ -110,8 +130,9 @@ pub fn gather(results: &[HostResult]) -> Result<()> {
 /// unified diff against the first's, headed by the two node sets (with
 /// their sizes past one host), as `clush --diff` prints it. Nothing when
 /// every host printed the same. A group's status, when not a plain exit 0,
-/// goes to stderr.
-pub fn diff(results: &[HostResult]) -> Result<()> {
+/// goes to stderr. The diff's lines as stdout gets a host's bytes
+/// (`shown_as`).
+pub fn diff(results: &[HostResult], shown_as: Shown) -> Result<()> {
     let mut groups = exec::gather(results);
     groups.sort_by_cached_key(|g| {
         (
@@ -144,12 +165,12 @@ pub fn diff(results: &[HostResult]) -> Result<()> {
         let other = text(&g.stdout)?;
         let d = similar::TextDiff::from_lines(&reference, &other);
         let mut unified = d.unified_diff();
-        let shown = unified
+        let text_diff = unified
             .context_radius(3)
             .missing_newline_hint(false)
             .header(&name(first), &name(g))
             .to_string();
-        out.write_all(printable_lines(&shown).as_bytes())?;
+        out.write_all(&shown_as.stdout.shown(text_diff.as_bytes()))?;
     }
     for g in &groups {
         let status = match (&g.error, &g.signal, g.exit_code) {
@@ -161,19 +182,6 @@ pub fn diff(results: &[HostResult]) -> Result<()> {
         eprintln!("tether: {}: {}", name(g), printable(&status));
     }
     Ok(())
-}
-
-/// Each line of `text` made printable, its newlines kept.
-fn printable_lines(text: &str) -> String {
-    text.split_inclusive('\n')
-        .map(|l| {
-            let (body, nl) = match l.strip_suffix('\n') {
-                Some(b) => (b, "\n"),
-                None => (l, ""),
-            };
-            format!("{}{nl}", printable(body))
-        })
-        .collect()
 }
 
 /// One JSON object per host. Its outputs are written as they are read

@@ -42,7 +42,9 @@
 //! - Fleets: `fleet_cmd.rs` is what `exec` and `cp` share (hosts, config,
 //!   resolver, runtime, Ctrl-C once to name the running hosts and twice to
 //!   cancel, the tally, `--fail-fast`, the exit code); `exec_cmd.rs` and
-//!   `exec_output.rs` (stream, gather, json, dir, diff); `exec_view/` (the
+//!   `exec_output.rs` (stream, gather, json, dir, diff); `host_text.rs`
+//!   (hosts' bytes on a terminal shown escaped, on a pipe exact, `--raw`:
+//!   what every printer of host output goes through); `exec_view/` (the
 //!   live view, `--tui`: its model, ratatui drawing, keys); `cp_cmd.rs` (operands,
 //!   scp's rule for what is remote, the push's plan walked before any host
 //!   is reached) and `cp_output.rs`; `ping_cmd.rs` (`tether ping`, as
@@ -84,6 +86,7 @@ mod exec_output;
 mod exec_view;
 mod fleet_cmd;
 mod host_route;
+mod host_text;
 mod interactive;
 mod local_term;
 mod mcp;

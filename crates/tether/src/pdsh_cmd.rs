@@ -177,6 +177,7 @@ pub fn run(args: PdshArgs) -> Result<i32> {
         dir: None,
         diff: false,
         no_prefix: args.no_prefix,
+        raw: false,
         cancel: crate::cli::BatchArg { batch: args.batch },
         view: crate::exec_view::ViewArgs {
             tui: false,

@@ -3,7 +3,8 @@
 //! selection's output (or its diff against the largest group), and a
 //! footer with the keys or the question asked. Draws a [`Model`] into a
 //! ratatui frame; reads nothing else. Every text from a host (names,
-//! output, errors) goes through `printable::escaped`, so no byte of it
+//! output, errors) goes through `printable::escaped` (output lines, as
+//! bytes, through `printable::escaped_bytes`), so no byte of it
 //! acts on the terminal. Without colour (`NO_COLOR`), states and diffs are
 //! told by words and signs alone.
 
@@ -203,7 +204,10 @@ fn output_lines(m: &Model, colour: bool) -> (String, Vec<Line<'static>>) {
         )));
     }
     for l in host.tail.lines() {
-        let text = printable(&String::from_utf8_lossy(&l.bytes)).into_owned();
+        // The one escape every printer of host bytes uses (bytes that are
+        // not UTF-8 as `\xNN`), so what is printed after shows alike.
+        let text = String::from_utf8_lossy(&tether_term::printable::escaped_bytes(&l.bytes, false))
+            .into_owned();
         lines.push(match l.stream {
             Stream::Stdout => Line::raw(text),
             Stream::Stderr => Line::styled(text, err),

@@ -1,10 +1,13 @@
 //! Output of many nodes on one terminal: each line prefixed with its node
 //! (a colour per node unless `NO_COLOR`), whole lines only, so two nodes
 //! never interleave inside a line; or, gathered, identical outputs folded
-//! under one node set at the end (as `clush -b`).
+//! under one node set at the end (as `clush -b`). On a terminal, the
+//! nodes' text has its control characters shown escaped, as `tether
+//! exec` shows a host's (`tether_term::printable`); on a pipe it is exact.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use tether_cluster::NodeSet;
 
@@ -21,6 +24,8 @@ pub struct Printer {
     partial: Vec<String>,
     whole: Vec<String>,
     since: Option<std::time::Instant>,
+    /// stdout is a terminal: the nodes' text is shown escaped.
+    escape: bool,
 }
 
 impl Printer {
@@ -33,13 +38,28 @@ impl Printer {
         since: Option<std::time::Instant>,
     ) -> Printer {
         Printer {
-            width: names.iter().map(String::len).max().unwrap_or(0),
+            width: names
+                .iter()
+                .map(|n| tether_term::printable::escaped(n, false).len())
+                .max()
+                .unwrap_or(0),
             names: names.to_vec(),
             color,
             gather,
             partial: vec![String::new(); names.len()],
             whole: vec![String::new(); names.len()],
             since,
+            escape: std::io::stdout().is_terminal(),
+        }
+    }
+
+    /// A node's `text` as stdout gets it: escaped on a terminal (newlines
+    /// and tabs kept).
+    fn shown<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.escape {
+            tether_term::printable::escaped(text, true)
+        } else {
+            Cow::Borrowed(text)
         }
     }
 
@@ -58,7 +78,7 @@ impl Printer {
         let prefix = self.prefix(i, at);
         let mut out = std::io::stdout().lock();
         for line in lines.lines() {
-            let _ = writeln!(out, "{prefix}{line}");
+            let _ = writeln!(out, "{prefix}{}", self.shown(line));
         }
         let _ = out.flush();
     }
@@ -67,7 +87,8 @@ impl Printer {
     /// the node's partial line.
     pub fn notice(&mut self, i: usize, text: &str) {
         let _ = std::io::stdout().flush();
-        eprintln!("tether: {}: {text}", self.names[i]);
+        let name = tether_term::printable::escaped(&self.names[i], false);
+        eprintln!("tether: {name}: {text}");
     }
 
     /// Node `i` is done: its last partial line is printed.
@@ -77,7 +98,7 @@ impl Printer {
         }
         let rest = std::mem::take(&mut self.partial[i]);
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}{rest}", self.prefix(i, None));
+        let _ = writeln!(out, "{}{}", self.prefix(i, None), self.shown(&rest));
         let _ = out.flush();
     }
 
@@ -103,10 +124,14 @@ impl Printer {
             if text.is_empty() {
                 continue;
             }
-            let header = format!("{} ({})", nodes.fold(), nodes.len());
+            let header = format!(
+                "{} ({})",
+                tether_term::printable::escaped(&nodes.fold(), false),
+                nodes.len()
+            );
             let rule = "-".repeat(header.chars().count().min(72));
             let _ = writeln!(out, "{rule}\n{header}\n{rule}");
-            let _ = write!(out, "{text}");
+            let _ = write!(out, "{}", self.shown(text));
             if !text.ends_with('\n') {
                 let _ = writeln!(out);
             }
@@ -118,7 +143,7 @@ impl Printer {
     }
 
     fn prefix(&self, i: usize, at: Option<std::time::Duration>) -> String {
-        let name = &self.names[i];
+        let name = tether_term::printable::escaped(&self.names[i], false);
         let time = self
             .since
             .map(|t| at.unwrap_or_else(|| t.elapsed()))

@@ -1,6 +1,8 @@
 //! The `exec_hosts` tool: one command on many hosts over SSH, answered as
 //! groups of hosts with identical results, so two hundred identical
-//! answers cost one.
+//! answers cost one. The answer is bounded however many hosts differ: the
+//! `max_groups` largest groups come whole; the rest are folded by status
+//! alone (exit code, signal, error kind), their outputs left out.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,6 +15,9 @@ fn default_timeout() -> f64 {
 }
 fn default_limit() -> usize {
     4000
+}
+fn default_max_groups() -> usize {
+    20
 }
 
 /// Parameters of `exec_hosts`.
@@ -28,6 +33,10 @@ pub struct ExecHostsParams {
     /// Most characters of output per distinct result (head and tail kept).
     #[serde(default = "default_limit")]
     pub output_limit: usize,
+    /// Most groups given with their output (the largest); the hosts of the
+    /// others are folded by exit code, signal and error kind alone.
+    #[serde(default = "default_max_groups")]
+    pub max_groups: usize,
 }
 
 /// Where a group's output was clipped.
@@ -59,6 +68,11 @@ pub struct HostGroup {
     pub output: String,
     /// Null, or where the output was clipped.
     pub truncated: Option<Clipped>,
+    /// Null when every host here gave this result. Else how many different
+    /// results were folded here by status alone (past `max_groups`): the
+    /// output is left out and `error` is the first host's; ask again for
+    /// fewer hosts to see them.
+    pub differing: Option<usize>,
 }
 
 /// The kinds of per-host errors.
@@ -143,6 +157,77 @@ fn project(kept: &exec::Kept) -> String {
     out
 }
 
+/// The answer's groups: the `max` largest of `gathered` whole (their
+/// output projected and clipped to `limit`), in the order of their first
+/// host; then the others folded by status (exit code, signal, error kind
+/// and halt), one group per status with its hosts, the first host's error
+/// and how many different results it holds.
+fn bounded(gathered: Vec<exec::Group>, max: usize, limit: usize) -> Vec<HostGroup> {
+    let mut by_size: Vec<usize> = (0..gathered.len()).collect();
+    by_size.sort_by_key(|&i| (std::cmp::Reverse(gathered[i].hosts.len()), i));
+    let mut whole = vec![false; gathered.len()];
+    for &i in by_size.iter().take(max) {
+        whole[i] = true;
+    }
+    let mut groups = Vec::new();
+    type Status = (
+        Option<u32>,
+        Option<String>,
+        Option<exec::HostErrorKind>,
+        Option<exec::Halt>,
+    );
+    let mut rest: Vec<(Status, tether_cluster::NodeSet, Option<String>, usize)> = Vec::new();
+    for (g, whole) in gathered.into_iter().zip(whole) {
+        let halt = g.error.as_ref().and_then(exec::HostError::halt);
+        if !whole {
+            let status = (
+                g.exit_code,
+                g.signal,
+                g.error.as_ref().map(|e| e.kind()),
+                halt,
+            );
+            match rest.iter_mut().find(|r| r.0 == status) {
+                Some(r) => {
+                    r.1.union(&g.hosts);
+                    r.3 += 1;
+                }
+                None => rest.push((status, g.hosts, g.error.map(|e| e.to_string()), 1)),
+            }
+            continue;
+        }
+        // As `shell_run` gives it: the text a program reads, the hosts'
+        // escape sequences (an OSC 52 clipboard write, say) removed.
+        let mut text = project(&g.stdout);
+        text.push_str(&project(&g.stderr));
+        let (output, truncated) = clip(text, limit);
+        groups.push(HostGroup {
+            hosts: g.hosts.fold(),
+            exit_code: g.exit_code,
+            signal: g.signal,
+            error_kind: g.error.as_ref().map(|e| e.kind().into()),
+            halt: halt.map(exec::Halt::as_str),
+            error: g.error.map(|e| e.to_string()),
+            output,
+            truncated,
+            differing: None,
+        });
+    }
+    for ((exit_code, signal, kind, halt), hosts, error, n) in rest {
+        groups.push(HostGroup {
+            hosts: hosts.fold(),
+            exit_code,
+            signal,
+            error,
+            error_kind: kind.map(Into::into),
+            halt: halt.map(exec::Halt::as_str),
+            output: String::new(),
+            truncated: None,
+            differing: Some(n),
+        });
+    }
+    groups
+}
+
 /// Runs the tool; the error is the message for a tool error.
 pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String> {
     let timeout =
@@ -177,34 +262,13 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
     };
     let results = exec::run(hosts, &p.command, opts, |_| {}).await;
     let succeeded = results.iter().filter(|r| r.succeeded()).count();
-    let groups: Vec<HostGroup> = exec::gather(&results)
-        .into_iter()
-        .map(|g| {
-            // As `shell_run` gives it: the text a program reads, the hosts'
-            // escape sequences (an OSC 52 clipboard write, say) removed.
-            let mut text = project(&g.stdout);
-            text.push_str(&project(&g.stderr));
-            let (output, truncated) = clip(text, p.output_limit.max(1));
-            HostGroup {
-                hosts: g.hosts.fold(),
-                exit_code: g.exit_code,
-                signal: g.signal,
-                error_kind: g.error.as_ref().map(|e| e.kind().into()),
-                halt: g
-                    .error
-                    .as_ref()
-                    .and_then(exec::HostError::halt)
-                    .map(exec::Halt::as_str),
-                error: g.error.map(|e| e.to_string()),
-                output,
-                truncated,
-            }
-        })
-        .collect();
+    let total = results.len();
+    let gathered = exec::gather(&results);
+    drop(results);
+    let groups = bounded(gathered, p.max_groups.max(1), p.output_limit.max(1));
     let mut text = format!(
-        "[{} hosts: {succeeded} succeeded, {} failed]\n",
-        results.len(),
-        results.len() - succeeded
+        "[{total} hosts: {succeeded} succeeded, {} failed]\n",
+        total - succeeded
     );
     for g in &groups {
         let status = match (&g.error, g.exit_code, &g.signal) {
@@ -213,16 +277,20 @@ pub async fn run(p: ExecHostsParams) -> Result<(ExecHostsResult, String), String
             (None, None, Some(s)) => format!("signal {s}"),
             _ => "unknown".into(),
         };
-        text.push_str(&format!("--- {} ({status})\n{}", g.hosts, g.output));
+        let folded = match g.differing {
+            Some(n) => format!(" [{n} different results, outputs left out]"),
+            None => String::new(),
+        };
+        text.push_str(&format!("--- {} ({status}){folded}\n{}", g.hosts, g.output));
         if !g.output.is_empty() && !g.output.ends_with('\n') {
             text.push('\n');
         }
     }
     Ok((
         ExecHostsResult {
-            hosts_total: results.len(),
+            hosts_total: total,
             succeeded,
-            failed: results.len() - succeeded,
+            failed: total - succeeded,
             groups,
         },
         text,

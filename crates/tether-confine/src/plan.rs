@@ -124,10 +124,12 @@ impl Fence {
             a.flag("ALL");
         }
         a.pair("--ro-bind", "/", "/")?;
-        // A fresh /dev (no disks), with the host's terminals so the
-        // session's own terminal keeps its name.
+        // A fresh /dev (no disks) with a devpts instance of its own: no
+        // other terminal of the user's is there to read or write. The
+        // session's own terminal stays the shell's (its descriptors and
+        // its controlling terminal, `/dev/tty`, are kept), though its name
+        // under the host's /dev/pts is not there.
         a.one("--dev", "/dev")?;
-        a.pair("--dev-bind", "/dev/pts", "/dev/pts")?;
         // The host's process ids: tether reads the shell's processes in
         // /proc, and ends them, as for any session.
         a.one("--proc", "/proc")?;

@@ -5,7 +5,8 @@
 //! outside it), starts the forwarder of the network allowlist when there
 //! is one, then execs the shell (same pid): the shell and everything it
 //! starts inherit the restriction, and a restarted shell comes through
-//! here again. `tether confine-forward` (hidden) is that forwarder: it
+//! here again. Last, it installs the seccomp filter (`seccomp.rs`) that
+//! refuses Unix and vsock sockets. `tether confine-forward` (hidden) is that forwarder: it
 //! leaves the shell's session and terminal, and passes each connection
 //! to the proxy address on to the proxy's socket outside the fence.
 
@@ -99,6 +100,10 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
     if let Some(socket) = &args.forward {
         start_forwarder(socket)?;
     }
+    // After the forwarder (which alone needs a Unix socket), before the
+    // shell: no Unix socket and no vsock for anything the session runs.
+    crate::seccomp::close_sockets()
+        .context("the seccomp filter could not be installed, so nothing was run")?;
     let mut program = args.program.into_iter();
     let Some(first) = program.next() else {
         bail!("no program to run");
@@ -138,6 +143,10 @@ pub fn forward(args: ForwardArgs) -> Result<i32> {
     let parent = nix::unistd::getppid();
     let _ = nix::unistd::setsid();
     nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+    // Without the seccomp filter, it must not be a puppet of the session:
+    // a process that is not dumpable cannot be traced, nor its memory
+    // read, by the session's programs.
+    nix::sys::prctl::set_dumpable(false)?;
     if nix::unistd::getppid() != parent {
         return Ok(0);
     }

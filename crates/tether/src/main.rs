@@ -53,7 +53,8 @@
 //! - Confined sessions: `confine_args.rs` (the `--confine` flags over the
 //!   config's `[confine]`, and an MCP agent's floor); `confine_exec.rs`
 //!   (`tether confine-exec`, run by bubblewrap inside the fence: Landlock,
-//!   the allowlist's forwarder, then the shell).
+//!   the allowlist's forwarder, the seccomp filter of `seccomp.rs`, then
+//!   the shell).
 //! - `node_shell/`: `tether shell`, many nodes at one prompt (see its
 //!   module doc).
 //! - `mcp/`: the MCP server, the only user of `rmcp` (pinned `=3.11.0`):
@@ -97,6 +98,7 @@ mod remote_hosts;
 mod result_out;
 mod run_cmd;
 mod run_interrupt;
+mod seccomp;
 mod session_cmd;
 mod ssh_cmd;
 mod ssh_forward;

@@ -184,6 +184,21 @@ pub fn resolve_with(
     if let Some(u) = user {
         crate::destination::check_user(u).map_err(|p| refused(u, p))?;
     }
+    resolve_hop_with(file, options, host, user, port)
+}
+
+/// [`resolve_with`] for a jump host that the user's own ssh_config (or
+/// tether's config) names in `ProxyJump`: not checked as a caller's name,
+/// as OpenSSH does not check it either (its `ssh -G` prints it; tether
+/// reaches a hop over a channel, never through a shell). Its tokens still
+/// reach a shell quoted ([`Tokens::expand_for_shell`]).
+pub fn resolve_hop_with(
+    file: Option<&Path>,
+    options: &[String],
+    host: &str,
+    user: Option<&str>,
+    port: Option<u16>,
+) -> Result<HostConfig, SshError> {
     let mut lines = crate::config_lines::option_lines(options)?;
     if let Some(file) = file {
         crate::config_lines::read_lines(file, &mut lines, 0)?;

@@ -183,7 +183,12 @@ pub fn resolve(
     ov: &Overrides,
     hop: bool,
 ) -> Result<(Target, ConnectOptions), String> {
-    let cfg = tether_ssh::config::resolve_with(
+    let resolve_config = if hop {
+        tether_ssh::config::resolve_hop_with
+    } else {
+        tether_ssh::config::resolve_with
+    };
+    let cfg = resolve_config(
         ov.config.as_deref(),
         &ov.options,
         &spec.host,
@@ -252,7 +257,9 @@ pub fn resolve(
     let jumps = jumps
         .iter()
         .map(|j| {
-            let spec = HostSpec::parse(j.trim()).map_err(|e| e.to_string())?;
+            // A hop the command line gave was checked there
+            // (`ssh_opts`); one from a config file is the user's own.
+            let spec = HostSpec::parse_hop(j.trim()).map_err(|e| e.to_string())?;
             let (target, options) = resolve(&spec, ov, true)?;
             Ok(tether_ssh::Jump { target, options })
         })

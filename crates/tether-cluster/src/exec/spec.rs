@@ -19,8 +19,27 @@ impl HostSpec {
     /// ssh takes it (RFC 4248; `%XX` in the user decoded, no path). The
     /// host and user are checked as OpenSSH checks its command line's
     /// (`tether_ssh::destination`): no shell character, blank, control
-    /// character or leading `-`; a jump host (`-J`, `ProxyJump`) too.
+    /// character or leading `-`; a jump host on the command line (`-J`,
+    /// `-o ProxyJump`) too.
     pub fn parse(name: &str) -> Result<HostSpec, crate::ClusterError> {
+        let s = HostSpec::parse_hop(name)?;
+        // Data, never shell: checked here, before any use, as OpenSSH
+        // checks what its command line names.
+        let refused = |problem| crate::ClusterError::BadName {
+            name: name.to_owned(),
+            problem,
+        };
+        tether_ssh::destination::check_host(&s.host).map_err(refused)?;
+        if let Some(u) = &s.user {
+            tether_ssh::destination::check_user(u).map_err(refused)?;
+        }
+        Ok(s)
+    }
+
+    /// [`HostSpec::parse`] without the name check: for a jump host that
+    /// a config file names (`ProxyJump`), which OpenSSH does not check
+    /// either (`ssh -G` prints it as written).
+    pub fn parse_hop(name: &str) -> Result<HostSpec, crate::ClusterError> {
         let bad = |problem: &'static str| crate::ClusterError::BadHost {
             name: name.to_owned(),
             problem,
@@ -82,16 +101,6 @@ impl HostSpec {
             .transpose()?;
         if host.is_empty() {
             return Err(bad("the host name is empty"));
-        }
-        // Data, never shell: checked here, before any use, as OpenSSH
-        // checks what its command line names.
-        let refused = |problem| crate::ClusterError::BadName {
-            name: name.to_owned(),
-            problem,
-        };
-        tether_ssh::destination::check_host(&host).map_err(refused)?;
-        if let Some(u) = &user {
-            tether_ssh::destination::check_user(u).map_err(refused)?;
         }
         Ok(HostSpec {
             // An ssh:// destination is named by its host, as ssh names it.

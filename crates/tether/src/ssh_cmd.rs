@@ -74,6 +74,12 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         let mut decided = ssh_forward::shown(&plan);
         decided.extend(crate::ssh_show::command_line_keys(&ov, &cfg, agent));
         decided.extend(crate::ssh_show::typed_options(&typed, &cfg));
+        // As `ssh -G`: ServerAliveInterval as ssh_config and `-o` set it
+        // (0 when neither does); tether's own default keepalive (15 × 3,
+        // the README's) is not an ssh_config setting.
+        if ov.alive_interval.is_none() && cfg.server_alive_interval.is_none() {
+            decided.push(("serveraliveinterval", "0".to_owned()));
+        }
         print!(
             "{}",
             crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &decided)

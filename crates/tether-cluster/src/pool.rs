@@ -27,12 +27,6 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest opening a terminal may take.
 const TERMINAL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Keepalive when the config sets none (`ServerAliveInterval` 15,
-/// `ServerAliveCountMax` 3): these connections live long, and a peer that
-/// vanished must be noticed (within 60 s: interval × (count + 1), as OpenSSH and russh count) rather than hang its sessions.
-/// `tether ssh` uses it too, for the same reason.
-pub const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
-
 /// The connections, by host name as written, route and far settings.
 pub struct HostPool {
     slots: Mutex<HashMap<(String, String, FarSettings), Weak<Slot>>>,
@@ -165,7 +159,10 @@ impl PooledHost {
             None => {
                 let target = &self.slot.route.target;
                 let mut opts = self.slot.route.options.clone();
-                opts.keepalive.get_or_insert(DEFAULT_KEEPALIVE);
+                // These connections live long: a peer that vanished must be
+                // noticed rather than hang its sessions, even where the
+                // route turned keepalive off.
+                opts.keepalive.get_or_insert(crate::exec::DEFAULT_KEEPALIVE);
                 let steps = Arc::clone(&self.slot.steps);
                 opts.steps = Some(tether_ssh::Steps(Arc::new(move |line: &str| {
                     let mut kept = steps.lock().unwrap_or_else(|p| p.into_inner());

@@ -144,3 +144,67 @@ fn exec_hosts_groups_identical_results() {
         .env("TETHER_DIR", &tether_dir)
         .output();
 }
+
+/// Hosts whose results all differ (each refusal names its own address)
+/// get a bounded answer (issue 36): the `max_groups` largest groups whole,
+/// the rest folded by status with `differing` counting them, every host
+/// in exactly one group.
+#[test]
+fn exec_hosts_answers_within_a_bound_when_every_result_differs() {
+    let Some(mut m) = McpFleet::start("mcp-exec-bound", &["127.0.0.2"]) else {
+        return;
+    };
+    // Nothing listens on port 1 of 127.1.0.x: each host is refused at once.
+    let config = m.home.0.join(".ssh/config");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("Host 127.1.*\n  Port 1\n{text}")).unwrap();
+    let answer = |m: &mut McpFleet, id: u64, args: Value| {
+        let r = m.call(
+            id,
+            "tools/call",
+            json!({"name": "exec_hosts", "arguments": args}),
+        );
+        r["result"]["structuredContent"].clone()
+    };
+    let hosts = "127.1.0.[1-250]";
+    let s = answer(
+        &mut m,
+        2,
+        json!({"hosts": hosts, "command": "true", "max_groups": 5}),
+    );
+    assert_eq!(s["hosts_total"].as_u64(), Some(250), "{s}");
+    let groups = s["groups"].as_array().unwrap();
+    assert!(groups.len() <= 6, "{}", groups.len());
+    let whole = groups.iter().filter(|g| g["differing"].is_null()).count();
+    assert_eq!(whole, 5, "{s}");
+    let folded: Vec<&Value> = groups
+        .iter()
+        .filter(|g| !g["differing"].is_null())
+        .collect();
+    assert_eq!(folded.len(), 1, "{s}");
+    assert_eq!(folded[0]["differing"].as_u64(), Some(245), "{s}");
+    assert_eq!(folded[0]["output"].as_str(), Some(""), "{s}");
+    // Every host once (counted by ClusterShell's nodeset, which
+    // scripts/test installs): the folded set names the other 245.
+    let n: usize = groups
+        .iter()
+        .map(|g| {
+            let o = Command::new("nodeset")
+                .args(["-c", g["hosts"].as_str().unwrap()])
+                .output()
+                .expect("nodeset (clustershell) is installed by scripts/test");
+            assert!(o.status.success(), "{o:?}");
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(n, 250, "{s}");
+    // The default bound holds the answer to 20 whole groups and the rest.
+    let s = answer(&mut m, 3, json!({"hosts": hosts, "command": "true"}));
+    let groups = s["groups"].as_array().unwrap();
+    assert!(groups.len() <= 21, "{}", groups.len());
+    assert!(s.to_string().len() < 64 * 1024, "{}", s.to_string().len());
+    m.finish();
+}

@@ -20,7 +20,7 @@ pub use input::SharedInput;
 pub use kept::{Kept, KeptReader, MEMORY_CAP, RUN_MEMORY_CAP, Spill};
 pub use ping::{PingProgress, PingResult, ping};
 pub use resolve::{
-    DEFAULT_ALIVE_INTERVAL, Overrides, current_user, policy_of, resolve, resolver, route,
+    DEFAULT_KEEPALIVE, Overrides, current_user, policy_of, resolve, resolver, route,
 };
 pub use spec::HostSpec;
 pub use stops::HostStops;

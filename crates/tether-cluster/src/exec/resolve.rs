@@ -10,10 +10,12 @@ use tether_ssh::{ConnectOptions, HostKeyPolicy, Target};
 
 use super::{HostSpec, Resolver};
 
-/// `ServerAliveInterval` when neither the command line, tether's config
-/// nor ssh_config sets one (`ServerAliveCountMax` is 3 then too, as
-/// OpenSSH's default).
-pub const DEFAULT_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+/// `ServerAliveInterval` and `ServerAliveCountMax` when neither the
+/// command line, tether's config nor ssh_config sets them (the count is
+/// OpenSSH's default): a link that hangs is given up within
+/// interval × (count + 1) = 60 s, as OpenSSH and russh count. The one
+/// source of this default (the pool's long-lived connections use it too).
+pub const DEFAULT_KEEPALIVE: (Duration, usize) = (Duration::from_secs(15), 3);
 
 /// What the command line sets, and tether's config where the command line
 /// says nothing; it wins over ssh_config, as `ssh`'s command line does.
@@ -238,10 +240,13 @@ pub fn resolve(
     let interval = Some(
         ov.alive_interval
             .or(cfg.server_alive_interval.map(Duration::from_secs))
-            .unwrap_or(DEFAULT_ALIVE_INTERVAL),
+            .unwrap_or(DEFAULT_KEEPALIVE.0),
     )
     .filter(|d| !d.is_zero());
-    let max = ov.alive_max.or(cfg.server_alive_count_max).unwrap_or(3);
+    let max = ov
+        .alive_max
+        .or(cfg.server_alive_count_max)
+        .unwrap_or(DEFAULT_KEEPALIVE.1);
     // `-o UserKnownHostsFile`: `${VAR}` and `%` tokens, as ssh_config's.
     let known_hosts_typed = ov
         .known_hosts

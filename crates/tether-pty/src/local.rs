@@ -338,6 +338,7 @@ impl Terminal for LocalPty {
             &self.id.pts,
             self.marker.as_deref(),
             grace,
+            self.id.top != self.id.session,
         );
         Ok(())
     }
@@ -486,6 +487,7 @@ impl Drop for LocalPty {
                 &self.id.pts,
                 self.marker.as_deref(),
                 Duration::from_millis(500),
+                self.id.top != self.id.session,
             );
         }
     }

@@ -89,6 +89,15 @@ fn carries(pid: i32, uid: u32, marker: &str) -> bool {
         .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == marker.as_bytes()))
 }
 
+/// SIGHUP and SIGTERM, with SIGCONT so stopped jobs can act on them.
+fn ask_to_end(targets: &[Target]) {
+    for t in targets {
+        send(t, Signal::SIGHUP);
+        send(t, Signal::SIGTERM);
+        send(t, Signal::SIGCONT);
+    }
+}
+
 fn still_alive(t: &Target) -> bool {
     procfs::stat(t.pid).is_some_and(|s| s.start_time == t.start_time && s.state != 'Z')
 }
@@ -103,37 +112,47 @@ fn send(t: &Target, signal: Signal) {
 /// Ends the tree rooted at `root` whose terminal is `pts`: SIGHUP and SIGTERM (with SIGCONT so
 /// stopped jobs can act on them), then SIGKILL for anything still alive
 /// after `grace`. Returns once every member is gone or `grace` has passed
-/// twice.
+/// twice (three times for a launcher).
 ///
 /// `root_start` is the root's start time when it was spawned: a root that
 /// has been reaped and whose pid now names another process is left out
 /// (its session, if any of it survives, still holds its terminal; the
-/// kernel never reuses a pid that still names a session).
+/// kernel never reuses a pid that still names a session). A `launcher`
+/// root (bubblewrap, whose child is the top program) is asked last.
 pub fn kill_tree(
     root: i32,
     root_start: Option<u64>,
     pts: &Path,
     marker: Option<&str>,
     grace: Duration,
+    launcher: bool,
 ) {
     let reused = procfs::stat(root).is_some_and(|s| Some(s.start_time) != root_start);
     let root = if reused { 0 } else { root };
-    end(root, Some(pts), marker, grace);
+    let last = (launcher && root > 0).then_some(root);
+    end(root, Some(pts), marker, grace, last);
 }
 
 /// Ends every process of ours whose start environment holds `marker`
 /// (`NAME=VALUE`), and their descendants: what a tree left behind when the
 /// program that would have ended it was killed.
 pub fn kill_marked(marker: &str, grace: Duration) {
-    end(0, None, Some(marker), grace);
+    end(0, None, Some(marker), grace, None);
 }
 
-fn end(root: i32, pts: Option<&Path>, marker: Option<&str>, grace: Duration) {
+/// `last` (a launcher: bubblewrap) is asked to end only once the rest of
+/// its tree is gone or `grace` has passed. A launcher that leads the
+/// terminal's session hangs the terminal up as it exits, and the kernel's
+/// second SIGHUP then ends the shell in the middle of its own exit trap,
+/// before it has saved its exports for the next shell.
+fn end(root: i32, pts: Option<&Path>, marker: Option<&str>, grace: Duration, last: Option<i32>) {
     let targets = members(root, pts, marker);
-    for t in &targets {
-        send(t, Signal::SIGHUP);
-        send(t, Signal::SIGTERM);
-        send(t, Signal::SIGCONT);
+    let (later, first): (Vec<Target>, Vec<Target>) =
+        targets.iter().partition(|t| Some(t.pid) == last);
+    ask_to_end(&first);
+    if !later.is_empty() {
+        wait_gone(&first, grace);
+        ask_to_end(&later);
     }
     if wait_gone(&targets, grace) {
         return;

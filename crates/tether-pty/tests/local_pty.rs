@@ -179,6 +179,45 @@ fn wait_for_sleeps(args: &[&str]) -> Vec<tether_pty::procfs::Stat> {
     }
 }
 
+/// A launcher (bubblewrap) that leads the terminal's session hangs the
+/// terminal up as it exits, which ends the shell in the middle of its exit
+/// trap: its child is asked to end first, and the launcher after.
+#[tokio::test]
+async fn kill_asks_a_launchers_child_to_end_before_the_launcher() {
+    let dir = std::env::temp_dir().join(format!("tether-pty-launcher-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let (log, ready) = (dir.join("log"), dir.join("ready"));
+    // The child's trap does some work before it writes; the launcher's
+    // runs at once if it is asked.
+    let child = format!(
+        "trap 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo child >> {log}; exit 0' HUP; trap '' TERM; \
+         echo > {ready}; while :; do sleep 1; done",
+        log = log.display(),
+        ready = ready.display()
+    );
+    let launcher = format!(
+        "trap 'echo launcher >> {log}; exit 0' HUP; trap '' TERM; sh -c \"$1\" & wait; wait",
+        log = log.display()
+    );
+    let mut s = spec("sh", &["-c", &launcher, "launcher", &child]);
+    s.launcher = true;
+    let pty = tether_pty::LocalPty::spawn(&s).unwrap();
+    let _out = pty.take_output().unwrap();
+    let start = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(start.elapsed() < DEADLINE, "the child never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pty.kill(Duration::from_millis(2000)).unwrap();
+    let mut exit = pty.exit();
+    exit.wait_for(|e| e.is_some()).await.unwrap();
+    // (The launcher ends by itself once its child has: it may not be asked.)
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.lines().next(), Some("child"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn kill_ends_the_whole_tree_with_no_orphans() {
     let (pty, mut out) = spawn("bash", &["--norc", "--noprofile", "-i"]);

@@ -16,7 +16,11 @@ pub struct Bash;
 /// variable), read by the shell from its private setup file; the typed
 /// line names only the command's number. It must survive `set -u` (every expansion has a default),
 /// `set -o noclobber` (`>|`), redefined builtins (`builtin`), and a hostile
-/// PROMPT_COMMAND (ours runs first and is put back by every wrapper line).
+/// PROMPT_COMMAND. Ours are the first and the last entry of
+/// PROMPT_COMMAND (string or array), put back by every wrapper line and end
+/// mark: `__tether_keep` keeps `$?` for the user's hooks, and
+/// `__tether_prompt` prints the ready mark after them (with the fallback end
+/// mark of a line that was cut short).
 const FUNCTIONS: &str = r#"
 set +o errexit +o history
 unset HISTFILE
@@ -48,15 +52,41 @@ __tether_end() {
   __tether_enc "$PWD"
   __tether_held
   builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;held=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "${__tether_h--}" "$__tether_cwd"
+  __tether_lastpid
+  __tether_ls=$st
+  __tether_pc
   return 0
 }
 __tether_fb() { __tether_end "${__tether_n-0}" "$@"; }
+__tether_keep() { __tether_kst=$?; return "$__tether_kst"; }
 __tether_prompt() {
   local st=$?
+  [[ -n ${__tether_kst-} ]] && st=$__tether_kst
+  __tether_kst=
   if [[ -n ${__tether_pending-} ]]; then
     __tether_fb "$st"
   fi
+  __tether_hp=$__tether_lp
+  __tether_lastpid
+  builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"
   return "$st"
+}
+__tether_pc() {
+  local p e
+  if [[ -n ${PROMPT_COMMAND+set} ]] && (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501 )) && [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+    local -a n=()
+    for e in "${PROMPT_COMMAND[@]}"; do
+      [[ $e == __tether_keep || $e == __tether_prompt ]] || n+=("$e")
+    done
+    PROMPT_COMMAND=(__tether_keep "${n[@]}" __tether_prompt)
+    return 0
+  fi
+  p=${PROMPT_COMMAND-}
+  p=${p#__tether_keep$'\n'}
+  p=${p%$'\n'__tether_prompt}
+  p=${p//__tether_keep/:}
+  p=${p//__tether_prompt/:}
+  PROMPT_COMMAND=__tether_keep$'\n'$p$'\n'__tether_prompt
 }
 __tether_exit() {
   local st=$?
@@ -64,12 +94,17 @@ __tether_exit() {
   return "$st"
 }
 __tether_go() {
-  [[ ${PROMPT_COMMAND-} == __tether_prompt* ]] || PROMPT_COMMAND="__tether_prompt;${PROMPT_COMMAND-}"
+  __tether_pc
   ERRTRAP
   __tether_n=$1 __tether_pending=1 __tether_ran=
   builtin printf '\033]6973;%s%s%s;start\007' SECRET_A SECRET_B "$1"
 }
 builtin export -nf __tether_end __tether_fb __tether_go
+__tether_ls=0
+__tether_lastpid() {
+  __tether_lp=
+  { builtin read -r __tether_la __tether_la __tether_la __tether_la __tether_lp </proc/loadavg; } 2>/dev/null
+}
 __tether_grab() { __tether_utrap=$2; }
 __tether_utrap=
 builtin trap -p EXIT >| "$__tether_dir/traps" 2>/dev/null
@@ -77,7 +112,7 @@ IFS= read -r -d '' __tether_t < "$__tether_dir/traps"
 [[ $__tether_t == 'trap -- '* ]] && eval "__tether_grab ${__tether_t#trap }"
 builtin trap "__tether_exit${__tether_utrap:+; $__tether_utrap}" EXIT
 unset __tether_t
-PROMPT_COMMAND="__tether_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+__tether_pc
 PS1='' PS2='' PS0=''
 set -o errtrace
 "#;
@@ -118,7 +153,10 @@ impl Dialect for Bash {
             sh_quote(&ctx.dir.display().to_string()),
             super::with_secret(FUNCTIONS, ctx.nonce).replace("ERRTRAP", ERR_TRAP)
         ));
-        s.push_str(&super::restore_and_ready(ctx, "builtin"));
+        s.push_str(&super::restore(ctx, "builtin"));
+        // A snapshot taken under `set -a` holds the last shell's command
+        // number: the first ready mark has none.
+        s.push_str("unset __tether_n __tether_kst\n__tether_lastpid\n");
         s
     }
 
@@ -155,7 +193,7 @@ impl Dialect for Bash {
     /// file followed by `seq`: nothing typed here can forge one.
     fn wrapper_line(&self, path: &Path, seq: u64, _code: &str) -> String {
         format!(
-            "__tether_go {seq}; builtin . {path}; __tether_end {seq} $?\n",
+            "__tether_go {seq}; builtin . {path}; __tether_end {seq} $?; __tether_rc \"$__tether_ls\" && :\n",
             path = sh_quote(&path.display().to_string()),
         )
     }
@@ -175,6 +213,10 @@ impl Dialect for Bash {
     }
 
     fn has_pipe_status(&self) -> bool {
+        true
+    }
+
+    fn ready_at_prompt(&self) -> bool {
         true
     }
 }

@@ -2,8 +2,9 @@
 //! the command wrapper, and how its exit status is reported.
 //!
 //! Every dialect reports through the same engine marks
-//! (`OSC 6973 ; nonce ; kind ; fields`): `ready` once set up, `start` before
-//! the user's code runs, `end;exit=N;pipe=…;cwd=…` after it. The command
+//! (`OSC 6973 ; nonce ; kind ; fields`): `ready` once set up (bash and zsh:
+//! at every prompt, after the user's prompt hooks, with `pids=A-B`), `start`
+//! before the user's code runs, `end;exit=N;pipe=…;cwd=…` after it. The command
 //! text itself is written to a private file and loaded by a short wrapper
 //! line, so its length, quotes and newlines never meet the terminal's line
 //! buffer.
@@ -191,6 +192,16 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// Whether the exit status of each pipeline stage is reported.
     fn has_pipe_status(&self) -> bool;
 
+    /// Whether the shell prints the `ready` mark from its last prompt hook,
+    /// after every other (`PROMPT_COMMAND`, `precmd_functions`), at each
+    /// prompt: a result then waits for it after the end mark (bounded), so
+    /// the user's hooks have run before the next line is typed and before
+    /// the terminal's holders are looked at. Otherwise the setup prints it
+    /// once.
+    fn ready_at_prompt(&self) -> bool {
+        false
+    }
+
     /// Removes the dialect's own echoed input from output (pwsh's line
     /// editor echoes what is typed; the other shells run with echo off).
     fn strip_echo(&self, output: String) -> String {
@@ -237,10 +248,23 @@ pub(crate) fn printf_to_file(builtin: &str, path: &Path, bytes: &[u8]) -> Option
 }
 
 /// The end of a POSIX-family setup script: restore the exported
-/// variables and the cwd (after a restart), then print the ready mark.
+/// variables and the cwd (after a restart), set up the modes and the
+/// holders' look, then print the ready mark.
 /// `builtin` is the prefix that bypasses functions (`builtin` in bash and
 /// zsh, `command` in POSIX sh).
 pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String {
+    let mut s = restore(ctx, builtin);
+    s.push_str(&format!(
+        "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
+        ctx.nonce.a, ctx.nonce.b
+    ));
+    s
+}
+
+/// The end of a setup script whose shell prints the ready mark from its
+/// last prompt hook ([`Dialect::ready_at_prompt`]): restore the exported
+/// variables and the cwd, set up the modes and the holders' look.
+pub(crate) fn restore(ctx: &SetupContext<'_>, builtin: &str) -> String {
     let mut s = String::new();
     if let Some(env) = ctx.restore_env {
         // The new login's own description of itself wins over the
@@ -257,10 +281,6 @@ pub(crate) fn restore_and_ready(ctx: &SetupContext<'_>, builtin: &str) -> String
     // (exported under `set -a`) is forgotten.
     s.push_str(&modes::modes_function(ctx.line_modes));
     s.push_str(&held::held_function(ctx.look_for_holders, builtin));
-    s.push_str(&format!(
-        "{builtin} printf '\\033]6973;%s%s;ready\\007' {} {}\n",
-        ctx.nonce.a, ctx.nonce.b
-    ));
     s
 }
 

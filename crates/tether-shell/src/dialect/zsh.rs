@@ -42,7 +42,13 @@ __tether_end() {
   __tether_enc "$PWD"
   __tether_held
   builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;held=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "${__tether_h--}" "$__tether_cwd"
+  __tether_lastpid
+  __tether_ls=$st
+  __tether_pc
   return 0
+}
+__tether_pc() {
+  [[ ${precmd_functions[-1]-} == __tether_prompt ]] || precmd_functions=(${precmd_functions:#__tether_prompt} __tether_prompt)
 }
 __tether_fb() { __tether_end "${__tether_n-0}" "$@" }
 __tether_go() {
@@ -54,6 +60,9 @@ __tether_prompt() {
   if [[ -n ${__tether_pending-} ]]; then
     __tether_fb "$st"
   fi
+  __tether_hp=$__tether_lp
+  __tether_lastpid
+  builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"
   return $st
 }
 __tether_exit() {
@@ -61,7 +70,12 @@ __tether_exit() {
   [[ -n ${__tether_pending-} ]] && __tether_fb "$st" exiting
   return $st
 }
-precmd_functions=(__tether_prompt ${precmd_functions:#__tether_prompt})
+__tether_ls=0
+__tether_lastpid() {
+  __tether_lp=
+  { builtin read -r __tether_la __tether_la __tether_la __tether_la __tether_lp </proc/loadavg; } 2>/dev/null
+}
+__tether_pc
 zshexit_functions=(__tether_exit ${zshexit_functions:#__tether_exit})
 PS1='' PROMPT='' RPROMPT='' RPS1='' PS2='' PROMPT_EOL_MARK=''
 "#;
@@ -129,7 +143,10 @@ impl Dialect for Zsh {
             sh_quote(&ctx.dir.display().to_string()),
             super::with_secret(FUNCTIONS, ctx.nonce)
         );
-        s.push_str(&super::restore_and_ready(ctx, "builtin"));
+        s.push_str(&super::restore(ctx, "builtin"));
+        // A snapshot taken under `set -a` holds the last shell's command
+        // number: the first ready mark has none.
+        s.push_str("unset __tether_n __tether_kst\n__tether_lastpid\n");
         s
     }
 
@@ -150,11 +167,13 @@ impl Dialect for Zsh {
         super::printf_to_file("builtin", path, bytes)
     }
 
-    /// The prompt hook and the ZERR trap put back, then as in bash: the
-    /// marks' nonce is the session secret followed by `seq`.
+    /// The prompt hook (the last of `precmd_functions`: it prints the ready
+    /// mark after the user's hooks, which zsh gives the command's `$?`)
+    /// and the ZERR trap put back, then as in bash: the marks' nonce is the
+    /// session secret followed by `seq`.
     fn wrapper_line(&self, path: &Path, seq: u64, _code: &str) -> String {
         format!(
-            "(( ${{precmd_functions[(I)__tether_prompt]}} )) || precmd_functions=(__tether_prompt $precmd_functions); {ZERR_TRAP}; __tether_go {seq}; builtin . {path}; __tether_end {seq} $?\n",
+            "__tether_pc; {ZERR_TRAP}; __tether_go {seq}; builtin . {path}; __tether_end {seq} $?; __tether_rc $__tether_ls && :\n",
             path = sh_quote(&path.display().to_string()),
         )
     }
@@ -189,6 +208,10 @@ impl Dialect for Zsh {
     }
 
     fn has_pipe_status(&self) -> bool {
+        true
+    }
+
+    fn ready_at_prompt(&self) -> bool {
         true
     }
 }

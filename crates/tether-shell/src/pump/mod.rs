@@ -213,7 +213,17 @@ impl PumpState {
             self.marks_seen += 1;
         }
         match kind.as_str() {
-            "ready" => self.ready = true,
+            "ready" => {
+                self.ready = true;
+                self.at_prompt = true;
+                if let Some(w) = fields
+                    .iter()
+                    .find(|(k, _)| k == "pids")
+                    .and_then(|(_, v)| crate::holders::HookPids::parse(v))
+                {
+                    self.hook_pids.push(w);
+                }
+            }
             "start" if self.phase == Phase::Sent => {
                 self.phase = Phase::Started;
                 self.exit_cwd = None;

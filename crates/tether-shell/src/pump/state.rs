@@ -51,6 +51,12 @@ pub(crate) struct PumpState {
     pub(super) last_end: Option<(u64, EndMark)>,
     /// The session's setup reported ready.
     pub(super) ready: bool,
+    /// The shell reported ready (its prompt hooks have run) since the
+    /// last command was typed.
+    pub(super) at_prompt: bool,
+    /// The pids the shell's prompt hooks may have started, as the ready
+    /// marks since the last result say (`pids=`).
+    pub(super) hook_pids: Vec<crate::holders::HookPids>,
     /// The working directory the shell reported as it exited during the
     /// current command (its exit hook's `exiting` mark: an `exit` prints
     /// no end mark).
@@ -145,6 +151,8 @@ pub(crate) fn initial_state(
         command_start: 0,
         last_end: None,
         ready: false,
+        at_prompt: false,
+        hook_pids: Vec::new(),
         exit_cwd: None,
         last_output: Instant::now(),
         eof: false,
@@ -167,6 +175,9 @@ pub(crate) struct Progress {
     pub(crate) idle: Duration,
     /// Bytes processed so far.
     pub(crate) processed: u64,
+    /// The shell is back at its prompt, its hooks run (a dialect that
+    /// says so: [`crate::dialect::Dialect::ready_at_prompt`]).
+    pub(crate) at_prompt: bool,
 }
 
 /// A look at the command typed last, without its call ([`crate::Control`]).
@@ -197,6 +208,7 @@ impl PumpState {
         self.capture = Some(capture);
         self.rename = rename;
         self.phase = Phase::Sent;
+        self.at_prompt = false;
         self.command_start = self.processed;
         self.last_output = Instant::now();
         if self.echo_on && self.watched() {
@@ -219,6 +231,7 @@ impl PumpState {
             started: self.phase == Phase::Started,
             idle: self.last_output.elapsed(),
             processed: self.processed,
+            at_prompt: self.at_prompt,
         }
     }
 
@@ -254,6 +267,11 @@ impl PumpState {
     /// The session's setup reported ready.
     pub(crate) fn ready(&self) -> bool {
         self.ready
+    }
+
+    /// The pids the prompt hooks may have started since the last result.
+    pub(crate) fn take_hook_pids(&mut self) -> Vec<crate::holders::HookPids> {
+        std::mem::take(&mut self.hook_pids)
     }
 
     /// The output stream has ended.

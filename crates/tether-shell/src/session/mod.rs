@@ -74,6 +74,8 @@ pub struct Session {
     probes: std::sync::Mutex<crate::place::probe::ProbeMemory>,
     /// The holders of a remote terminal the last end mark named.
     host_holders: Vec<crate::result::TerminalHolder>,
+    /// Holders the prompt hooks started, held back for one result.
+    hook_holders: crate::holders::HookHolders,
     /// Its confinement's report (`None`: no fence).
     fenced: Option<Arc<crate::fence::Fenced>>,
     /// The proxy of its network allowlist, while the session lives.

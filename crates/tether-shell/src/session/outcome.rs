@@ -128,7 +128,11 @@ impl Session {
             duration_ms: t0.elapsed().as_millis() as u64,
             shell_restarted: std::mem::take(&mut self.restarted),
             link: None,
-            terminal_holders: crate::holders::of(self.terminal.as_ref(), &self.host_holders),
+            terminal_holders: {
+                let hooks = self.shared.lock().take_hook_pids();
+                let all = crate::holders::of(self.terminal.as_ref(), &self.host_holders);
+                self.hook_holders.named(all, &hooks)
+            },
             confinement: self.fenced.as_ref().and_then(|f| f.report()),
         }
     }

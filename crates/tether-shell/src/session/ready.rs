@@ -24,6 +24,11 @@ fn look_every(idle: Duration) -> Duration {
     (idle / 4).clamp(QUIET, LOOK_EVERY_MAX)
 }
 
+/// The longest a result waits after its end mark for the shell's prompt
+/// hooks to run (the ready mark its last hook prints): a slow hook (a
+/// `git status` prompt in a big repository) delays no result longer.
+const PROMPT_HOOKS_MAX: Duration = Duration::from_secs(5);
+
 /// What ended a wait.
 pub(super) enum Woke {
     Ended(EndMark),
@@ -51,6 +56,8 @@ impl Session {
             .prober()
             .map(|p| ProbeWatch::take(p, &self.probes));
         let mut pending = self.pending.subscribe();
+        let mut ended_at: Option<Instant> = None;
+        let hooks = self.opts.dialect.ready_at_prompt();
         loop {
             let changed = self.shared.changed();
             if let Some(p) = *pending.borrow_and_update() {
@@ -61,9 +68,20 @@ impl Session {
                 started,
                 idle,
                 processed,
+                at_prompt,
             } = self.shared.lock().progress();
             if let Some(end) = ended {
-                return Woke::Ended(end);
+                // The user's prompt hooks run after the end mark: their
+                // output is not the command's, and what they start is
+                // gone (or named a holder) before the next line is typed.
+                let since = *ended_at.get_or_insert_with(Instant::now);
+                if !hooks
+                    || at_prompt
+                    || since.elapsed() >= PROMPT_HOOKS_MAX
+                    || Instant::now() >= deadline
+                {
+                    return Woke::Ended(end);
+                }
             }
             if let Some(info) = *exit.borrow() {
                 return Woke::ShellExited(info);

@@ -116,6 +116,7 @@ impl Session {
             follow: crate::follow::FollowBook::new(),
             probes: Default::default(),
             host_holders: Vec::new(),
+            hook_holders: Default::default(),
             link_lost: None,
             place,
             tree_ended: false,

@@ -331,6 +331,25 @@ impl Terminal for LocalPty {
         Ok(pgid)
     }
 
+    fn signal_top(&self, signal: Signal) -> Result<bool, TransportError> {
+        if self.exit.borrow().is_some() {
+            return Ok(false);
+        }
+        // Still the terminal's: a member of its session, not a zombie.
+        let top = self.id.top;
+        let ours = crate::procfs::stat(top)
+            .is_some_and(|s| s.session == self.id.session && s.state != 'Z');
+        if !ours {
+            return Ok(false);
+        }
+        signals::signal_process(top, signal).map_err(|source| TransportError::Signal {
+            signal,
+            pgid: top,
+            source,
+        })?;
+        Ok(true)
+    }
+
     fn kill(&self, grace: Duration) -> Result<(), TransportError> {
         tree::kill_tree(
             self.id.session,

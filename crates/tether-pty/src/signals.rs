@@ -51,6 +51,11 @@ pub fn signal_group(pgid: i32, signal: Signal) -> std::io::Result<()> {
     signal::killpg(Pid::from_raw(pgid), to_nix(signal)).map_err(std::io::Error::from)
 }
 
+/// Sends `signal` to the process `pid` alone.
+pub fn signal_process(pid: i32, signal: Signal) -> std::io::Result<()> {
+    signal::kill(nix::unistd::Pid::from_raw(pid), to_nix(signal)).map_err(std::io::Error::from)
+}
+
 fn to_nix(signal: Signal) -> signal::Signal {
     match signal {
         Signal::Int => signal::Signal::SIGINT,

@@ -133,7 +133,9 @@ pub struct RunResult {
     pub exit_code: Option<i32>,
     /// Each pipeline stage's status (bash and zsh).
     pub pipe_status: Option<Vec<i32>>,
-    /// The terminating signal, e.g. `SIGKILL`, when the status says one.
+    /// The terminating signal, e.g. `SIGKILL`, when the status says one;
+    /// for `timed_out`, the signal of the escalation that ended the command
+    /// (SIGINT, SIGTERM, SIGKILL).
     pub signal: Option<String>,
     /// The projected, redacted, clipped output.
     pub output: String,

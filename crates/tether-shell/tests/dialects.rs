@@ -149,9 +149,31 @@ async fn waiting_for_input(mut s: Session) {
 
 async fn timeouts(mut s: Session) {
     run(&mut s, "cd /tmp").await;
-    let r = s.run("echo partial; sleep 30", &within(300)).await.unwrap();
-    assert_eq!(r.status, Status::TimedOut);
+    let r = s
+        .run("echo partial; sleep 30; echo never", &within(300))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.signal.as_deref()),
+        (Status::TimedOut, Some("SIGINT"))
+    );
     assert_eq!(r.output.trim_end(), "partial");
+    assert!(!r.shell_restarted, "recovered, not restarted");
+    // A program that outlives its interrupt is ended by TERM, and the rest
+    // of the line does not run (as after Ctrl-C at a prompt).
+    let r = s
+        .run(
+            "echo partial; sh -c 'trap \"\" INT; sleep 30'; echo never",
+            &within(300),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.signal.as_deref()),
+        (Status::TimedOut, Some("SIGTERM")),
+        "{r:?}"
+    );
+    assert!(!r.output.contains("never"), "{r:?}");
     assert!(!r.shell_restarted, "recovered, not restarted");
     let r = run(&mut s, "pwd").await;
     assert_eq!((r.status, r.output.as_str()), (Status::Exited, "/tmp\n"));

@@ -306,6 +306,13 @@ pub trait Terminal: Send + Sync {
         expected: Option<&Foreground>,
     ) -> Result<i32, TransportError>;
 
+    /// Sends `signal` to the top program (the shell) alone, while it runs
+    /// on this terminal. Returns false where the transport cannot (a
+    /// remote terminal, where only the terminal's own keys reach it).
+    fn signal_top(&self, _signal: Signal) -> Result<bool, TransportError> {
+        Ok(false)
+    }
+
     /// Ends the program and every process it started, escalating from
     /// SIGHUP/SIGTERM to SIGKILL within `grace`.
     fn kill(&self, grace: Duration) -> Result<(), TransportError>;

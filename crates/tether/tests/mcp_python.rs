@@ -109,3 +109,21 @@ fn an_mcp_servers_confinement_holds_for_its_agents_calls() {
         "{stdout}"
     );
 }
+
+/// Start-up files as people have them (a prompt hook that forks and
+/// prints), through the Python SDK: a timeout stops the rest of the line
+/// on a session started a moment before and under CPU load, a program that
+/// outlives SIGINT is ended with its line, C-c reaches a kept program, and
+/// no holder is named (`tests/mcp/rc_client.py`).
+#[test]
+fn with_the_users_rc_a_timeout_stops_the_whole_line() {
+    let home = std::env::temp_dir().join(format!("tether-mcp-rc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let out = python_client("rc_client.py", "mcp-rc", &[&home]);
+    let _ = std::fs::remove_dir_all(&home);
+    let Some(stdout) = out else {
+        return;
+    };
+    assert!(stdout.contains("mcp rc: all checks passed"), "{stdout}");
+}

@@ -27,13 +27,19 @@ impl Session {
     }
 
     /// Interrupts the foreground (INT, TERM, KILL; the shell itself only
-    /// ever gets INT), recovers the prompt, and returns `timed_out` with the
-    /// partial output. A shell that cannot be recovered is restarted.
+    /// ever gets INT, and gets it before a TERM or KILL so that it abandons
+    /// the rest of the line), recovers the prompt, and returns `timed_out`
+    /// with the partial output and the signal that ended the command
+    /// (`signal`: SIGINT, SIGTERM, SIGKILL; SIGQUIT remotely). A shell that
+    /// cannot be recovered is restarted.
     pub(super) async fn interrupt(&mut self, t0: Instant) -> Result<RunResult, ShellError> {
         let mut recovered = false;
+        // The signal after which the command's end came.
+        let mut ended_by = None;
         let evidence = self.terminal.inspect()?.foreground.is_some();
         if evidence {
-            recovered = self.interrupt_verified().await?;
+            ended_by = self.interrupt_verified().await?;
+            recovered = ended_by.is_some();
         } else {
             // No view of the foreground (a remote terminal): the terminal's
             // own C-c, then C-\, reach whatever is in the foreground; a
@@ -43,6 +49,7 @@ impl Session {
                 match self.wait(Instant::now() + REMOTE_SIGNAL_GRACE).await {
                     Woke::Ended(_) => {
                         recovered = true;
+                        ended_by = Some(signal);
                         break;
                     }
                     Woke::ShellExited(ExitInfo::LinkLost) => {
@@ -74,26 +81,35 @@ impl Session {
         }
         let mut r = self.result(Status::TimedOut, t0, output, truncated, None);
         r.shell_restarted = !recovered || r.shell_restarted;
+        r.signal = ended_by.map(|s| format!("SIG{}", s.name()));
         Ok(r)
     }
 
     /// INT, TERM, KILL to the verified foreground (the shell itself only
-    /// ever gets INT); true when the shell came back to its prompt.
-    pub(super) async fn interrupt_verified(&mut self) -> Result<bool, ShellError> {
+    /// ever gets INT); the signal after which the shell came back to its
+    /// prompt, if it did.
+    pub(super) async fn interrupt_verified(&mut self) -> Result<Option<Signal>, ShellError> {
         for signal in [Signal::Int, Signal::Term, Signal::Kill] {
             let fg = self.terminal.inspect()?.foreground;
             let Some(fg) = fg else { break };
             if fg.is_top && signal != Signal::Int {
                 break;
             }
+            if signal != Signal::Int && !fg.is_top {
+                // The program outlived its interrupt: the shell gets one
+                // of its own first, so that it abandons the rest of the
+                // line once the program ends (as at a prompt), instead of
+                // running the next command of the list.
+                self.terminal.signal_top(Signal::Int)?;
+            }
             match self.terminal.signal_foreground(signal, Some(&fg)) {
                 Ok(_) | Err(TransportError::ForegroundChanged) => {}
                 Err(e) => return Err(e.into()),
             }
             if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
-                return Ok(true);
+                return Ok(Some(signal));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 }

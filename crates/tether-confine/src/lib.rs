@@ -19,6 +19,7 @@
 mod allow;
 mod doors;
 mod error;
+mod local;
 mod plan;
 mod proxy;
 mod spec;

@@ -156,12 +156,20 @@ pub struct Confinement {
     /// write or direct connection is the program's own error instead.
     #[serde(default)]
     pub denied: Vec<String>,
+    /// What the kernel enforced for the session's shell, as the fence
+    /// found it when the shell started (`null` until a shell reported).
+    #[serde(default)]
+    pub enforced: Option<crate::Enforced>,
 }
 
 impl Confine {
     /// The confinement as a result reports it (`None` for no fence), with
-    /// `denied` since the last result.
-    pub fn report(&self, denied: Vec<String>) -> Option<Confinement> {
+    /// `denied` since the last result and what the kernel enforced.
+    pub fn report(
+        &self,
+        denied: Vec<String>,
+        enforced: Option<crate::Enforced>,
+    ) -> Option<Confinement> {
         (!self.is_none()).then(|| Confinement {
             mode: self.mode,
             roots: if self.mode == ModeName::Workspace {
@@ -176,6 +184,7 @@ impl Confine {
             },
             allow_net: self.allow_net.clone(),
             denied,
+            enforced,
         })
     }
 }

@@ -6,7 +6,10 @@
 //! is one, then execs the shell (same pid): the shell and everything it
 //! starts inherit the restriction, and a restarted shell comes through
 //! here again. Last, it installs the seccomp filter (`seccomp.rs`) that
-//! refuses Unix and vsock sockets. `tether confine-forward` (hidden) is that forwarder: it
+//! refuses Unix and vsock sockets, and reports what the kernel enforced
+//! (`tether_confine::Enforced`) to the daemon on the session's report
+//! socket, connected before the filter, waiting for its answer before
+//! the shell runs. `tether confine-forward` (hidden) is that forwarder: it
 //! leaves the shell's session and terminal, and passes each connection
 //! to the proxy address on to the proxy's socket outside the fence.
 
@@ -35,6 +38,9 @@ pub struct ConfineExecArgs {
     /// The proxy's socket, to forward the proxy address to.
     #[arg(long)]
     pub forward: Option<PathBuf>,
+    /// The daemon's socket for the report of what the kernel enforced.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// The program and its arguments.
     #[arg(trailing_var_arg = true, required = true)]
     pub program: Vec<OsString>,
@@ -63,8 +69,25 @@ fn abi(n: u8) -> Result<ABI> {
     })
 }
 
+/// The number of a Landlock ABI tether knows.
+fn abi_number(abi: ABI) -> Option<u8> {
+    (1..=10).find(|n| self::abi(*n).is_ok_and(|a| a == abi))
+}
+
 /// Restricts this process, starts the forwarder, and execs the program.
 pub fn run(args: ConfineExecArgs) -> Result<i32> {
+    // Connected before anything is restricted, used once all is in force.
+    let report = match &args.report {
+        Some(socket) => Some(
+            tether_confine::ReportSender::connect(socket).with_context(|| {
+                format!(
+                    "cannot reach the daemon's report socket {}, so nothing was run",
+                    socket.display()
+                )
+            })?,
+        ),
+        None => None,
+    };
     let abi = abi(args.abi)?;
     let level = if args.best_effort {
         CompatLevel::BestEffort
@@ -104,12 +127,70 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
     // shell: no Unix socket and no vsock for anything the session runs.
     crate::seccomp::close_sockets()
         .context("the seccomp filter could not be installed, so nothing was run")?;
+    if let Some(report) = report {
+        report
+            .send(&enforced(&status, args.abi))
+            .context("the daemon did not take the fence's report, so nothing was run")?;
+    }
     let mut program = args.program.into_iter();
     let Some(first) = program.next() else {
         bail!("no program to run");
     };
     let e = std::process::Command::new(&first).args(program).exec();
     bail!("cannot run {}: {e}", PathBuf::from(first).display())
+}
+
+/// What the kernel enforced, as this process finds it: Landlock's status
+/// (for ABI `asked`), seccomp's mode in `/proc/self/status`, and whether
+/// the session's terminal is on another devpts than the fence's.
+fn enforced(status: &landlock::RestrictionStatus, asked: u8) -> tether_confine::Enforced {
+    use landlock::RulesetStatus;
+    use tether_confine::{Landlock, Skipped};
+    let landlock = match status.ruleset {
+        RulesetStatus::FullyEnforced => Landlock::Full,
+        RulesetStatus::PartiallyEnforced => Landlock::Partial,
+        RulesetStatus::NotEnforced => Landlock::None,
+    };
+    let in_force = match (landlock, &status.landlock) {
+        (Landlock::None, _) => None,
+        (_, landlock::LandlockStatus::Available { effective_abi, .. }) => {
+            abi_number(*effective_abi).map(|n| n.min(asked))
+        }
+        _ => None,
+    };
+    let seccomp = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.strip_prefix("Seccomp:").is_some_and(|v| v.trim() == "2"))
+    });
+    tether_confine::Enforced {
+        landlock_abi: in_force,
+        landlock_asked: asked,
+        landlock,
+        skipped: Skipped::between(in_force.unwrap_or(0), asked),
+        seccomp,
+        own_devpts: own_devpts(),
+    }
+}
+
+/// True when the fence's `/dev/pts` is a devpts instance other than the
+/// one the session's terminal (stdin) is on.
+fn own_devpts() -> bool {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return false;
+    }
+    let tty = stdin
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata());
+    match (tty, std::fs::metadata("/dev/pts/ptmx")) {
+        (Ok(tty), Ok(ptmx)) => tty.dev() != ptmx.dev(),
+        _ => false,
+    }
 }
 
 /// Starts `tether confine-forward SOCKET` and waits until it listens.

@@ -40,6 +40,11 @@ pub struct Enforced {
     /// The terminals in the fence are a devpts of its own: the session's
     /// terminal is not on it, so no terminal of the host's is.
     pub own_devpts: bool,
+    /// The pathname Unix sockets the session may connect to (Landlock
+    /// refuses every other); empty: the seccomp filter refuses every
+    /// Unix socket.
+    #[serde(default)]
+    pub unix_sockets: Vec<std::path::PathBuf>,
 }
 
 /// How much of the asked Landlock ruleset the kernel enforces.

@@ -79,6 +79,10 @@ pub(crate) fn wrap(
     if confine.best_effort {
         inner.push("--best-effort".into());
     }
+    for socket in &confine.unix_sockets {
+        inner.push("--unix".into());
+        inner.push(socket.clone().into_os_string());
+    }
     inner.push("--report".into());
     inner.push(dir.join(REPORT_SOCKET).into_os_string());
     let mut env = vec![("TMPDIR".to_owned(), temp.display().to_string())];
@@ -157,10 +161,24 @@ fn fence(
         fence = fence.hide(&p)?;
     }
     fence = fence.show(dir)?;
+    // The sockets allowed by path, shown again where they were hidden
+    // (Landlock, in confine-exec, refuses every other one).
+    for socket in &confine.unix_sockets {
+        if !is_socket(socket) {
+            return Err(tether_confine::ConfineError::NotASocket(socket.clone()).into());
+        }
+        fence = fence.show(socket)?;
+    }
     for name in SHELL_WRITES {
         fence = fence.writable(&dir.join(name))?;
     }
     Ok(fence)
+}
+
+/// True when `path` is absolute and a Unix socket.
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.is_absolute() && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// The proxy's socket in the session's directory.

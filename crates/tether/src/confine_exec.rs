@@ -41,6 +41,11 @@ pub struct ConfineExecArgs {
     /// The daemon's socket for the report of what the kernel enforced.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// A pathname Unix socket the session may connect to (repeatable):
+    /// Landlock (ABI 9) refuses every other one, and the seccomp filter
+    /// then lets Unix sockets be made.
+    #[arg(long)]
+    pub unix: Vec<PathBuf>,
     /// The program and its arguments.
     #[arg(trailing_var_arg = true, required = true)]
     pub program: Vec<OsString>,
@@ -94,22 +99,45 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
     } else {
         CompatLevel::HardRequirement
     };
+    let unix = !args.unix.is_empty();
+    if unix && !resolve_unix_given() {
+        bail!(
+            "unix_sockets needs Landlock ABI 9 (Linux 7.1 or later), which refuses every Unix socket but the ones named, and this kernel cannot give it, so nothing was run: remove unix_sockets (every Unix socket is then refused), or use a newer kernel"
+        );
+    }
+    // Landlock's refusal of pathname Unix sockets (ABI 9): handled when
+    // asked for, and then given only where a socket is allowed (the
+    // forwarder's proxy socket, `--unix`).
+    let handles_unix = unix || abi >= ABI::V9;
+    let no_unix = !landlock::BitFlags::from(AccessFs::ResolveUnix);
     let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = args.write.iter().partition(|p| p.is_dir());
     let restrict = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
         let mut ruleset = Ruleset::default()
             .set_compatibility(level)
             .handle_access(AccessFs::from_all(abi))?;
-        if abi >= ABI::V6 {
+        if unix {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::ResolveUnix)?
+                .set_compatibility(level);
+        }
+        if abi >= ABI::V6 || unix {
             ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
         }
-        ruleset
+        let all = AccessFs::from_all(abi) & no_unix;
+        let file = AccessFs::from_file(abi) & no_unix;
+        let mut ruleset = ruleset
             .create()?
             .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
-            .add_rules(path_beneath_rules(["/dev"], AccessFs::from_all(abi)))?
-            .add_rules(path_beneath_rules(["/proc"], AccessFs::from_file(abi)))?
-            .add_rules(path_beneath_rules(dirs, AccessFs::from_all(abi)))?
-            .add_rules(path_beneath_rules(files, AccessFs::from_file(abi)))?
-            .restrict_self()
+            .add_rules(path_beneath_rules(["/dev"], all))?
+            .add_rules(path_beneath_rules(["/proc"], file))?
+            .add_rules(path_beneath_rules(dirs, all))?
+            .add_rules(path_beneath_rules(files, file))?;
+        if handles_unix {
+            let sockets = args.unix.iter().chain(args.forward.iter());
+            ruleset = ruleset.add_rules(path_beneath_rules(sockets, AccessFs::ResolveUnix))?;
+        }
+        ruleset.restrict_self()
     };
     let status = restrict().with_context(|| {
         format!(
@@ -124,12 +152,15 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
         start_forwarder(socket)?;
     }
     // After the forwarder (which alone needs a Unix socket), before the
-    // shell: no Unix socket and no vsock for anything the session runs.
-    crate::seccomp::close_sockets()
+    // shell: no vsock, and no Unix socket unless Landlock refuses all but
+    // those allowed, for anything the session runs.
+    crate::seccomp::close_sockets(unix)
         .context("the seccomp filter could not be installed, so nothing was run")?;
     if let Some(report) = report {
+        let mut enforced = enforced(&status, args.abi);
+        enforced.unix_sockets = args.unix.clone();
         report
-            .send(&enforced(&status, args.abi))
+            .send(&enforced)
             .context("the daemon did not take the fence's report, so nothing was run")?;
     }
     let mut program = args.program.into_iter();
@@ -138,6 +169,16 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
     };
     let e = std::process::Command::new(&first).args(program).exec();
     bail!("cannot run {}: {e}", PathBuf::from(first).display())
+}
+
+/// True when this kernel's Landlock refuses pathname Unix sockets by path
+/// (ABI 9).
+fn resolve_unix_given() -> bool {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::ResolveUnix)
+        .and_then(|r| r.create())
+        .is_ok()
 }
 
 /// What the kernel enforced, as this process finds it: Landlock's status
@@ -169,6 +210,7 @@ fn enforced(status: &landlock::RestrictionStatus, asked: u8) -> tether_confine::
         skipped: Skipped::between(in_force.unwrap_or(0), asked),
         seccomp,
         own_devpts: own_devpts(),
+        unix_sockets: Vec::new(),
     }
 }
 

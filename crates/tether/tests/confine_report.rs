@@ -29,6 +29,7 @@ fn every_confined_result_says_what_the_kernel_enforced() {
                 "skipped": [],
                 "seccomp": true,
                 "own_devpts": true,
+                "unix_sockets": [],
             }),
             "{who:?}: {r}"
         );

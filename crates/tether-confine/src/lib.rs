@@ -12,7 +12,9 @@
 //! ([`Confinement`], with what the kernel enforced: [`Enforced`], sent
 //! from inside the fence to a [`ReportListener`]), and the network
 //! allowlist ([`Allowlist`]) with its [`Proxy`], which runs outside the
-//! fence on a tokio runtime.
+//! fence on a tokio runtime and keeps an allowed name from reaching this
+//! machine (`local.rs`: loopback, link-local, its own addresses) unless
+//! the allowlist names the address.
 //!
 //! What it does not do: start a shell (the engine, `tether-shell`'s
 //! `fence.rs`, wraps its command line), or apply Landlock (tether's binary

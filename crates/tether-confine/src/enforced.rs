@@ -20,6 +20,9 @@ use tokio::net::UnixListener;
 /// The most bytes of a report.
 const MAX_REPORT: u64 = 16 << 10;
 
+/// How long confine-exec waits for the daemon to take its report.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// What the kernel enforced, as every confined result says it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Enforced {
@@ -161,7 +164,10 @@ pub struct ReportSender(std::os::unix::net::UnixStream);
 impl ReportSender {
     /// Connects to the daemon's `socket`.
     pub fn connect(socket: &Path) -> std::io::Result<ReportSender> {
-        std::os::unix::net::UnixStream::connect(socket).map(ReportSender)
+        let conn = std::os::unix::net::UnixStream::connect(socket)?;
+        // A daemon that never answers fails the start, never hangs it.
+        conn.set_read_timeout(Some(ANSWER_WITHIN))?;
+        Ok(ReportSender(conn))
     }
 
     /// Sends `report` and waits for the daemon's answer.

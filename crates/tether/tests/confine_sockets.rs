@@ -170,7 +170,10 @@ fn a_unix_socket_allowed_by_path_is_reached_and_no_other_or_refused_aloud() {
         let config = w.home.join(".config/tether");
         std::fs::create_dir_all(&config).unwrap();
         let write = |sockets: &str| {
-            let text = format!("[confine]\nmode = \"workspace\"\nunix_sockets = [{sockets}]\n");
+            // Best effort too: it never loosens the refusal of the others.
+            let text = format!(
+                "[confine]\nmode = \"workspace\"\nbest_effort = true\nunix_sockets = [{sockets}]\n"
+            );
             std::fs::write(config.join("config.toml"), text).unwrap();
             if let Who::Other = who {
                 let ok = Command::new("chown")

@@ -37,6 +37,15 @@ fn every_confined_result_says_what_the_kernel_enforced() {
         // shell's own status says it too.
         let r = w.run(&["-s", "c", "--", "grep ^Seccomp: /proc/$$/status"]);
         assert!(fenced::output(&r).contains("2"), "{who:?}: {r}");
+        // No program of the session can send a report of its own: the
+        // report socket (beside its temp directory) takes no connection.
+        let spoof = "python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX); s.connect(os.path.dirname(os.environ[\"TMPDIR\"]) + \"/fence.sock\"); print(\"reached\")' 2>&1 | tail -1";
+        let r = w.run(&["-s", "c", "--", spoof]);
+        assert!(!fenced::output(&r).contains("reached"), "{who:?}: {r}");
+        assert!(
+            fenced::output(&r).contains("Permission denied"),
+            "{who:?}: {r}"
+        );
         // A restarted shell reports again, and a listing says it too.
         let r = w.run(&["-s", "c", "--", "exit 3"]);
         assert_eq!(r["confinement"]["enforced"]["landlock"], "full", "{r}");

@@ -147,8 +147,9 @@ pub struct Config {
     #[serde(skip)]
     pub sources: GroupSources,
     /// The confinement of the local sessions `tether run` and `tether mcp`
-    /// create (`[confine]`: mode, roots, read_only, deny, allow_net); for
-    /// an MCP server it is the least its agent's calls may ask.
+    /// create (`[confine]`: mode, roots, read_only, deny, allow_net,
+    /// unix_sockets); for an MCP server it is the least its agent's calls
+    /// may ask.
     #[serde(default)]
     pub confine: Option<tether_confine::Confine>,
 }

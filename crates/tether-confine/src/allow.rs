@@ -1,7 +1,10 @@
 //! The network allowlist of a confined session: `HOST:PORT` entries, a
 //! host exact or `*.domain` (the domain's names below it) or `*`, a port
 //! a number or `*`. Names are matched as the program asked for them,
-//! case-insensitively; the proxy resolves them itself.
+//! case-insensitively; the proxy resolves them itself. An address of
+//! this machine or next to it (`local.rs`) is reached only when an entry
+//! names it as an address (`127.0.0.1:8080`, `[::1]:8080`): a name, or
+//! `*`, that resolves to it does not.
 
 /// One entry of the allowlist.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +57,17 @@ impl HostPort {
             Host::Below(d) => host.len() > d.len() + 1 && host.ends_with(&format!(".{d}")),
         }
     }
+
+    /// True when this entry names `ip` itself, as an address, for `port`.
+    pub fn names_address(&self, ip: std::net::IpAddr, port: u16) -> bool {
+        let canonical = crate::local::canonical;
+        match &self.host {
+            Host::Exact(h) if self.port.is_none_or(|p| p == port) => h
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|mine| canonical(mine) == canonical(ip)),
+            _ => false,
+        }
+    }
 }
 
 /// The allowlist: a destination passes when any entry allows it.
@@ -73,6 +87,12 @@ impl Allowlist {
     /// True when some entry lets a program reach `host` on `port`.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         self.0.iter().any(|e| e.allows(host, port))
+    }
+
+    /// True when some entry names `ip` as an address for `port` (so the
+    /// proxy may reach it even when it is this machine's).
+    pub fn names_address(&self, ip: std::net::IpAddr, port: u16) -> bool {
+        self.0.iter().any(|e| e.names_address(ip, port))
     }
 }
 
@@ -109,5 +129,23 @@ mod tests {
             assert!(HostPort::parse(bad).is_none(), "{bad}");
         }
         assert_eq!(Allowlist::new(&["nope".into()]).unwrap_err(), "nope");
+    }
+
+    #[test]
+    fn only_an_address_entry_names_an_address() {
+        let l = Allowlist::new(&[
+            "localhost:8080".into(),
+            "127.0.0.1:9000".into(),
+            "[::1]:*".into(),
+            "*:*".into(),
+        ])
+        .unwrap();
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert!(l.names_address(ip("127.0.0.1"), 9000));
+        assert!(l.names_address(ip("::ffff:127.0.0.1"), 9000));
+        assert!(!l.names_address(ip("127.0.0.1"), 8080));
+        assert!(!l.names_address(ip("127.0.0.2"), 9000));
+        assert!(l.names_address(ip("::1"), 22));
+        assert!(!l.names_address(ip("169.254.169.254"), 80));
     }
 }

@@ -38,6 +38,20 @@ pub enum ConfineError {
         /// Why.
         source: std::io::Error,
     },
+    /// The socket where the fence reports what the kernel enforced could
+    /// not listen.
+    #[error("a confined session's report socket could not listen on {path}: {source}")]
+    Report {
+        /// Its socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A path of `unix_sockets` is no Unix socket (or does not exist).
+    #[error(
+        "{0}: not a Unix socket; unix_sockets names sockets that exist (their server listening), by absolute path"
+    )]
+    NotASocket(PathBuf),
     /// A path has a character bubblewrap's arguments cannot carry.
     #[error("{0:?}: a path with a NUL byte cannot be used")]
     Unusable(PathBuf),

@@ -9,8 +9,12 @@
 //!
 //! Also: what a caller asks ([`Confine`], with the order that keeps an
 //! MCP server's agent from loosening its floor), what results report
-//! ([`Confinement`]), and the network allowlist ([`Allowlist`]) with its
-//! [`Proxy`], which runs outside the fence on a tokio runtime.
+//! ([`Confinement`], with what the kernel enforced: [`Enforced`], sent
+//! from inside the fence to a [`ReportListener`]), and the network
+//! allowlist ([`Allowlist`]) with its [`Proxy`], which runs outside the
+//! fence on a tokio runtime and keeps an allowed name from reaching this
+//! machine (`local.rs`: loopback, link-local, its own addresses) unless
+//! the allowlist names the address.
 //!
 //! What it does not do: start a shell (the engine, `tether-shell`'s
 //! `fence.rs`, wraps its command line), or apply Landlock (tether's binary
@@ -18,13 +22,16 @@
 
 mod allow;
 mod doors;
+mod enforced;
 mod error;
+mod local;
 mod plan;
 mod proxy;
 mod spec;
 
 pub use allow::{Allowlist, HostPort};
 pub use doors::{DENIED_IN_HOME, DOORS, Doors};
+pub use enforced::{Enforced, Landlock, ReportListener, ReportSender, Reported, Skipped};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};
 pub use proxy::{Denied, PROXY_ADDR, Proxy};

@@ -6,8 +6,12 @@
 //! form) and SOCKS5 (`CONNECT`), told apart by the first byte. Names are
 //! resolved here, never by the confined program. A destination off the
 //! list is refused at once (`403`, SOCKS reply 2) and recorded for the
-//! session's next result.
+//! session's next result; so is an allowed name that resolves to this
+//! machine or next to it (`local.rs`) when the list does not name that
+//! address itself. The proxy connects to the addresses it checked, never
+//! resolving the name again.
 
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -15,6 +19,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 
 use crate::allow::Allowlist;
+use crate::local::Near;
 
 /// The proxy's address inside a fence's network namespace, where the
 /// forwarder listens (`HTTP_PROXY` and `ALL_PROXY` name it).
@@ -74,15 +79,92 @@ async fn serve(conn: UnixStream, allow: &Allowlist, denied: &Denied) -> std::io:
     }
 }
 
-/// Checks `host:port`, recording a refusal.
-fn check(allow: &Allowlist, denied: &Denied, host: &str, port: u16) -> bool {
-    if allow.allows(host, port) {
-        return true;
+/// Why the proxy did not connect a program to `host:port`.
+#[derive(Debug)]
+enum Blocked {
+    /// Refused (recorded in `denied`), and why.
+    Refused(Refusal),
+    /// Allowed, but not reached.
+    Failed(std::io::Error),
+}
+
+/// Why a destination is refused.
+#[derive(Clone, Copy, Debug)]
+enum Refusal {
+    /// It is not on the allowlist.
+    NotAllowed,
+    /// Allowed by name (or by `*`), but it resolves to `ip`, this
+    /// machine's or next to it, which no entry names as an address.
+    Near { ip: IpAddr, near: Near },
+}
+
+impl Refusal {
+    /// The record of the refusal: `connect HOST:PORT`, with the reason
+    /// when it is not only the list.
+    fn record(self, host: &str, port: u16) -> String {
+        match self {
+            Refusal::NotAllowed => format!("connect {host}:{port}"),
+            Refusal::Near { ip, near } => {
+                let named = SocketAddr::new(ip, port);
+                format!(
+                    "connect {host}:{port}: it resolves to {ip}, {}; name {named} in the allowlist to allow it",
+                    near.name()
+                )
+            }
+        }
     }
-    if let Ok(mut d) = denied.lock() {
-        d.push(format!("connect {host}:{port}"));
+}
+
+/// Connects to `host:port` when `allow` lets it, resolving the name once
+/// and leaving out the addresses that are near but not named; refused
+/// (recorded in `denied`) when that leaves none.
+async fn connect(
+    allow: &Allowlist,
+    denied: &Denied,
+    host: &str,
+    port: u16,
+) -> Result<TcpStream, Blocked> {
+    let refuse = |why: Refusal| {
+        if let Ok(mut d) = denied.lock() {
+            d.push(why.record(host, port));
+        }
+        Blocked::Refused(why)
+    };
+    if !allow.allows(host, port) {
+        return Err(refuse(Refusal::NotAllowed));
     }
-    false
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(Blocked::Failed)?
+        .collect();
+    // Only the addresses that are elsewhere, or named themselves (the
+    // `::1` of `localhost` stays out when only `127.0.0.1` is named);
+    // none: refused, for the first near one.
+    let mut first_near = None;
+    let addrs: Vec<SocketAddr> = addrs
+        .into_iter()
+        .filter(|a| match crate::local::near(a.ip()) {
+            Some(near) if !allow.names_address(a.ip(), port) => {
+                first_near.get_or_insert(Refusal::Near { ip: a.ip(), near });
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    if let (true, Some(why)) = (addrs.is_empty(), first_near) {
+        return Err(refuse(why));
+    }
+    let mut last = std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{host} has no address"),
+    );
+    for a in addrs {
+        match TcpStream::connect(a).await {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(Blocked::Failed(last))
 }
 
 async fn socks5(
@@ -122,15 +204,13 @@ async fn socks5(
         // Only CONNECT: no BIND, no UDP.
         return reply5(&mut conn, 7).await;
     }
-    if !check(allow, denied, &host, port) {
-        return reply5(&mut conn, 2).await;
-    }
-    let mut up = match TcpStream::connect((host.as_str(), port)).await {
+    let mut up = match connect(allow, denied, &host, port).await {
         Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+        Err(Blocked::Refused(_)) => return reply5(&mut conn, 2).await,
+        Err(Blocked::Failed(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             return reply5(&mut conn, 5).await;
         }
-        Err(_) => return reply5(&mut conn, 4).await,
+        Err(Blocked::Failed(_)) => return reply5(&mut conn, 4).await,
     };
     reply5(&mut conn, 0).await?;
     let buffered = conn.buffer().to_vec();
@@ -195,13 +275,18 @@ async fn http(
             None => return respond(&mut conn, "400 Bad Request", "no host in the URL").await,
         }
     };
-    if !check(allow, denied, &host, port) {
-        let why = format!("tether: connect {host}:{port} is not on this session's allowlist");
-        return respond(&mut conn, "403 Forbidden", &why).await;
-    }
-    let mut up = match TcpStream::connect((host.as_str(), port)).await {
+    let mut up = match connect(allow, denied, &host, port).await {
         Ok(s) => s,
-        Err(e) => {
+        Err(Blocked::Refused(why)) => {
+            let why = match why {
+                Refusal::NotAllowed => {
+                    format!("tether: connect {host}:{port} is not on this session's allowlist")
+                }
+                near => format!("tether: {}", near.record(&host, port)),
+            };
+            return respond(&mut conn, "403 Forbidden", &why).await;
+        }
+        Err(Blocked::Failed(e)) => {
             let why = format!("tether: cannot connect to {host}:{port}: {e}");
             return respond(&mut conn, "502 Bad Gateway", &why).await;
         }

@@ -68,6 +68,13 @@ pub struct Confine {
     /// `host:*`), through the proxy tether runs for it; empty: no network.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_net: Vec<String>,
+    /// Pathname Unix sockets the session may connect to (an SSH agent's,
+    /// a D-Bus bus), each by its absolute path; every other Unix socket
+    /// stays out of reach. Needs Landlock ABI 9 (its refusal of the other
+    /// sockets by path): a kernel without it refuses the session, even
+    /// with `best_effort`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
     /// The Landlock ABI whose features the fence needs (default 6: the
     /// scopes of signals and abstract sockets); a kernel without them is
     /// an error, unless `best_effort`.
@@ -115,6 +122,13 @@ impl Confine {
         if let Some(h) = self.allow_net.iter().find(|h| !floor.allow_net.contains(h)) {
             return Some(format!("network {h} is not in the allowed list"));
         }
+        let not_allowed = |p: &&PathBuf| !floor.unix_sockets.contains(p);
+        if let Some(p) = self.unix_sockets.iter().find(not_allowed) {
+            return Some(format!(
+                "Unix socket {} is not in the allowed list",
+                p.display()
+            ));
+        }
         None
     }
 
@@ -151,17 +165,28 @@ pub struct Confinement {
     /// The hosts the allowlist lets it reach (`host:port`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_net: Vec<String>,
+    /// The Unix sockets it may connect to, by path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
     /// What the fence refused since the last result, where tether can know
     /// it (the proxy's refusals: `connect example.com:443`). A refused
     /// write or direct connection is the program's own error instead.
     #[serde(default)]
     pub denied: Vec<String>,
+    /// What the kernel enforced for the session's shell, as the fence
+    /// found it when the shell started (`null` until a shell reported).
+    #[serde(default)]
+    pub enforced: Option<crate::Enforced>,
 }
 
 impl Confine {
     /// The confinement as a result reports it (`None` for no fence), with
-    /// `denied` since the last result.
-    pub fn report(&self, denied: Vec<String>) -> Option<Confinement> {
+    /// `denied` since the last result and what the kernel enforced.
+    pub fn report(
+        &self,
+        denied: Vec<String>,
+        enforced: Option<crate::Enforced>,
+    ) -> Option<Confinement> {
         (!self.is_none()).then(|| Confinement {
             mode: self.mode,
             roots: if self.mode == ModeName::Workspace {
@@ -175,7 +200,9 @@ impl Confine {
                 "allowlist".to_owned()
             },
             allow_net: self.allow_net.clone(),
+            unix_sockets: self.unix_sockets.clone(),
             denied,
+            enforced,
         })
     }
 }
@@ -231,6 +258,12 @@ mod tests {
         }
         .within(&floor);
         assert!(net.looser_than(&floor).unwrap().contains("evil.example"));
+        let agent = Confine {
+            unix_sockets: vec!["/run/agent.sock".into()],
+            ..mode(ModeName::ReadOnly)
+        }
+        .within(&floor);
+        assert!(agent.looser_than(&floor).unwrap().contains("agent.sock"));
         // No floor: anything goes.
         assert_eq!(mode(ModeName::None).looser_than(&Confine::default()), None);
     }

@@ -231,7 +231,7 @@ fn same_confinement(
     let same_net = info
         .confinement
         .as_ref()
-        .is_none_or(|c| c.allow_net == asked.allow_net);
+        .is_none_or(|c| c.allow_net == asked.allow_net && c.unix_sockets == asked.unix_sockets);
     if has == asked.mode && same_net {
         return Ok(());
     }

@@ -8,6 +8,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tether_confine::{Confine, Doors, Fence, Mode, ModeName, PROXY_ADDR};
 
@@ -78,6 +79,12 @@ pub(crate) fn wrap(
     if confine.best_effort {
         inner.push("--best-effort".into());
     }
+    for socket in &confine.unix_sockets {
+        inner.push("--unix".into());
+        inner.push(socket.clone().into_os_string());
+    }
+    inner.push("--report".into());
+    inner.push(dir.join(REPORT_SOCKET).into_os_string());
     let mut env = vec![("TMPDIR".to_owned(), temp.display().to_string())];
     if !confine.allow_net.is_empty() {
         inner.push("--forward".into());
@@ -154,14 +161,32 @@ fn fence(
         fence = fence.hide(&p)?;
     }
     fence = fence.show(dir)?;
+    // The sockets allowed by path, shown again where they were hidden
+    // (Landlock, in confine-exec, refuses every other one).
+    for socket in &confine.unix_sockets {
+        if !is_socket(socket) {
+            return Err(tether_confine::ConfineError::NotASocket(socket.clone()).into());
+        }
+        fence = fence.show(socket)?;
+    }
     for name in SHELL_WRITES {
         fence = fence.writable(&dir.join(name))?;
     }
     Ok(fence)
 }
 
+/// True when `path` is absolute and a Unix socket.
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.is_absolute() && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
 /// The proxy's socket in the session's directory.
 pub(crate) const PROXY_SOCKET: &str = "proxy.sock";
+
+/// The socket in the session's directory where `confine-exec` reports
+/// what the kernel enforced (`tether_confine::Enforced`).
+pub(crate) const REPORT_SOCKET: &str = "fence.sock";
 
 /// The writable roots of a mode (none for `read-only`).
 fn writable_roots(confine: &Confine) -> Vec<PathBuf> {
@@ -171,22 +196,43 @@ fn writable_roots(confine: &Confine) -> Vec<PathBuf> {
     }
 }
 
-/// Starts the proxy of `confine`'s network allowlist, if it has one, on
-/// the session's directory's socket, its refusals told in `fenced`.
-pub(crate) fn proxy(
+/// What listens outside the fence for a confined session while it lives:
+/// the socket its shells report on, and its allowlist's proxy.
+#[derive(Debug)]
+pub(crate) struct Listening {
+    _report: tether_confine::ReportListener,
+    _proxy: Option<tether_confine::Proxy>,
+}
+
+/// Starts, for a confined session (`fenced`), the report's listener and
+/// the proxy of `confine`'s network allowlist if it has one, on sockets
+/// in the session's directory.
+pub(crate) fn listen(
     confine: &Confine,
     dir: &Path,
     fenced: Option<&Fenced>,
-) -> Result<Option<tether_confine::Proxy>, ShellError> {
-    let (Some(fenced), false) = (fenced, confine.allow_net.is_empty()) else {
+) -> Result<Option<Listening>, ShellError> {
+    let Some(fenced) = fenced else {
         return Ok(None);
     };
-    let allow = tether_confine::Allowlist::new(&confine.allow_net)
-        .map_err(tether_confine::ConfineError::BadAllow)?;
-    let path = dir.join(PROXY_SOCKET);
-    tether_confine::Proxy::start(&path, allow, std::sync::Arc::clone(&fenced.denied))
-        .map(Some)
-        .map_err(|source| tether_confine::ConfineError::Proxy { path, source }.into())
+    let path = dir.join(REPORT_SOCKET);
+    let report = tether_confine::ReportListener::start(&path, Arc::clone(&fenced.enforced))
+        .map_err(|source| tether_confine::ConfineError::Report { path, source })?;
+    let proxy = if confine.allow_net.is_empty() {
+        None
+    } else {
+        let allow = tether_confine::Allowlist::new(&confine.allow_net)
+            .map_err(tether_confine::ConfineError::BadAllow)?;
+        let path = dir.join(PROXY_SOCKET);
+        let denied = Arc::clone(&fenced.denied);
+        let proxy = tether_confine::Proxy::start(&path, allow, denied)
+            .map_err(|source| tether_confine::ConfineError::Proxy { path, source })?;
+        Some(proxy)
+    };
+    Ok(Some(Listening {
+        _report: report,
+        _proxy: proxy,
+    }))
 }
 
 /// The writable roots: those asked, else the starting directory.
@@ -207,18 +253,28 @@ pub(crate) fn roots(confine: &Confine, opts: &SessionOptions) -> Vec<PathBuf> {
 #[derive(Debug)]
 pub(crate) struct Fenced {
     confine: Confine,
-    denied: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    denied: Arc<std::sync::Mutex<Vec<String>>>,
+    /// What the kernel enforced, as the last shell's fence reported it.
+    enforced: tether_confine::Reported,
 }
 
 impl Fenced {
     /// The report of `confine` (roots resolved), `None` for no fence.
-    pub(crate) fn new(confine: &Confine) -> Option<std::sync::Arc<Fenced>> {
+    pub(crate) fn new(confine: &Confine) -> Option<Arc<Fenced>> {
         (!confine.is_none()).then(|| {
-            std::sync::Arc::new(Fenced {
+            Arc::new(Fenced {
                 confine: confine.clone(),
                 denied: Default::default(),
+                enforced: Default::default(),
             })
         })
+    }
+
+    fn enforced(&self) -> Option<tether_confine::Enforced> {
+        match self.enforced.lock() {
+            Ok(e) => e.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// The confinement for a result, taking what was refused meanwhile.
@@ -227,11 +283,11 @@ impl Fenced {
             Ok(mut d) => std::mem::take(&mut *d),
             Err(p) => std::mem::take(&mut *p.into_inner()),
         };
-        self.confine.report(denied)
+        self.confine.report(denied, self.enforced())
     }
 
     /// The confinement as a listing shows it (nothing taken).
     pub(crate) fn listed(&self) -> Option<tether_confine::Confinement> {
-        self.confine.report(Vec::new())
+        self.confine.report(Vec::new(), self.enforced())
     }
 }

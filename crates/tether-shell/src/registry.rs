@@ -326,7 +326,7 @@ impl Registry {
                 last_used: now,
                 foreground: None,
                 lost: true,
-                confinement: l.confine.report(Vec::new()),
+                confinement: l.confine.report(Vec::new(), None),
             },
         ));
         list.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));

@@ -156,6 +156,7 @@ pub fn for_agent(mode: Option<&str>, floor: &Confine) -> Result<Option<Confine>>
     .within(floor);
     let asked = Confine {
         allow_net: floor.allow_net.clone(),
+        unix_sockets: floor.unix_sockets.clone(),
         ..asked
     };
     if let Some(why) = asked.looser_than(floor) {

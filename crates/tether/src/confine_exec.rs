@@ -6,7 +6,10 @@
 //! is one, then execs the shell (same pid): the shell and everything it
 //! starts inherit the restriction, and a restarted shell comes through
 //! here again. Last, it installs the seccomp filter (`seccomp.rs`) that
-//! refuses Unix and vsock sockets. `tether confine-forward` (hidden) is that forwarder: it
+//! refuses Unix and vsock sockets, and reports what the kernel enforced
+//! (`tether_confine::Enforced`) to the daemon on the session's report
+//! socket, connected before the filter, waiting for its answer before
+//! the shell runs. `tether confine-forward` (hidden) is that forwarder: it
 //! leaves the shell's session and terminal, and passes each connection
 //! to the proxy address on to the proxy's socket outside the fence.
 
@@ -35,6 +38,14 @@ pub struct ConfineExecArgs {
     /// The proxy's socket, to forward the proxy address to.
     #[arg(long)]
     pub forward: Option<PathBuf>,
+    /// The daemon's socket for the report of what the kernel enforced.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// A pathname Unix socket the session may connect to (repeatable):
+    /// Landlock (ABI 9) refuses every other one, and the seccomp filter
+    /// then lets Unix sockets be made.
+    #[arg(long)]
+    pub unix: Vec<PathBuf>,
     /// The program and its arguments.
     #[arg(trailing_var_arg = true, required = true)]
     pub program: Vec<OsString>,
@@ -63,30 +74,70 @@ fn abi(n: u8) -> Result<ABI> {
     })
 }
 
+/// The number of a Landlock ABI tether knows.
+fn abi_number(abi: ABI) -> Option<u8> {
+    (1..=10).find(|n| self::abi(*n).is_ok_and(|a| a == abi))
+}
+
 /// Restricts this process, starts the forwarder, and execs the program.
 pub fn run(args: ConfineExecArgs) -> Result<i32> {
+    // Connected before anything is restricted, used once all is in force.
+    let report = match &args.report {
+        Some(socket) => Some(
+            tether_confine::ReportSender::connect(socket).with_context(|| {
+                format!(
+                    "cannot reach the daemon's report socket {}, so nothing was run",
+                    socket.display()
+                )
+            })?,
+        ),
+        None => None,
+    };
     let abi = abi(args.abi)?;
     let level = if args.best_effort {
         CompatLevel::BestEffort
     } else {
         CompatLevel::HardRequirement
     };
+    let unix = !args.unix.is_empty();
+    if unix && !resolve_unix_given() {
+        bail!(
+            "unix_sockets needs Landlock ABI 9 (Linux 7.1 or later), which refuses every Unix socket but the ones named, and this kernel cannot give it, so nothing was run: remove unix_sockets (every Unix socket is then refused), or use a newer kernel"
+        );
+    }
+    // Landlock's refusal of pathname Unix sockets (ABI 9): handled when
+    // asked for, and then given only where a socket is allowed (the
+    // forwarder's proxy socket, `--unix`).
+    let handles_unix = unix || abi >= ABI::V9;
+    let no_unix = !landlock::BitFlags::from(AccessFs::ResolveUnix);
     let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = args.write.iter().partition(|p| p.is_dir());
     let restrict = || -> Result<landlock::RestrictionStatus, landlock::RulesetError> {
         let mut ruleset = Ruleset::default()
             .set_compatibility(level)
             .handle_access(AccessFs::from_all(abi))?;
-        if abi >= ABI::V6 {
+        if unix {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::ResolveUnix)?
+                .set_compatibility(level);
+        }
+        if abi >= ABI::V6 || unix {
             ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
         }
-        ruleset
+        let all = AccessFs::from_all(abi) & no_unix;
+        let file = AccessFs::from_file(abi) & no_unix;
+        let mut ruleset = ruleset
             .create()?
             .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
-            .add_rules(path_beneath_rules(["/dev"], AccessFs::from_all(abi)))?
-            .add_rules(path_beneath_rules(["/proc"], AccessFs::from_file(abi)))?
-            .add_rules(path_beneath_rules(dirs, AccessFs::from_all(abi)))?
-            .add_rules(path_beneath_rules(files, AccessFs::from_file(abi)))?
-            .restrict_self()
+            .add_rules(path_beneath_rules(["/dev"], all))?
+            .add_rules(path_beneath_rules(["/proc"], file))?
+            .add_rules(path_beneath_rules(dirs, all))?
+            .add_rules(path_beneath_rules(files, file))?;
+        if handles_unix {
+            let sockets = args.unix.iter().chain(args.forward.iter());
+            ruleset = ruleset.add_rules(path_beneath_rules(sockets, AccessFs::ResolveUnix))?;
+        }
+        ruleset.restrict_self()
     };
     let status = restrict().with_context(|| {
         format!(
@@ -101,15 +152,89 @@ pub fn run(args: ConfineExecArgs) -> Result<i32> {
         start_forwarder(socket)?;
     }
     // After the forwarder (which alone needs a Unix socket), before the
-    // shell: no Unix socket and no vsock for anything the session runs.
-    crate::seccomp::close_sockets()
+    // shell: no vsock, and no Unix socket unless Landlock refuses all but
+    // those allowed, for anything the session runs.
+    crate::seccomp::close_sockets(unix)
         .context("the seccomp filter could not be installed, so nothing was run")?;
+    if let Some(report) = report {
+        // unix_sockets asks for ABI 9 (its refusal of the other sockets).
+        let asked = if unix { args.abi.max(9) } else { args.abi };
+        let mut enforced = enforced(&status, asked);
+        enforced.unix_sockets = args.unix.clone();
+        report
+            .send(&enforced)
+            .context("the daemon did not take the fence's report, so nothing was run")?;
+    }
     let mut program = args.program.into_iter();
     let Some(first) = program.next() else {
         bail!("no program to run");
     };
     let e = std::process::Command::new(&first).args(program).exec();
     bail!("cannot run {}: {e}", PathBuf::from(first).display())
+}
+
+/// True when this kernel's Landlock refuses pathname Unix sockets by path
+/// (ABI 9).
+fn resolve_unix_given() -> bool {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::ResolveUnix)
+        .and_then(|r| r.create())
+        .is_ok()
+}
+
+/// What the kernel enforced, as this process finds it: Landlock's status
+/// (for ABI `asked`), seccomp's mode in `/proc/self/status`, and whether
+/// the session's terminal is on another devpts than the fence's.
+fn enforced(status: &landlock::RestrictionStatus, asked: u8) -> tether_confine::Enforced {
+    use landlock::RulesetStatus;
+    use tether_confine::{Landlock, Skipped};
+    let landlock = match status.ruleset {
+        RulesetStatus::FullyEnforced => Landlock::Full,
+        RulesetStatus::PartiallyEnforced => Landlock::Partial,
+        RulesetStatus::NotEnforced => Landlock::None,
+    };
+    let in_force = match (landlock, &status.landlock) {
+        (Landlock::None, _) => None,
+        (_, landlock::LandlockStatus::Available { effective_abi, .. }) => {
+            abi_number(*effective_abi).map(|n| n.min(asked))
+        }
+        _ => None,
+    };
+    let seccomp = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.strip_prefix("Seccomp:").is_some_and(|v| v.trim() == "2"))
+    });
+    tether_confine::Enforced {
+        landlock_abi: in_force,
+        landlock_asked: asked,
+        landlock,
+        skipped: Skipped::between(in_force.unwrap_or(0), asked),
+        seccomp,
+        own_devpts: own_devpts(),
+        unix_sockets: Vec::new(),
+    }
+}
+
+/// True when the fence's `/dev/pts` is a devpts instance other than the
+/// one the session's terminal (stdin) is on.
+fn own_devpts() -> bool {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return false;
+    }
+    let tty = stdin
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata());
+    match (tty, std::fs::metadata("/dev/pts/ptmx")) {
+        (Ok(tty), Ok(ptmx)) => tty.dev() != ptmx.dev(),
+        _ => false,
+    }
 }
 
 /// Starts `tether confine-forward SOCKET` and waits until it listens.

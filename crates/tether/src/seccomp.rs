@@ -11,6 +11,11 @@
 //! calls), and so does every call of a foreign ABI (32-bit, x32), whose
 //! numbers the filter does not check.
 //!
+//! With `unix_sockets` in the config, `socket(AF_UNIX)` passes: then
+//! Landlock (ABI 9, `LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) refuses a connect
+//! to every pathname socket but those named, and scopes abstract ones
+//! (`confine-exec` refuses the key on a kernel without it).
+//!
 //! `confine-exec` installs it after Landlock (so `no_new_privs` is set)
 //! and after it started the network forwarder, which alone needs a Unix
 //! socket: the proxy's, in the session's own directory.
@@ -45,8 +50,10 @@ fn op(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
 
-/// The filter's program (each jump counts the instructions it skips).
-fn program() -> Vec<libc::sock_filter> {
+/// The filter's program (each jump counts the instructions it skips);
+/// with `allow_unix`, `socket(AF_UNIX)` passes (Landlock then refuses
+/// every pathname socket but those allowed).
+fn program(allow_unix: bool) -> Vec<libc::sock_filter> {
     let socket = libc::SYS_socket as u32;
     let uring = libc::SYS_io_uring_setup as u32;
     let eacces = RET_ERRNO | libc::EACCES as u32;
@@ -61,8 +68,9 @@ fn program() -> Vec<libc::sock_filter> {
         /* 6 */ op(JEQ, 6, 0, uring), // -> 13
         /* 7 */ op(RET, 0, 0, RET_ALLOW),
         /* 8 */ op(LD_W_ABS, 0, 0, ARG0),
-        /* 9 */ op(JEQ, 2, 0, libc::AF_UNIX as u32), // -> 12
-        /* 10 */ op(JEQ, 1, 0, libc::AF_VSOCK as u32), // -> 12
+        /* 9 */ op(JEQ, 2, 0, libc::AF_VSOCK as u32), // -> 12
+        /* 10 */
+        op(JEQ, if allow_unix { 0 } else { 1 }, 0, libc::AF_UNIX as u32), // -> 11 or 12
         /* 11 */ op(RET, 0, 0, RET_ALLOW),
         /* 12 */ op(RET, 0, 0, eacces),
         /* 13 */ op(RET, 0, 0, enosys),
@@ -71,9 +79,10 @@ fn program() -> Vec<libc::sock_filter> {
 
 /// Installs the filter on every thread of this process (and so on all it
 /// execs and forks from now on). `no_new_privs` must be set already.
+/// `allow_unix` only when Landlock refuses pathname Unix sockets by path.
 #[allow(unsafe_code)]
-pub fn close_sockets() -> std::io::Result<()> {
-    let filter = program();
+pub fn close_sockets(allow_unix: bool) -> std::io::Result<()> {
+    let filter = program(allow_unix);
     let prog = libc::sock_fprog {
         len: filter.len() as libc::c_ushort,
         filter: filter.as_ptr().cast_mut(),
@@ -105,18 +114,23 @@ mod tests {
 
     #[test]
     fn every_jump_lands_inside_the_program_on_a_return() {
-        let p = program();
-        for (i, f) in p.iter().enumerate() {
-            if f.code == JEQ || f.code == JGE {
-                for j in [f.jt, f.jf] {
-                    let to = i + 1 + usize::from(j);
-                    assert!(to < p.len(), "{i} jumps past the end");
+        for allow_unix in [false, true] {
+            let p = program(allow_unix);
+            for (i, f) in p.iter().enumerate() {
+                if f.code == JEQ || f.code == JGE {
+                    for j in [f.jt, f.jf] {
+                        let to = i + 1 + usize::from(j);
+                        assert!(to < p.len(), "{i} jumps past the end");
+                    }
                 }
             }
+            assert_eq!(p.last().map(|f| f.code), Some(RET));
+            // vsock is refused (EACCES) either way; Unix only without
+            // Landlock's refusal by path.
+            assert_eq!(p[9].jt as usize + 10, 12);
+            assert_eq!(p[12].k, RET_ERRNO | libc::EACCES as u32);
+            let unix_to = 11 + usize::from(p[10].jt);
+            assert_eq!(p[unix_to].k == RET_ALLOW, allow_unix);
         }
-        assert_eq!(p.last().map(|f| f.code), Some(RET));
-        // The socket check returns EACCES, the foreign ABI ENOSYS.
-        assert_eq!(p[9].jt as usize + 10, 12);
-        assert_eq!(p[12].k, RET_ERRNO | libc::EACCES as u32);
     }
 }

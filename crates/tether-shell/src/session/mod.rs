@@ -78,8 +78,9 @@ pub struct Session {
     hook_holders: crate::holders::HookHolders,
     /// Its confinement's report (`None`: no fence).
     fenced: Option<Arc<crate::fence::Fenced>>,
-    /// The proxy of its network allowlist, while the session lives.
-    _proxy: Option<tether_confine::Proxy>,
+    /// Its fence's report socket and its network allowlist's proxy,
+    /// while the session lives.
+    _listening: Option<crate::fence::Listening>,
 }
 
 impl std::fmt::Debug for Session {

@@ -83,7 +83,7 @@ impl Session {
             }
             None => None,
         };
-        let proxy = match crate::fence::proxy(&opts.confine, &dir, fenced.as_deref()) {
+        let listening = match crate::fence::listen(&opts.confine, &dir, fenced.as_deref()) {
             Ok(p) => p,
             Err(e) => {
                 place.end_tree_later();
@@ -109,7 +109,7 @@ impl Session {
         ));
         Ok(Session {
             fenced,
-            _proxy: proxy,
+            _listening: listening,
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
             live,
             pending: Arc::new(tokio::sync::watch::Sender::new(None)),

@@ -185,7 +185,7 @@ pub fn run(action: DaemonAction) -> Result<i32> {
             let hello = tether_daemon::client::hello(&me(), None, false);
             match Client::connect(&paths, &hello) {
                 Ok(c) => {
-                    println!(
+                    outln!(
                         "running: {} (pid {}) at {}",
                         c.welcome.server,
                         c.welcome.pid,
@@ -194,11 +194,11 @@ pub fn run(action: DaemonAction) -> Result<i32> {
                     Ok(0)
                 }
                 Err(DaemonError::Unreachable { .. }) => {
-                    println!("not running ({})", paths.socket().display());
+                    outln!("not running ({})", paths.socket().display());
                     Ok(3)
                 }
                 Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {
-                    println!("not running ({})", paths.socket().display());
+                    outln!("not running ({})", paths.socket().display());
                     Ok(3)
                 }
                 Err(e) => Err(e.into()),

@@ -64,6 +64,8 @@
 //!   `exec_hosts.rs` on a runtime of its own, and the stdio guard
 //!   (`stdio.rs`: stdin read in bounded chunks, malformed JSON-RPC lines
 //!   answered here, lines up to 64 MiB).
+//! - `stdout.rs`: printing as coreutils do (`outln!`/`out!`): a closed
+//!   pipe ends tether quietly with 141, a full disk with one line.
 //! - `term_cmd.rs`: `tether term`, a recorded byte stream through
 //!   `tether-term`. `allocator.rs`: glibc keeps up to 8 MiB freed at a
 //!   heap's top (the workspace's other `unsafe` block, a `mallopt`).
@@ -72,6 +74,23 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
+
+/// `println!` through [`stdout`]: a closed pipe ends tether quietly.
+macro_rules! outln {
+    () => {
+        $crate::stdout::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` through [`stdout`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!($($arg)*))
+    };
+}
 
 mod allocator;
 mod attach_cmd;
@@ -107,6 +126,7 @@ mod ssh_keep;
 mod ssh_opts;
 mod ssh_remote_command;
 mod ssh_show;
+mod stdout;
 mod sudo_args;
 mod term_cmd;
 mod tty_prompt;
@@ -114,12 +134,15 @@ mod tty_prompt;
 fn main() -> ExitCode {
     allocator::keep_freed_memory();
     let ran = if pdsh_cmd::called_as_pdsh() {
-        pdsh_cmd::run(pdsh_cmd::PdshCli::parse().args)
+        pdsh_cmd::run(parsed::<pdsh_cmd::PdshCli>().args)
     } else {
-        dispatch(cli::Cli::parse().command)
+        dispatch(parsed::<cli::Cli>().command)
     };
     match ran {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
+        Err(e) if stdout::closed_pipe(&e) => {
+            ExitCode::from(u8::try_from(stdout::CLOSED_PIPE).unwrap_or(u8::MAX))
+        }
         Err(e) => {
             // Messages may quote session data: escaped for the terminal.
             let message = format!("{e:#}");
@@ -129,6 +152,20 @@ fn main() -> ExitCode {
             );
             ExitCode::from(u8::try_from(result_out::TETHER_FAILED).unwrap_or(u8::MAX))
         }
+    }
+}
+
+/// The command line, parsed; `--help` and `--version` are printed through
+/// [`stdout`] (a closed pipe or a full disk is told as for any output),
+/// other mistakes as clap says them.
+fn parsed<P: Parser>() -> P {
+    match P::try_parse() {
+        Ok(p) => p,
+        Err(e) if !e.use_stderr() => {
+            stdout::write_all(e.render().ansi().to_string().as_bytes());
+            std::process::exit(0)
+        }
+        Err(e) => e.exit(),
     }
 }
 
@@ -183,11 +220,11 @@ fn hosts_cmd(args: cli::HostsArgs) -> Result<i32> {
     }
     let set = config.narrowed(set, args.narrow.narrow())?;
     if args.expand {
-        println!("{}", set.names().join(" "));
+        outln!("{}", set.names().join(" "));
     } else if args.count {
-        println!("{}", set.len());
+        outln!("{}", set.len());
     } else {
-        println!("{}", set.fold());
+        outln!("{}", set.fold());
     }
     Ok(0)
 }
@@ -217,7 +254,9 @@ fn dispatch(command: cli::Command) -> Result<i32> {
         C::Shell(args) => node_shell::run(*args),
         C::Completions(args) => {
             let mut cmd = cli::Cli::command();
-            clap_complete::generate(args.shell, &mut cmd, "tether", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut cmd, "tether", &mut script);
+            stdout::write_all(&script);
             Ok(0)
         }
         C::Term(args) => term_cmd::run(args).map(|()| 0),

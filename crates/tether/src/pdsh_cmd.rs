@@ -130,26 +130,26 @@ pub fn run(args: PdshArgs) -> Result<i32> {
                 filter: &filter,
             },
         )?;
-        println!("-- tether pdsh options --");
-        println!("Target nodes            {}", set.fold());
-        println!("Rcmd type               ssh");
+        outln!("-- tether pdsh options --");
+        outln!("Target nodes            {}", set.fold());
+        outln!("Rcmd type               ssh");
         let or_default = |v: Option<String>, d: &str| v.unwrap_or_else(|| d.to_owned());
-        println!(
+        outln!(
             "Remote username         {}",
             or_default(args.user.clone(), "(ssh_config)")
         );
-        println!(
+        outln!(
             "Fanout                  {}",
             or_default(args.fanout.map(|f| f.to_string()), "(config, else 64)")
         );
-        println!(
+        outln!(
             "Connect timeout (secs)  {}",
             or_default(
                 args.connect_timeout.map(|t| t.to_string()),
                 "(ssh_config, else 10)"
             )
         );
-        println!(
+        outln!(
             "Command timeout (secs)  {}",
             or_default(args.command_timeout.map(|t| t.to_string()), "none")
         );

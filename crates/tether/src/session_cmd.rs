@@ -253,7 +253,7 @@ pub fn screen(args: SessionArg) -> Result<i32> {
     if args.json {
         print_json(&v)?;
     } else {
-        println!("{}", v.screen.trim_end_matches('\n'));
+        outln!("{}", v.screen.trim_end_matches('\n'));
     }
     Ok(0)
 }

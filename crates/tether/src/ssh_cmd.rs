@@ -80,7 +80,7 @@ pub fn run(mut args: SshCmdArgs) -> Result<i32> {
         if ov.alive_interval.is_none() && cfg.server_alive_interval.is_none() {
             decided.push(("serveraliveinterval", "0".to_owned()));
         }
-        print!(
+        out!(
             "{}",
             crate::ssh_show::render(&spec.host, &cfg, &target, &opts, &decided)
         );

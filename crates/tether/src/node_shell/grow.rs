@@ -67,9 +67,9 @@ impl MultiShell {
             .filter(|&&i| self.nodes[i].down.is_some())
             .map(|&i| self.names[i].clone())
             .collect();
-        println!("added {} ({} nodes now)", fold(&new), self.nodes.len());
+        outln!("added {} ({} nodes now)", fold(&new), self.nodes.len());
         if !down.is_empty() {
-            println!(
+            outln!(
                 "{} could not be reached: shown down, tried again at later lines; {}drop {} takes it out",
                 fold(&down),
                 self.look.prefix,
@@ -132,10 +132,10 @@ impl MultiShell {
         self.save_journal();
         if !self.nodes.iter().any(|n| n.selected) {
             self.nodes.iter_mut().for_each(|n| n.selected = true);
-            println!("no node left was active: every node is now");
+            outln!("no node left was active: every node is now");
         }
         if !closed.is_empty() {
-            println!(
+            outln!(
                 "dropped {}: its shell closed ({} nodes now)",
                 fold(&closed),
                 self.nodes.len()
@@ -143,7 +143,7 @@ impl MultiShell {
         }
         if !kept.is_empty() {
             let one = &kept[0];
-            println!(
+            outln!(
                 "dropped {}: kept running apart, not in the session ({} nodes now); `tether attach {}/{one}` shows it, {}add {} takes it back",
                 fold(&kept),
                 self.nodes.len(),
@@ -187,7 +187,7 @@ impl MultiShell {
     pub(super) fn tell_apart(&self) {
         if let Some(first) = self.apart.nodes.first() {
             let names: Vec<String> = self.apart.nodes.iter().cloned().collect();
-            println!(
+            outln!(
                 "kept running apart (!drop --keep), not in the session: {}; `tether attach {}/{first}` shows one, {}add takes one back",
                 fold(&names),
                 self.ns,

@@ -229,9 +229,9 @@ impl MultiShell {
 
     fn dim(&self, line: &str) {
         if self.look.color {
-            println!("\x1b[2m{line}\x1b[0m");
+            outln!("\x1b[2m{line}\x1b[0m");
         } else {
-            println!("{line}");
+            outln!("{line}");
         }
     }
 
@@ -246,7 +246,7 @@ impl MultiShell {
             .map(|(i, _)| self.names[*i].clone())
             .collect();
         if let Some(first) = waiting.first() {
-            println!(
+            outln!(
                 "{} {} for input: {p}send TEXT types a line there (if it still waits), {p}attach {first} shows one",
                 fold(&waiting),
                 if waiting.len() == 1 { "waits" } else { "wait" },

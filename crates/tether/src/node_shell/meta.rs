@@ -26,20 +26,20 @@ impl MultiShell {
             Meta::Help => {
                 for (name, arg, what) in COMMANDS {
                     let usage = format!("{}{name} {arg}", self.look.prefix);
-                    println!("  {usage:<20} {what}");
+                    outln!("  {usage:<20} {what}");
                 }
-                println!(
+                outln!(
                     "  {:<20} make NODE (or a node set) the active nodes",
                     format!("{}NODE", self.look.prefix)
                 );
-                println!("  other lines run on the active nodes; Ctrl-C interrupts them there");
+                outln!("  other lines run on the active nodes; Ctrl-C interrupts them there");
             }
             Meta::Exit => {
                 self.close_all();
                 return Ok(Some(0));
             }
             Meta::Detach => {
-                println!(
+                outln!(
                     "detached; every node's shell keeps running: `tether shell --attach {}` comes back",
                     self.name
                 );
@@ -51,9 +51,12 @@ impl MultiShell {
 
     fn list(&self) {
         let width = self.names.iter().map(String::len).max().unwrap_or(4).max(4);
-        println!(
+        outln!(
             "{:<width$}  {:<8}  {:<5}  {:>8}  CWD",
-            "NODE", "STATE", "LAST", "TIME"
+            "NODE",
+            "STATE",
+            "LAST",
+            "TIME"
         );
         for n in &self.nodes {
             let state = match n.state() {
@@ -75,14 +78,14 @@ impl MultiShell {
                 .last_ms
                 .map_or_else(|| "-".into(), |ms| format!("{ms} ms"));
             let cwd = n.cwd.as_deref().unwrap_or("-");
-            print!(
+            out!(
                 "{:<width$}  {state:<8}  {last:<5}  {time:>8}  {cwd}",
                 n.name
             );
             if let Some(d) = &n.down {
-                print!("  ({})", d.why);
+                out!("  ({})", d.why);
             }
-            println!();
+            outln!();
         }
     }
 
@@ -100,17 +103,17 @@ impl MultiShell {
                 fold(&names)
             }
         };
-        println!("session {} (daemon namespace {})", self.name, self.ns);
-        println!("  nodes:   {} ({})", fold(&self.names), self.nodes.len());
-        println!("  active:  {}", pick(&|n| n.selected));
-        println!("  down:    {}", pick(&|n| n.down.is_some()));
-        println!(
+        outln!("session {} (daemon namespace {})", self.name, self.ns);
+        outln!("  nodes:   {} ({})", fold(&self.names), self.nodes.len());
+        outln!("  active:  {}", pick(&|n| n.selected));
+        outln!("  down:    {}", pick(&|n| n.down.is_some()));
+        outln!(
             "  away:    {}",
             pick(&|n| n.down.is_none() && n.last == Some(Outcome::Away))
         );
-        println!("  running: {}", pick(&|n| n.pending()));
+        outln!("  running: {}", pick(&|n| n.pending()));
         let apart: Vec<String> = self.apart.nodes.iter().cloned().collect();
-        println!(
+        outln!(
             "  apart:   {}",
             if apart.is_empty() {
                 "none".into()
@@ -118,7 +121,7 @@ impl MultiShell {
                 fold(&apart)
             }
         );
-        println!("  gather:  {}", if self.look.gather { "on" } else { "off" });
+        outln!("  gather:  {}", if self.look.gather { "on" } else { "off" });
     }
 
     fn select(&mut self, expr: &str) {
@@ -158,7 +161,7 @@ impl MultiShell {
             );
             return;
         }
-        println!("attaching to {node}'s shell; ~. comes back here");
+        outln!("attaching to {node}'s shell; ~. comes back here");
         let args = crate::cli::AttachArgs {
             session: format!("{}/{node}", self.ns),
             host: None,

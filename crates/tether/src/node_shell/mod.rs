@@ -248,7 +248,7 @@ fn watch_ctrl_c(tx: mpsc::Sender<Event>) {
 
 impl MultiShell {
     fn session_loop(&mut self) -> Result<i32> {
-        println!(
+        outln!(
             "tether shell {}: {} nodes ({}); {}help lists the commands",
             self.name,
             self.nodes.len(),

@@ -18,6 +18,31 @@ pub const DENIED_IN_HOME: &[&str] = &[
     ".git-credentials",
 ];
 
+/// Inside every writable root (and under the home directory when a root
+/// holds it): what would run code for the user outside the fence later
+/// (start-up files, autostart and systemd units under `.config`, `~/.ssh`'s
+/// `authorized_keys`, tether's own cache, `~/.local/bin` on the PATH), kept
+/// read-only. `.git` (its hooks) is kept so by the fence itself.
+pub const KEPT_IN_ROOTS: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config",
+    ".ssh",
+    ".cache/tether",
+    ".local/bin",
+];
+
+/// Where crontabs are kept, read-only when a root holds them.
+pub const CRONTABS: &[&str] = &["/var/spool/cron", "/var/spool/anacron"];
+
 /// Sockets outside any home that would act for the program outside the
 /// fence (the Docker daemon runs containers as root).
 pub const DOORS: &[&str] = &["/var/run/docker.sock", "/run/docker.sock"];
@@ -50,6 +75,25 @@ impl Doors {
         }
     }
 
+    /// The paths kept read-only inside `roots`: [`KEPT_IN_ROOTS`] under
+    /// each root, and under the home directory and [`CRONTABS`] where a
+    /// root holds them; only those that exist (what does not exist cannot
+    /// be bound, which is why the home itself is never a root).
+    pub fn kept(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        let holds = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+        let mut bases: Vec<PathBuf> = roots.to_vec();
+        bases.extend(self.home.iter().filter(|h| holds(h)).cloned());
+        let mut out: Vec<PathBuf> = bases
+            .iter()
+            .flat_map(|b| KEPT_IN_ROOTS.iter().map(move |k| b.join(k)))
+            .chain(CRONTABS.iter().map(PathBuf::from).filter(|c| holds(c)))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Every path to hide: the deny list under the home directory, the
     /// runtime directory, the agent's socket and the system's doors.
     pub fn hidden(&self) -> Vec<PathBuf> {
@@ -68,6 +112,30 @@ impl Doors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_up_files_inside_a_root_are_kept() {
+        let dir = std::env::temp_dir().join(format!("tether-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join("home");
+        let root = home.join("project");
+        std::fs::create_dir_all(root.join(".config")).unwrap();
+        std::fs::write(root.join(".bashrc"), "").unwrap();
+        std::fs::write(home.join(".profile"), "").unwrap();
+        let d = Doors {
+            home: Some(home.clone()),
+            ..Doors::default()
+        };
+        // A project root: its own start-up files, not the home's.
+        assert_eq!(
+            d.kept(std::slice::from_ref(&root)),
+            vec![root.join(".bashrc"), root.join(".config")]
+        );
+        // A root above the home: the home's too.
+        let kept = d.kept(std::slice::from_ref(&dir));
+        assert!(kept.contains(&home.join(".profile")), "{kept:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_secrets_and_the_doors_of_a_user() {

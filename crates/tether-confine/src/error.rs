@@ -21,6 +21,13 @@ pub enum ConfineError {
         "the whole file system (/) cannot be a workspace root: start the session in a project directory, or name its roots (--allow-write DIR)"
     )]
     WholeRoot,
+    /// The home directory (or a directory holding it) would be a workspace
+    /// root: a confined program could plant code there that runs outside
+    /// the fence later (a start-up file that does not exist yet).
+    #[error(
+        "the whole home directory ({0}) cannot be a workspace root (a program could plant a start-up file there): start the session in a project directory (cd there first; MCP: workdir), or name its roots (--allow-write DIR)"
+    )]
+    WholeHome(PathBuf),
     /// tether's own binary, which applies Landlock inside the fence, is
     /// not known to this process.
     #[error(

@@ -30,7 +30,7 @@ mod proxy;
 mod spec;
 
 pub use allow::{Allowlist, HostPort};
-pub use doors::{DENIED_IN_HOME, DOORS, Doors};
+pub use doors::{CRONTABS, DENIED_IN_HOME, DOORS, Doors, KEPT_IN_ROOTS};
 pub use enforced::{Enforced, Landlock, ReportListener, ReportSender, Reported, Skipped};
 pub use error::ConfineError;
 pub use plan::{Fence, Mode};

@@ -96,8 +96,10 @@ pub enum ShellError {
     #[error("the session was closed; run a command to start a new one")]
     Closed,
     /// A confined session's fence cannot be built: nothing was run.
+    /// (Its reason is in the message, not also a source, so a chain is
+    /// not said twice.)
     #[error("the session's confinement cannot be applied, so nothing was run: {0}")]
-    Confine(#[from] tether_confine::ConfineError),
+    Confine(tether_confine::ConfineError),
     /// A shell driven over the link (an agentless host) was asked to be
     /// confined: only a tether on the host can confine it.
     #[error(
@@ -143,5 +145,11 @@ impl std::fmt::Display for NotWaiting {
                 "tether cannot tell whether a program reads the terminal there; attach to answer it",
             ),
         }
+    }
+}
+
+impl From<tether_confine::ConfineError> for ShellError {
+    fn from(e: tether_confine::ConfineError) -> Self {
+        ShellError::Confine(e)
     }
 }

@@ -129,16 +129,6 @@ fn fence(
     dir: &Path,
     temp: &Path,
 ) -> Result<Fence, ShellError> {
-    let mode = match confine.mode {
-        ModeName::None | ModeName::ReadOnly => Mode::ReadOnly,
-        ModeName::Workspace => Mode::Workspace {
-            roots: roots(confine, opts),
-        },
-    };
-    let mut fence = Fence::new(mode, temp)?;
-    for p in &confine.read_only {
-        fence = fence.read_only(p)?;
-    }
     let var = |k: &str| {
         opts.base_env
             .iter()
@@ -151,6 +141,27 @@ fn fence(
         runtime_dir: var("XDG_RUNTIME_DIR"),
         agent: var("SSH_AUTH_SOCK"),
     };
+    let writable = match confine.mode {
+        ModeName::None | ModeName::ReadOnly => Vec::new(),
+        ModeName::Workspace => roots(confine, opts),
+    };
+    if let Some(home) = &doors.home
+        && writable
+            .iter()
+            .any(|r| home.starts_with(r) && r.parent().is_some())
+    {
+        return Err(tether_confine::ConfineError::WholeHome(home.clone()).into());
+    }
+    let mode = match confine.mode {
+        ModeName::None | ModeName::ReadOnly => Mode::ReadOnly,
+        ModeName::Workspace => Mode::Workspace {
+            roots: writable.clone(),
+        },
+    };
+    let mut fence = Fence::new(mode, temp)?;
+    for p in confine.read_only.iter().chain(&doors.kept(&writable)) {
+        fence = fence.read_only(p)?;
+    }
     // The base of every session's directory (`BASE/sessions/ID`).
     let base = dir.parent().and_then(Path::parent).map(Path::to_path_buf);
     let hidden = doors

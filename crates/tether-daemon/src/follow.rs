@@ -23,7 +23,9 @@ use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, client_gone, write_line};
 use crate::wire::shell_result;
 
-/// Serves a `run` with `follow`; false when the connection is done.
+/// Serves a `run` with `follow` (or `pieces`: the reply then whole, and
+/// kept for `recall` when the call is named); false when the connection
+/// is done.
 pub(crate) async fn run(
     state: &Arc<State>,
     ns: &str,
@@ -32,9 +34,21 @@ pub(crate) async fn run(
     write: &mut QuietWriter,
 ) -> bool {
     let (tx, rx) = oneshot::channel();
-    let route = match &request {
-        Request::Run { host, .. } => host.clone(),
-        _ => None,
+    let (route, whole, named) = match &request {
+        Request::Run {
+            host,
+            follow,
+            pieces,
+            session,
+            call,
+            ..
+        } => (
+            host.clone(),
+            *pieces && !*follow,
+            call.as_ref()
+                .and_then(|c| Some((ops::resolve(ns, session).ok()?, c.clone()))),
+        ),
+        _ => (None, false, None),
     };
     let handled = ops::handle_following(
         &state.registry,
@@ -52,9 +66,12 @@ pub(crate) async fn run(
         {
             r.link_steps = crate::server::link_steps(state, route);
         }
+        if whole && let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result) {
+            state.recalls.keep(address, call, r.clone());
+        }
         result
     };
-    stream(read, write, Source::Coming(rx), call).await
+    stream(read, write, Source::Coming(rx), call, whole).await
 }
 
 /// Serves a `follow`; false when the connection is done.
@@ -77,11 +94,11 @@ pub(crate) async fn follow(
     match wait {
         Some(wait) => {
             let call = ops::read_now(&state.registry, &session, found, wait);
-            stream(read, write, Source::Now(follower), call).await
+            stream(read, write, Source::Now(follower), call, false).await
         }
         None => {
             let call = collect(session, found);
-            stream(read, write, Source::Now(follower), call).await
+            stream(read, write, Source::Now(follower), call, false).await
         }
     }
 }
@@ -110,12 +127,14 @@ enum Step {
 }
 
 /// Writes the pieces of `source` while `call` runs, the rest once it has
-/// returned (its command's text is whole then), then its reply.
+/// returned (its command's text is whole then), then its reply (`whole`:
+/// with all its output, as an unfollowed call's).
 async fn stream(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
     mut source: Source,
     call: impl Future<Output = Result<Response, Failure>>,
+    whole: bool,
 ) -> bool {
     tokio::pin!(call);
     let result = loop {
@@ -157,7 +176,7 @@ async fn stream(
         Ok(Response::Shell(mut r)) => {
             // The pieces carried the text; the unfinished line (a prompt)
             // is the one thing left to show.
-            if let Some(f) = source.follower() {
+            if !whole && let Some(f) = source.follower() {
                 r.output = f.partial();
                 r.truncated = None;
             }

@@ -18,7 +18,9 @@
 //!    `link.kept`: the command runs on, on the host; the cut call is noted
 //!    so the next look at the session asks the host for that call's result
 //!    (`recall`), and a followed command is followed again from its
-//!    offset. Nothing is ever sent twice.
+//!    offset. Nothing is ever sent twice. The lost result carries what
+//!    came before the cut (`relay_lost`: an unfollowed `run` is sent with
+//!    `pieces`), and the recall's result leaves that out.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,10 +33,11 @@ use crate::hosted::Hosted;
 use crate::lines::{self, LineRead};
 use crate::ops::{self, Address, failure};
 use crate::protocol::{
-    Failure, FailureKind, Hello, HostRoute, LinkFailure, LinkLoss, PROTOCOL_VERSION, Reply,
-    Request, Response, ShellResult, Status,
+    Failure, FailureKind, Hello, HostRoute, LinkFailure, PROTOCOL_VERSION, Reply, Request,
+    Response, Status,
 };
 use crate::quiet::{QuietReader, QuietWriter};
+use crate::relay_lost::Came;
 use crate::server::{State, client_gone, write_line};
 
 /// Silence from the host after which the link is checked.
@@ -269,9 +272,9 @@ pub(crate) async fn serve(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
 ) -> Relayed {
-    let (address, route, cut) = match &target {
-        Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone()),
-        Target::New(a, r) => (a.clone(), r.clone(), None),
+    let (address, route, cut, given) = match &target {
+        Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone(), h.given),
+        Target::New(a, r) => (a.clone(), r.clone(), None, None),
         Target::Listing(r, ns) => {
             let all = matches!(request, Request::ListOn { all: true, .. });
             return Relayed::Done(list_on(state, r, ns, all, write).await);
@@ -304,6 +307,15 @@ pub(crate) async fn serve(
         Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
     };
     let session = request.session().unwrap_or_default().to_owned();
+    let mut came = match &request {
+        Request::Run {
+            follow,
+            pieces,
+            output_limit,
+            ..
+        } => Came::new(*follow || *pieces, *output_limit),
+        _ => Came::new(true, 0),
+    };
     let (outgoing, call) = there(request, &address.name, cut.as_deref());
     if let Target::New(..) = target {
         state.hosted.put(Hosted {
@@ -311,6 +323,7 @@ pub(crate) async fn serve(
             name: address.name.clone(),
             host: route.clone(),
             cut: None,
+            given: None,
             created: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -366,7 +379,7 @@ pub(crate) async fn serve(
         };
         let reply = match got {
             Ok(reply @ (Reply::Piece(_) | Reply::Omitted(_))) => {
-                if !write_line(write, &reply).await {
+                if came.piece(&reply) && !write_line(write, &reply).await {
                     return Relayed::Done(false);
                 }
                 continue;
@@ -375,6 +388,11 @@ pub(crate) async fn serve(
                 r.session.clone_from(&session);
                 r.host = Some(route.name.clone());
                 r.link_steps = crate::protocol::LinkStep::taken(host.as_ref());
+                // What the lost result gave is not given again.
+                if recalled && let Some(g) = given {
+                    g.strip(&mut r.output);
+                    state.hosted.set_cut_given(&address, cut.clone(), None);
+                }
                 if r.status != Status::Running && (recalled || call.is_some()) {
                     state.hosted.set_cut(&address, None);
                 }
@@ -392,11 +410,12 @@ pub(crate) async fn serve(
                 reply
             }
             Err(how) => {
+                let (result, gave) = came.lost(&session, &route.name, how, started);
                 if let Some(c) = &call {
-                    state.hosted.set_cut(&address, Some(c.clone()));
+                    state.hosted.set_cut_given(&address, Some(c.clone()), gave);
                 }
                 let reply = if shellish {
-                    Reply::Ok(Response::Shell(lost(&session, &route.name, how, started)))
+                    Reply::Ok(Response::Shell(result))
                 } else {
                     Reply::Error(host_failure(
                         HostFailure::Lost,
@@ -509,6 +528,8 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
                 create,
                 stdin,
                 follow,
+                // Unfollowed, the pieces still come, for the relay to keep.
+                pieces: !follow,
                 call: Some(call.clone()),
             };
             (run, Some(call))
@@ -548,32 +569,5 @@ fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<St
             }
             (other, None)
         }
-    }
-}
-
-/// The result of a call whose link was lost before its reply.
-fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellResult {
-    ShellResult {
-        session: session.to_owned(),
-        host: Some(host.to_owned()),
-        status: Status::ConnectionLost,
-        exit_code: None,
-        pipe_status: None,
-        signal: None,
-        output: String::new(),
-        truncated: None,
-        cwd: None,
-        foreground: None,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        shell_restarted: false,
-        link: Some(LinkLoss {
-            failure: how,
-            command_started: false,
-            kept: true,
-        }),
-        terminal_holders: Vec::new(),
-        agentless: None,
-        confinement: None,
-        link_steps: Vec::new(),
     }
 }

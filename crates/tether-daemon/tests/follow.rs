@@ -125,6 +125,7 @@ fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
         create: Create::default(),
         stdin: None,
         follow,
+        pieces: false,
         call: None,
     };
     let mut got = Got::default();
@@ -223,6 +224,7 @@ fn only_a_request_the_daemon_never_read_is_sent_again() {
         create: Create::default(),
         stdin: None,
         follow: true,
+        pieces: false,
         call: None,
     };
     let mut cutter = None;

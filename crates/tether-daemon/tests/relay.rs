@@ -234,6 +234,7 @@ fn run(session: &str, command: &str, host: bool) -> Request {
         create: Create::default(),
         stdin: None,
         follow: false,
+        pieces: false,
         call: None,
     }
 }

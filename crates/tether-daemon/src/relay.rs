@@ -367,7 +367,14 @@ pub(crate) async fn serve(
     }
     loop {
         let got = tokio::select! {
-            got = receive(&mut hr) => got.ok_or(LinkFailure::Lost),
+            got = receive(&mut hr) => got.ok_or_else(|| {
+                // Its keepalives unanswered, the link hung, not closed.
+                if host.link_ended_hung() {
+                    LinkFailure::Unanswered
+                } else {
+                    LinkFailure::Lost
+                }
+            }),
             () = client_gone(read) => return Relayed::Done(false),
             () = tokio::time::sleep(QUIET_CHECK) => {
                 if host.link_hung(ANSWER_WITHIN).await {

@@ -24,8 +24,9 @@ use crate::server::{State, client_gone, write_line};
 use crate::wire::shell_result;
 
 /// Serves a `run` with `follow` (or `pieces`: the reply then whole, and
-/// kept for `recall` when the call is named); false when the connection
-/// is done.
+/// kept for `recall` when the call is named; pieces only for the head its
+/// result keeps, half its `output_limit`, so a flood crosses the link
+/// once, clipped); false when the connection is done.
 pub(crate) async fn run(
     state: &Arc<State>,
     ns: &str,
@@ -41,14 +42,15 @@ pub(crate) async fn run(
             pieces,
             session,
             call,
+            output_limit,
             ..
         } => (
             host.clone(),
-            *pieces && !*follow,
+            (*pieces && !*follow).then_some(*output_limit / 2),
             call.as_ref()
                 .and_then(|c| Some((ops::resolve(ns, session).ok()?, c.clone()))),
         ),
-        _ => (None, false, None),
+        _ => (None, None, None),
     };
     let handled = ops::handle_following(
         &state.registry,
@@ -66,7 +68,9 @@ pub(crate) async fn run(
         {
             r.link_steps = crate::server::link_steps(state, route);
         }
-        if whole && let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result) {
+        if whole.is_some()
+            && let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result)
+        {
             state.recalls.keep(address, call, r.clone());
         }
         result
@@ -94,11 +98,11 @@ pub(crate) async fn follow(
     match wait {
         Some(wait) => {
             let call = ops::read_now(&state.registry, &session, found, wait);
-            stream(read, write, Source::Now(follower), call, false).await
+            stream(read, write, Source::Now(follower), call, None).await
         }
         None => {
             let call = collect(session, found);
-            stream(read, write, Source::Now(follower), call, false).await
+            stream(read, write, Source::Now(follower), call, None).await
         }
     }
 }
@@ -126,16 +130,48 @@ enum Step {
     Piece(tether_shell::Piece),
 }
 
+/// The first `room` bytes of a command's text, as pieces (cut where a
+/// result's head is cut: at a character's boundary).
+struct Head {
+    room: usize,
+}
+
+impl Head {
+    fn pass(&mut self, p: tether_shell::Piece) -> Option<Reply> {
+        if self.room == 0 {
+            return None;
+        }
+        let mut reply = Reply::from(p);
+        if let Reply::Piece(piece) = &mut reply {
+            let mut cut = self.room.min(piece.text.len());
+            while !piece.text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            // A piece cut short closes the head, as a result's clip does.
+            let whole = cut == piece.text.len();
+            piece.text.truncate(cut);
+            self.room = if whole { self.room - cut } else { 0 };
+        }
+        Some(reply)
+    }
+}
+
 /// Writes the pieces of `source` while `call` runs, the rest once it has
 /// returned (its command's text is whole then), then its reply (`whole`:
-/// with all its output, as an unfollowed call's).
+/// with all its output, as an unfollowed call's, the pieces only for the
+/// first so many bytes).
 async fn stream(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
     mut source: Source,
     call: impl Future<Output = Result<Response, Failure>>,
-    whole: bool,
+    whole: Option<usize>,
 ) -> bool {
+    let mut head = whole.map(|room| Head { room });
+    let mut pass = move |p: tether_shell::Piece| match &mut head {
+        Some(h) => h.pass(p),
+        None => Some(Reply::from(p)),
+    };
     tokio::pin!(call);
     let result = loop {
         let step = async {
@@ -150,7 +186,9 @@ async fn stream(
             step = step => match step {
                 Step::Coming(f) => source = f.map_or(Source::None, Source::Now),
                 Step::Piece(p) => {
-                    if !write_line(write, &Reply::from(p)).await {
+                    if let Some(reply) = pass(p)
+                        && !write_line(write, &reply).await
+                    {
                         return false;
                     }
                     if let Some(f) = source.follower() {
@@ -166,7 +204,9 @@ async fn stream(
     }
     if let Some(f) = source.follower() {
         while let Some(p) = f.try_next() {
-            if !write_line(write, &Reply::from(p)).await {
+            if let Some(reply) = pass(p)
+                && !write_line(write, &reply).await
+            {
                 return false;
             }
             f.handed_on();
@@ -176,7 +216,9 @@ async fn stream(
         Ok(Response::Shell(mut r)) => {
             // The pieces carried the text; the unfinished line (a prompt)
             // is the one thing left to show.
-            if !whole && let Some(f) = source.follower() {
+            if whole.is_none()
+                && let Some(f) = source.follower()
+            {
                 r.output = f.partial();
                 r.truncated = None;
             }

@@ -6,8 +6,10 @@
 //! byte is given once.
 //!
 //! A `run` its client does not follow goes to the host with `pieces`
-//! (the pieces streamed, the reply whole): the relay keeps their text,
-//! clipped as a result's output is, and passes none on. A followed one's
+//! (the pieces streamed for the head a result keeps, half its
+//! `output_limit`, the reply whole): the relay keeps their text and
+//! passes none on; a lost result whose head filled says the rest is on
+//! the host. A followed one's
 //! pieces went on to its client as they came: its lost result carries no
 //! text again, only that the command was seen to start.
 
@@ -30,6 +32,8 @@ pub(crate) struct Came {
     seen: bool,
     /// Some text was left out on the host's side (an omission).
     gap: bool,
+    /// The most text the host sends as pieces (half the output limit).
+    head: u64,
 }
 
 impl Came {
@@ -41,6 +45,7 @@ impl Came {
             clip: HeadTailClip::halves(output_limit),
             seen: false,
             gap: false,
+            head: (output_limit / 2) as u64,
         }
     }
 
@@ -76,12 +81,15 @@ impl Came {
     ) -> (ShellResult, Option<Given>) {
         let clipped = self.clip.clipped();
         let output = clipped.render(omitted_marker);
-        let truncated = (!clipped.is_complete()).then(|| Truncated {
+        // The host sends no more than the head (less by up to 3 bytes where
+        // a character straddles its end): more may have come.
+        let filled = !self.forward && clipped.total >= self.head.saturating_sub(3);
+        let truncated = (!clipped.is_complete() || filled).then(|| Truncated {
             omitted_chars: clipped.omitted,
             total_chars: clipped.total,
             full_output_path: None,
             note: Some(
-                "the link was lost before the result: the rest of the output is on the host; `tether read` gets the call's result"
+                "the link was lost before the result, with the first of the output: the rest is on the host; `tether read` gets the call's result"
                     .to_owned(),
             ),
         });
@@ -209,5 +217,18 @@ mod tests {
         let (r, given) = came.lost("s", "h1", LinkFailure::Lost, Instant::now());
         assert!(r.truncated.is_some(), "{r:?}");
         assert!(given.is_none());
+    }
+
+    #[test]
+    fn a_lost_result_whose_head_filled_says_the_rest_is_on_the_host() {
+        let mut came = Came::new(false, 20);
+        came.piece(&piece("0123456789"));
+        let (r, given) = came.lost("s", "h1", LinkFailure::Lost, Instant::now());
+        assert_eq!(r.output, "0123456789");
+        assert!(r.truncated.is_some_and(|t| t.note.is_some()));
+        // Still the front of the call's result: left out of it.
+        let mut later = "0123456789abcdefghij".to_owned();
+        assert!(given.unwrap().strip(&mut later));
+        assert_eq!(later, "abcdefghij");
     }
 }

@@ -37,7 +37,7 @@ fn hung_under_a_line(r: &Remote, name: &str, kept: bool) {
     for i in 2..=3 {
         p.sees(&format!("node{i}: second-42"));
     }
-    // (`sees` waits 30 s at most: the keepalive's 1 × 2 s, or the relay's
+    // (`sees` waits 20 s at most: the keepalive's 1 × 2 s, or the relay's
     // 2 s of silence and a 3 s round trip, are well within it.)
     p.sees("node1: the link hung");
     p.sees("node[2-3]: 0");

@@ -23,7 +23,6 @@
 //!    `pieces`), and the recall's result leaves that out.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tether_transport::{DaemonStream, FarSide, HostFailure, RemoteHost};
@@ -115,20 +114,6 @@ pub(crate) fn target(
         .is_some()
         || state.registry.lost(&address.owner, &address.name).is_some();
     (!here).then(|| Ok(Target::New(address, route.clone())))
-}
-
-/// A name for a call, unique to this daemon's life and across restarts.
-fn call_name() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "{:x}-{:x}-{t:x}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 fn host_failure(kind: HostFailure, message: String) -> Failure {
@@ -316,7 +301,7 @@ pub(crate) async fn serve(
         } => Came::new(*follow || *pieces, *output_limit),
         _ => Came::new(true, 0),
     };
-    let (outgoing, call) = there(request, &address.name, cut.as_deref());
+    let (outgoing, call) = crate::relay_request::there(request, &address.name, cut.as_deref());
     if let Target::New(..) = target {
         state.hosted.put(Hosted {
             owner: address.owner.clone(),
@@ -496,85 +481,4 @@ async fn list_on(
     };
     let reply = listed.await.unwrap_or_else(Reply::Error);
     write_line(write, &reply).await
-}
-
-/// `request` as the host's daemon gets it: the session's name there, no
-/// host (it is that host), a `run` named (its name returned) and a `read`
-/// of a session with a cut call asking for that call's result.
-fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<String>) {
-    let name = name.to_owned();
-    match request {
-        Request::Run {
-            command,
-            timeout_s,
-            on_timeout,
-            output_limit,
-            workdir,
-            create,
-            stdin,
-            follow,
-            ..
-        } => {
-            let call = call_name();
-            // The caller's directory and environment are this machine's:
-            // the host's session starts in the login directory with the
-            // host daemon's (login) environment, as an agentless one does.
-            let create = crate::protocol::Create {
-                cwd: None,
-                env: None,
-                ..create
-            };
-            let run = Request::Run {
-                session: name,
-                command,
-                host: None,
-                timeout_s,
-                on_timeout,
-                output_limit,
-                workdir,
-                create,
-                stdin,
-                follow,
-                // Unfollowed, the pieces still come, for the relay to keep.
-                pieces: !follow,
-                call: Some(call.clone()),
-            };
-            (run, Some(call))
-        }
-        Request::Read { wait_s, .. } => match cut {
-            Some(call) => (
-                Request::Recall {
-                    session: name,
-                    call: call.to_owned(),
-                    wait_s,
-                },
-                None,
-            ),
-            None => (
-                Request::Read {
-                    session: name,
-                    wait_s,
-                },
-                None,
-            ),
-        },
-        Request::Attach {
-            rows, cols, resume, ..
-        } => (
-            Request::Attach {
-                session: name,
-                rows,
-                cols,
-                host: None,
-                resume,
-            },
-            None,
-        ),
-        mut other => {
-            if let Some(session) = other.session_mut() {
-                *session = name;
-            }
-            (other, None)
-        }
-    }
 }

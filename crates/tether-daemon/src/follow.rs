@@ -128,6 +128,8 @@ impl Source {
 enum Step {
     Coming(Option<Follower>),
     Piece(tether_shell::Piece),
+    /// The command started (said only in `whole` mode, once).
+    Started,
 }
 
 /// The first `room` bytes of a command's text, as pieces (cut where a
@@ -168,6 +170,9 @@ async fn stream(
     whole: Option<usize>,
 ) -> bool {
     let mut head = whole.map(|room| Head { room });
+    // In `whole` mode (a relay's), the start is said once, by an empty
+    // piece, so a link lost before any text still says the command ran.
+    let mut start_told = whole.is_none();
     let mut pass = move |p: tether_shell::Piece| match &mut head {
         Some(h) => h.pass(p),
         None => Some(Reply::from(p)),
@@ -177,7 +182,10 @@ async fn stream(
         let step = async {
             match &mut source {
                 Source::Coming(rx) => Step::Coming(rx.await.ok()),
-                Source::Now(f) => Step::Piece(f.next().await),
+                Source::Now(f) => match f.next_or_start(start_told).await {
+                    Some(p) => Step::Piece(p),
+                    None => Step::Started,
+                },
                 Source::None => std::future::pending().await,
             }
         };
@@ -185,6 +193,19 @@ async fn stream(
             r = &mut call => break r,
             step = step => match step {
                 Step::Coming(f) => source = f.map_or(Source::None, Source::Now),
+                Step::Started => {
+                    start_told = true;
+                    let Some(f) = source.follower() else { continue };
+                    let empty = Reply::Piece(crate::protocol::Piece {
+                        command: f.command(),
+                        offset: f.offset(),
+                        text: String::new(),
+                        at_ms: 0,
+                    });
+                    if !write_line(write, &empty).await {
+                        return false;
+                    }
+                }
                 Step::Piece(p) => {
                     if let Some(reply) = pass(p)
                         && !write_line(write, &reply).await

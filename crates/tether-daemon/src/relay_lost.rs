@@ -6,10 +6,10 @@
 //! byte is given once.
 //!
 //! A `run` its client does not follow goes to the host with `pieces`
-//! (the pieces streamed for the head a result keeps, half its
-//! `output_limit`, the reply whole): the relay keeps their text and
-//! passes none on; a lost result whose head filled says the rest is on
-//! the host. A followed one's
+//! (an empty piece when the command starts, then the pieces for the head
+//! a result keeps, half its `output_limit`, the reply whole): the relay
+//! keeps their text and passes none on; a lost result whose head filled
+//! says the rest is on the host. A followed one's
 //! pieces went on to its client as they came: its lost result carries no
 //! text again, only that the command was seen to start.
 

@@ -35,7 +35,7 @@ pub(crate) async fn run(
     write: &mut QuietWriter,
 ) -> bool {
     let (tx, rx) = oneshot::channel();
-    let (route, whole, named) = match &request {
+    let (route, whole, say_start, named) = match &request {
         Request::Run {
             host,
             follow,
@@ -47,10 +47,11 @@ pub(crate) async fn run(
         } => (
             host.clone(),
             (*pieces && !*follow).then_some(*output_limit / 2),
+            *pieces,
             call.as_ref()
                 .and_then(|c| Some((ops::resolve(ns, session).ok()?, c.clone()))),
         ),
-        _ => (None, None, None),
+        _ => (None, None, false, None),
     };
     let handled = ops::handle_following(
         &state.registry,
@@ -75,7 +76,7 @@ pub(crate) async fn run(
         }
         result
     };
-    stream(read, write, Source::Coming(rx), call, whole).await
+    stream(read, write, Source::Coming(rx), call, whole, say_start).await
 }
 
 /// Serves a `follow`; false when the connection is done.
@@ -98,11 +99,11 @@ pub(crate) async fn follow(
     match wait {
         Some(wait) => {
             let call = ops::read_now(&state.registry, &session, found, wait);
-            stream(read, write, Source::Now(follower), call, None).await
+            stream(read, write, Source::Now(follower), call, None, false).await
         }
         None => {
             let call = collect(session, found);
-            stream(read, write, Source::Now(follower), call, None).await
+            stream(read, write, Source::Now(follower), call, None, false).await
         }
     }
 }
@@ -128,7 +129,7 @@ impl Source {
 enum Step {
     Coming(Option<Follower>),
     Piece(tether_shell::Piece),
-    /// The command started (said only in `whole` mode, once).
+    /// The command started (said only to a relay, once).
     Started,
 }
 
@@ -161,18 +162,20 @@ impl Head {
 /// Writes the pieces of `source` while `call` runs, the rest once it has
 /// returned (its command's text is whole then), then its reply (`whole`:
 /// with all its output, as an unfollowed call's, the pieces only for the
-/// first so many bytes).
+/// first so many bytes; `say_start`: the command's start said by an
+/// empty piece, for a relay).
 async fn stream(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
     mut source: Source,
     call: impl Future<Output = Result<Response, Failure>>,
     whole: Option<usize>,
+    say_start: bool,
 ) -> bool {
     let mut head = whole.map(|room| Head { room });
-    // In `whole` mode (a relay's), the start is said once, by an empty
-    // piece, so a link lost before any text still says the command ran.
-    let mut start_told = whole.is_none();
+    // To a relay, the start is said once, by an empty piece, so a link
+    // lost before any text still says the command ran.
+    let mut start_told = !say_start;
     let mut pass = move |p: tether_shell::Piece| match &mut head {
         Some(h) => h.pass(p),
         None => Some(Reply::from(p)),

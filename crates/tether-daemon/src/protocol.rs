@@ -191,9 +191,11 @@ pub enum Request {
         /// holds only the unfinished line (see [`Request::Follow`]).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         follow: bool,
-        /// With `follow` false: stream the pieces as `follow` does, but
-        /// the reply is the whole result, as without them (a relay keeps
-        /// the text as it comes, for a link lost before the reply).
+        /// For a relay (which keeps what comes, for a link lost before
+        /// the reply): the command's start said by an empty piece; with
+        /// `follow` false, the pieces too, for the head a result keeps
+        /// (half `output_limit`), and the reply the whole result, as
+        /// without them.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pieces: bool,
         /// The caller's name for this call, to ask for its result again

@@ -371,7 +371,9 @@ pub(crate) async fn serve(
         };
         let reply = match got {
             Ok(reply @ (Reply::Piece(_) | Reply::Omitted(_))) => {
-                if came.piece(&reply) && !write_line(write, &reply).await {
+                // (The start's empty piece is for this relay only.)
+                let empty = matches!(&reply, Reply::Piece(p) if p.text.is_empty());
+                if came.piece(&reply) && !empty && !write_line(write, &reply).await {
                     return Relayed::Done(false);
                 }
                 continue;

@@ -59,8 +59,9 @@ pub(crate) fn there(request: Request, name: &str, cut: Option<&str>) -> (Request
                 create,
                 stdin,
                 follow,
-                // Unfollowed, the pieces still come, for the relay to keep.
-                pieces: !follow,
+                // The pieces come (and the start) for the relay to keep,
+                // followed or not.
+                pieces: true,
                 call: Some(call.clone()),
             };
             (run, Some(call))

@@ -452,6 +452,29 @@ fn a_silent_command_cut_after_its_start_is_said_started() {
         lab.host.cut_at_piece(how);
         let r: ShellResult = c.request(&run("q", &gated(&lab), false)).unwrap();
         assert_eq!(r.status, Status::ConnectionLost, "{how:?}: {r:?}");
+        if how == Cut::Both {
+            // Followed by its client, the same (the start's empty piece
+            // is not passed on).
+            let followed = lab.file("followed");
+            let mut f = run("f", "true", true);
+            let _: ShellResult = c.request(&f).unwrap();
+            if let Request::Run {
+                command, follow, ..
+            } = &mut f
+            {
+                *command = format!(
+                    "while [ ! -e '{}' ]; do sleep 0.01; done; echo after",
+                    followed.display()
+                );
+                *follow = true;
+            }
+            lab.host.cut_at_piece(Cut::Both);
+            let mut pieces = 0;
+            let r = c.follow(&f, &mut |_| pieces += 1).unwrap();
+            assert_eq!(pieces, 0, "{r:?}");
+            assert!(r.link.is_some_and(|l| l.command_started), "followed");
+            std::fs::write(&followed, "").unwrap();
+        }
         let link = r.link.clone().unwrap();
         assert!(link.command_started && link.kept, "{how:?}: {r:?}");
         assert_eq!(r.output, "", "{how:?}");

@@ -197,6 +197,11 @@ impl RemoteHost for PooledHost {
         std::mem::take(&mut *self.slot.steps.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    fn link_ended_hung(&self) -> bool {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        held.is_some_and(|c| c.is_closed() && c.hung())
+    }
+
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).clone();

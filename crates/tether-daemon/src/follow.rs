@@ -23,7 +23,10 @@ use crate::quiet::{QuietReader, QuietWriter};
 use crate::server::{State, client_gone, write_line};
 use crate::wire::shell_result;
 
-/// Serves a `run` with `follow`; false when the connection is done.
+/// Serves a `run` with `follow` (or `pieces`: the reply then whole, and
+/// kept for `recall` when the call is named; pieces only for the head its
+/// result keeps, half its `output_limit`, so a flood crosses the link
+/// once, clipped); false when the connection is done.
 pub(crate) async fn run(
     state: &Arc<State>,
     ns: &str,
@@ -32,9 +35,23 @@ pub(crate) async fn run(
     write: &mut QuietWriter,
 ) -> bool {
     let (tx, rx) = oneshot::channel();
-    let route = match &request {
-        Request::Run { host, .. } => host.clone(),
-        _ => None,
+    let (route, whole, say_start, named) = match &request {
+        Request::Run {
+            host,
+            follow,
+            pieces,
+            session,
+            call,
+            output_limit,
+            ..
+        } => (
+            host.clone(),
+            (*pieces && !*follow).then_some(*output_limit / 2),
+            *pieces,
+            call.as_ref()
+                .and_then(|c| Some((ops::resolve(ns, session).ok()?, c.clone()))),
+        ),
+        _ => (None, None, false, None),
     };
     let handled = ops::handle_following(
         &state.registry,
@@ -52,9 +69,14 @@ pub(crate) async fn run(
         {
             r.link_steps = crate::server::link_steps(state, route);
         }
+        if whole.is_some()
+            && let (Some((address, call)), Ok(Response::Shell(r))) = (named, &result)
+        {
+            state.recalls.keep(address, call, r.clone());
+        }
         result
     };
-    stream(read, write, Source::Coming(rx), call).await
+    stream(read, write, Source::Coming(rx), call, whole, say_start).await
 }
 
 /// Serves a `follow`; false when the connection is done.
@@ -77,11 +99,11 @@ pub(crate) async fn follow(
     match wait {
         Some(wait) => {
             let call = ops::read_now(&state.registry, &session, found, wait);
-            stream(read, write, Source::Now(follower), call).await
+            stream(read, write, Source::Now(follower), call, None, false).await
         }
         None => {
             let call = collect(session, found);
-            stream(read, write, Source::Now(follower), call).await
+            stream(read, write, Source::Now(follower), call, None, false).await
         }
     }
 }
@@ -107,22 +129,66 @@ impl Source {
 enum Step {
     Coming(Option<Follower>),
     Piece(tether_shell::Piece),
+    /// The command started (said only to a relay, once).
+    Started,
+}
+
+/// The first `room` bytes of a command's text, as pieces (cut where a
+/// result's head is cut: at a character's boundary).
+struct Head {
+    room: usize,
+}
+
+impl Head {
+    fn pass(&mut self, p: tether_shell::Piece) -> Option<Reply> {
+        if self.room == 0 {
+            return None;
+        }
+        let mut reply = Reply::from(p);
+        if let Reply::Piece(piece) = &mut reply {
+            let mut cut = self.room.min(piece.text.len());
+            while !piece.text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            // A piece cut short closes the head, as a result's clip does.
+            let whole = cut == piece.text.len();
+            piece.text.truncate(cut);
+            self.room = if whole { self.room - cut } else { 0 };
+        }
+        Some(reply)
+    }
 }
 
 /// Writes the pieces of `source` while `call` runs, the rest once it has
-/// returned (its command's text is whole then), then its reply.
+/// returned (its command's text is whole then), then its reply (`whole`:
+/// with all its output, as an unfollowed call's, the pieces only for the
+/// first so many bytes; `say_start`: the command's start said by an
+/// empty piece, for a relay).
 async fn stream(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
     mut source: Source,
     call: impl Future<Output = Result<Response, Failure>>,
+    whole: Option<usize>,
+    say_start: bool,
 ) -> bool {
+    let mut head = whole.map(|room| Head { room });
+    // To a relay, the start is said once, by an empty piece, so a link
+    // lost before any text still says the command ran.
+    let mut start_told = !say_start;
+    let mut pass = move |p: tether_shell::Piece| match &mut head {
+        Some(h) => h.pass(p),
+        None => Some(Reply::from(p)),
+    };
     tokio::pin!(call);
     let result = loop {
         let step = async {
             match &mut source {
                 Source::Coming(rx) => Step::Coming(rx.await.ok()),
-                Source::Now(f) => Step::Piece(f.next().await),
+                Source::Now(f) => match f.next_or_start(start_told).await {
+                    Some(p) => Step::Piece(p),
+                    None => Step::Started,
+                },
                 Source::None => std::future::pending().await,
             }
         };
@@ -130,8 +196,23 @@ async fn stream(
             r = &mut call => break r,
             step = step => match step {
                 Step::Coming(f) => source = f.map_or(Source::None, Source::Now),
+                Step::Started => {
+                    start_told = true;
+                    let Some(f) = source.follower() else { continue };
+                    let empty = Reply::Piece(crate::protocol::Piece {
+                        command: f.command(),
+                        offset: f.offset(),
+                        text: String::new(),
+                        at_ms: 0,
+                    });
+                    if !write_line(write, &empty).await {
+                        return false;
+                    }
+                }
                 Step::Piece(p) => {
-                    if !write_line(write, &Reply::from(p)).await {
+                    if let Some(reply) = pass(p)
+                        && !write_line(write, &reply).await
+                    {
                         return false;
                     }
                     if let Some(f) = source.follower() {
@@ -147,7 +228,9 @@ async fn stream(
     }
     if let Some(f) = source.follower() {
         while let Some(p) = f.try_next() {
-            if !write_line(write, &Reply::from(p)).await {
+            if let Some(reply) = pass(p)
+                && !write_line(write, &reply).await
+            {
                 return false;
             }
             f.handed_on();
@@ -157,7 +240,9 @@ async fn stream(
         Ok(Response::Shell(mut r)) => {
             // The pieces carried the text; the unfinished line (a prompt)
             // is the one thing left to show.
-            if let Some(f) = source.follower() {
+            if whole.is_none()
+                && let Some(f) = source.follower()
+            {
                 r.output = f.partial();
                 r.truncated = None;
             }

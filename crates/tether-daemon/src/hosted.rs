@@ -32,6 +32,10 @@ pub(crate) struct Hosted {
     /// asks the host for that call's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// What the cut call's lost result already gave (its length and
+    /// digest), taken off the front of that call's result when it comes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<crate::relay_lost::Given>,
     /// Unix time this daemon first sent it a command.
     #[serde(default)]
     pub created: u64,
@@ -159,13 +163,25 @@ impl HostedBook {
         }
     }
 
-    /// Marks the call `cut` of `a` (or clears it).
+    /// Marks the call `cut` of `a` (or clears it), nothing given.
     pub(crate) fn set_cut(&self, a: &Address, cut: Option<String>) {
+        self.set_cut_given(a, cut, None);
+    }
+
+    /// Marks the call `cut` of `a` (or clears it), and what its lost
+    /// result gave (`given`).
+    pub(crate) fn set_cut_given(
+        &self,
+        a: &Address,
+        cut: Option<String>,
+        given: Option<crate::relay_lost::Given>,
+    ) {
         let changed = {
             let mut map = self.lock();
             match map.get_mut(a) {
-                Some(h) if h.cut != cut => {
+                Some(h) if h.cut != cut || h.given != given => {
                     h.cut = cut;
+                    h.given = given;
                     Some(h.clone())
                 }
                 _ => None,

@@ -37,7 +37,10 @@
 //!   daemon (reached through `RemoteHost::far_side`), their requests
 //!   carried there and the replies back; the hosted book on disk, the cut
 //!   call a lost link leaves, and (on the host) each session's last named
-//!   result for `recall`. `ending`: the sessions on hosts of an owner
+//!   result for `recall`; `relay_request`: a request as the host's daemon
+//!   gets it; `relay_lost`: what came of a call before its
+//!   link was lost, carried by its lost result and not given again by the
+//!   recall. `ending`: the sessions on hosts of an owner
 //!   whose lease ended (or whose process is gone) closed there, tried
 //!   again until the host answers.
 //! - `attach`: the daemon's side of a person's terminal.
@@ -67,6 +70,8 @@ pub mod quiet;
 mod recover;
 mod relay;
 mod relay_attach;
+mod relay_lost;
+mod relay_request;
 pub mod server;
 mod wire;
 

@@ -306,6 +306,7 @@ pub async fn handle_following(
             create,
             stdin,
             follow: _,
+            pieces: _,
             call: _,
         } => {
             let address = resolve(ns, &session)?;

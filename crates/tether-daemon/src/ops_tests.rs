@@ -79,6 +79,7 @@ fn run(session: &str, command: &str) -> Request {
         create: Create::default(),
         stdin: None,
         follow: false,
+        pieces: false,
         call: None,
     }
 }

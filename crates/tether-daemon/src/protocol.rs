@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 /// before the reply; each `ok` reply tagged with its `kind`; `run`'s `host`
 /// a name with the route the caller resolved; 8: `create.confine`, which a
 /// peer that ignored it would run unconfined, and the results'
-/// `confinement`).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// `confinement`; 9: `run`'s `pieces`, which a peer that ignored it would
+/// answer with a result of the unfinished line only).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
@@ -190,6 +191,13 @@ pub enum Request {
         /// holds only the unfinished line (see [`Request::Follow`]).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         follow: bool,
+        /// For a relay (which keeps what comes, for a link lost before
+        /// the reply): the command's start said by an empty piece; with
+        /// `follow` false, the pieces too, for the head a result keeps
+        /// (half `output_limit`), and the reply the whole result, as
+        /// without them.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pieces: bool,
         /// The caller's name for this call, to ask for its result again
         /// ([`Request::Recall`]) when the reply may have been lost on the
         /// way (a relay whose link to the host dropped): the daemon keeps

@@ -18,10 +18,11 @@
 //!    `link.kept`: the command runs on, on the host; the cut call is noted
 //!    so the next look at the session asks the host for that call's result
 //!    (`recall`), and a followed command is followed again from its
-//!    offset. Nothing is ever sent twice.
+//!    offset. Nothing is ever sent twice. The lost result carries what
+//!    came before the cut (`relay_lost`: an unfollowed `run` is sent with
+//!    `pieces`), and the recall's result leaves that out.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tether_transport::{DaemonStream, FarSide, HostFailure, RemoteHost};
@@ -31,10 +32,11 @@ use crate::hosted::Hosted;
 use crate::lines::{self, LineRead};
 use crate::ops::{self, Address, failure};
 use crate::protocol::{
-    Failure, FailureKind, Hello, HostRoute, LinkFailure, LinkLoss, PROTOCOL_VERSION, Reply,
-    Request, Response, ShellResult, Status,
+    Failure, FailureKind, Hello, HostRoute, LinkFailure, PROTOCOL_VERSION, Reply, Request,
+    Response, Status,
 };
 use crate::quiet::{QuietReader, QuietWriter};
+use crate::relay_lost::Came;
 use crate::server::{State, client_gone, write_line};
 
 /// Silence from the host after which the link is checked.
@@ -112,20 +114,6 @@ pub(crate) fn target(
         .is_some()
         || state.registry.lost(&address.owner, &address.name).is_some();
     (!here).then(|| Ok(Target::New(address, route.clone())))
-}
-
-/// A name for a call, unique to this daemon's life and across restarts.
-fn call_name() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "{:x}-{:x}-{t:x}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 fn host_failure(kind: HostFailure, message: String) -> Failure {
@@ -269,9 +257,9 @@ pub(crate) async fn serve(
     read: &mut BufReader<QuietReader>,
     write: &mut QuietWriter,
 ) -> Relayed {
-    let (address, route, cut) = match &target {
-        Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone()),
-        Target::New(a, r) => (a.clone(), r.clone(), None),
+    let (address, route, cut, given) = match &target {
+        Target::Hosted(h) => (h.address(), h.host.clone(), h.cut.clone(), h.given),
+        Target::New(a, r) => (a.clone(), r.clone(), None, None),
         Target::Listing(r, ns) => {
             let all = matches!(request, Request::ListOn { all: true, .. });
             return Relayed::Done(list_on(state, r, ns, all, write).await);
@@ -304,13 +292,23 @@ pub(crate) async fn serve(
         Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
     };
     let session = request.session().unwrap_or_default().to_owned();
-    let (outgoing, call) = there(request, &address.name, cut.as_deref());
+    let mut came = match &request {
+        Request::Run {
+            follow,
+            pieces,
+            output_limit,
+            ..
+        } => Came::new(*follow || *pieces, *output_limit),
+        _ => Came::new(true, 0),
+    };
+    let (outgoing, call) = crate::relay_request::there(request, &address.name, cut.as_deref());
     if let Target::New(..) = target {
         state.hosted.put(Hosted {
             owner: address.owner.clone(),
             name: address.name.clone(),
             host: route.clone(),
             cut: None,
+            given: None,
             created: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -354,7 +352,14 @@ pub(crate) async fn serve(
     }
     loop {
         let got = tokio::select! {
-            got = receive(&mut hr) => got.ok_or(LinkFailure::Lost),
+            got = receive(&mut hr) => got.ok_or_else(|| {
+                // Its keepalives unanswered, the link hung, not closed.
+                if host.link_ended_hung() {
+                    LinkFailure::Unanswered
+                } else {
+                    LinkFailure::Lost
+                }
+            }),
             () = client_gone(read) => return Relayed::Done(false),
             () = tokio::time::sleep(QUIET_CHECK) => {
                 if host.link_hung(ANSWER_WITHIN).await {
@@ -366,7 +371,9 @@ pub(crate) async fn serve(
         };
         let reply = match got {
             Ok(reply @ (Reply::Piece(_) | Reply::Omitted(_))) => {
-                if !write_line(write, &reply).await {
+                // (The start's empty piece is for this relay only.)
+                let empty = matches!(&reply, Reply::Piece(p) if p.text.is_empty());
+                if came.piece(&reply) && !empty && !write_line(write, &reply).await {
                     return Relayed::Done(false);
                 }
                 continue;
@@ -375,6 +382,11 @@ pub(crate) async fn serve(
                 r.session.clone_from(&session);
                 r.host = Some(route.name.clone());
                 r.link_steps = crate::protocol::LinkStep::taken(host.as_ref());
+                // What the lost result gave is not given again.
+                if recalled && let Some(g) = given {
+                    g.strip(&mut r.output);
+                    state.hosted.set_cut_given(&address, cut.clone(), None);
+                }
                 if r.status != Status::Running && (recalled || call.is_some()) {
                     state.hosted.set_cut(&address, None);
                 }
@@ -392,11 +404,12 @@ pub(crate) async fn serve(
                 reply
             }
             Err(how) => {
+                let (result, gave) = came.lost(&session, &route.name, how, started);
                 if let Some(c) = &call {
-                    state.hosted.set_cut(&address, Some(c.clone()));
+                    state.hosted.set_cut_given(&address, Some(c.clone()), gave);
                 }
                 let reply = if shellish {
-                    Reply::Ok(Response::Shell(lost(&session, &route.name, how, started)))
+                    Reply::Ok(Response::Shell(result))
                 } else {
                     Reply::Error(host_failure(
                         HostFailure::Lost,
@@ -470,110 +483,4 @@ async fn list_on(
     };
     let reply = listed.await.unwrap_or_else(Reply::Error);
     write_line(write, &reply).await
-}
-
-/// `request` as the host's daemon gets it: the session's name there, no
-/// host (it is that host), a `run` named (its name returned) and a `read`
-/// of a session with a cut call asking for that call's result.
-fn there(request: Request, name: &str, cut: Option<&str>) -> (Request, Option<String>) {
-    let name = name.to_owned();
-    match request {
-        Request::Run {
-            command,
-            timeout_s,
-            on_timeout,
-            output_limit,
-            workdir,
-            create,
-            stdin,
-            follow,
-            ..
-        } => {
-            let call = call_name();
-            // The caller's directory and environment are this machine's:
-            // the host's session starts in the login directory with the
-            // host daemon's (login) environment, as an agentless one does.
-            let create = crate::protocol::Create {
-                cwd: None,
-                env: None,
-                ..create
-            };
-            let run = Request::Run {
-                session: name,
-                command,
-                host: None,
-                timeout_s,
-                on_timeout,
-                output_limit,
-                workdir,
-                create,
-                stdin,
-                follow,
-                call: Some(call.clone()),
-            };
-            (run, Some(call))
-        }
-        Request::Read { wait_s, .. } => match cut {
-            Some(call) => (
-                Request::Recall {
-                    session: name,
-                    call: call.to_owned(),
-                    wait_s,
-                },
-                None,
-            ),
-            None => (
-                Request::Read {
-                    session: name,
-                    wait_s,
-                },
-                None,
-            ),
-        },
-        Request::Attach {
-            rows, cols, resume, ..
-        } => (
-            Request::Attach {
-                session: name,
-                rows,
-                cols,
-                host: None,
-                resume,
-            },
-            None,
-        ),
-        mut other => {
-            if let Some(session) = other.session_mut() {
-                *session = name;
-            }
-            (other, None)
-        }
-    }
-}
-
-/// The result of a call whose link was lost before its reply.
-fn lost(session: &str, host: &str, how: LinkFailure, started: Instant) -> ShellResult {
-    ShellResult {
-        session: session.to_owned(),
-        host: Some(host.to_owned()),
-        status: Status::ConnectionLost,
-        exit_code: None,
-        pipe_status: None,
-        signal: None,
-        output: String::new(),
-        truncated: None,
-        cwd: None,
-        foreground: None,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        shell_restarted: false,
-        link: Some(LinkLoss {
-            failure: how,
-            command_started: false,
-            kept: true,
-        }),
-        terminal_holders: Vec::new(),
-        agentless: None,
-        confinement: None,
-        link_steps: Vec::new(),
-    }
 }

@@ -492,7 +492,7 @@ async fn serve_requests(
                 }
                 continue;
             }
-            request @ Request::Run { follow: true, .. } => {
+            request @ (Request::Run { follow: true, .. } | Request::Run { pieces: true, .. }) => {
                 let open = crate::follow::run(state, ns, request, &mut read, &mut write).await;
                 state.touch();
                 if !open {

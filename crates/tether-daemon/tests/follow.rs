@@ -125,6 +125,7 @@ fn a_follow_cut_mid_command_and_resumed_from_its_offset_gets_every_byte_once() {
         create: Create::default(),
         stdin: None,
         follow,
+        pieces: false,
         call: None,
     };
     let mut got = Got::default();
@@ -223,6 +224,7 @@ fn only_a_request_the_daemon_never_read_is_sent_again() {
         create: Create::default(),
         stdin: None,
         follow: true,
+        pieces: false,
         call: None,
     };
     let mut cutter = None;
@@ -250,4 +252,37 @@ fn only_a_request_the_daemon_never_read_is_sent_again() {
     let ran = std::fs::read_to_string(dir.join("ran")).unwrap();
     assert_eq!(ran, "once\n");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `run` with `pieces` (what a relay sends for a call its client does
+/// not follow): pieces for the head its result keeps (half the output
+/// limit), then the reply whole, as without them: a flood crosses the
+/// link once, clipped.
+#[test]
+fn pieces_carry_the_head_and_the_reply_is_whole() {
+    let d = Daemon::start("dpieces");
+    let run = Request::Run {
+        session: "p".into(),
+        command: "for i in $(seq 1 2000); do echo line-$i; done".into(),
+        host: None,
+        timeout_s: 60.0,
+        on_timeout: OnTimeout::Interrupt,
+        output_limit: 1000,
+        workdir: None,
+        create: Create::default(),
+        stdin: None,
+        follow: false,
+        pieces: true,
+        call: None,
+    };
+    let mut got = Got::default();
+    let end = d.client().follow(&run, &mut |s| got.take(s)).unwrap();
+    assert_eq!((end.status, end.exit_code), (Status::Exited, Some(0)));
+    assert_eq!(got.text.len(), 500, "the head only: {:?}", got.text);
+    assert!(got.text.starts_with("line-1\nline-2\n"), "{:?}", got.text);
+    // The reply is the result as a plain run gives it: clipped, head and
+    // tail, the head the pieces' text.
+    assert!(end.output.starts_with(&got.text), "{:?}", end.output);
+    assert!(end.output.ends_with("line-2000\n"), "{:?}", end.output);
+    assert!(end.truncated.is_some(), "{end:?}");
 }

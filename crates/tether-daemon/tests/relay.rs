@@ -37,9 +37,17 @@ struct FakeHost {
     socket: PathBuf,
     links: Mutex<Vec<tokio::sync::oneshot::Sender<Cut>>>,
     limbo: Arc<Mutex<Vec<tokio::net::UnixStream>>>,
+    /// The next link is cut (so) right after it carried its first piece.
+    at_piece: Mutex<Option<Cut>>,
 }
 
 impl FakeHost {
+    /// Cuts the next link made (`how`) right after the first piece line
+    /// it carries from the host.
+    fn cut_at_piece(&self, how: Cut) {
+        *self.at_piece.lock().unwrap() = Some(how);
+    }
+
     fn cut(&self, how: Cut) {
         for tx in self.links.lock().unwrap().drain(..) {
             let _ = tx.send(how);
@@ -72,9 +80,17 @@ impl RemoteHost for FakeHost {
             let (tx, rx) = tokio::sync::oneshot::channel();
             self.links.lock().unwrap().push(tx);
             let limbo = Arc::clone(&self.limbo);
+            let armed = self.at_piece.lock().unwrap().take();
             tokio::spawn(async move {
                 let mut far = far;
                 let mut ours = ours;
+                if let Some(how) = armed {
+                    cut_after_a_piece(&mut far, ours).await;
+                    if how == Cut::Silent {
+                        limbo.lock().unwrap().push(far);
+                    }
+                    return;
+                }
                 tokio::select! {
                     _ = tokio::io::copy_bidirectional(&mut far, &mut ours) => {}
                     how = rx => {
@@ -86,6 +102,34 @@ impl RemoteHost for FakeHost {
             });
             Ok(FarSide::Daemon(Box::new(near)))
         })
+    }
+}
+
+/// Carries the link both ways until the host has sent a piece line, then
+/// ends this side (`ours` dropped: what was carried is still read).
+async fn cut_after_a_piece(far: &mut tokio::net::UnixStream, mut ours: tokio::io::DuplexStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut fr, mut fw) = far.split();
+    let (mut or, mut ow) = tokio::io::split(&mut ours);
+    let up = tokio::io::copy(&mut or, &mut fw);
+    let down = async {
+        let mut buf = vec![0u8; 8192];
+        let mut seen = Vec::new();
+        loop {
+            let n = fr.read(&mut buf).await.unwrap_or(0);
+            if n == 0 || ow.write_all(&buf[..n]).await.is_err() {
+                return;
+            }
+            let _ = ow.flush().await;
+            seen.extend_from_slice(&buf[..n]);
+            if seen.windows(9).any(|w| w == b"{\"piece\":") {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        _ = up => {}
+        () = down => {}
     }
 }
 
@@ -178,6 +222,7 @@ impl Lab {
             socket: far.paths.socket(),
             links: Mutex::new(Vec::new()),
             limbo: Arc::new(Mutex::new(Vec::new())),
+            at_piece: Mutex::new(None),
         });
         let local = Daemon::start(dir.join("near"), Some(Arc::clone(&host)));
         Lab {
@@ -234,6 +279,7 @@ fn run(session: &str, command: &str, host: bool) -> Request {
         create: Create::default(),
         stdin: None,
         follow: false,
+        pieces: false,
         call: None,
     }
 }
@@ -390,6 +436,53 @@ fn a_link_dropped_at_both_ends_under_a_call_loses_nothing() {
 #[test]
 fn a_link_dropped_unseen_by_the_host_loses_nothing() {
     drop_under_a_call(Cut::Silent);
+}
+
+/// A command that started but printed nothing, its link cut (both ways,
+/// and unseen by the host) right after the host's first piece: the lost
+/// result says the command started (issue 36: no piece came for a silent
+/// command, so it said not started), with no output; `read` gets the
+/// rest, every line once.
+#[test]
+fn a_silent_command_cut_after_its_start_is_said_started() {
+    for how in [Cut::Both, Cut::Silent] {
+        let lab = Lab::new(&format!("silent-{how:?}").to_lowercase());
+        let mut c = lab.local().client();
+        let _: ShellResult = c.request(&run("q", "true", true)).unwrap();
+        lab.host.cut_at_piece(how);
+        let r: ShellResult = c.request(&run("q", &gated(&lab), false)).unwrap();
+        assert_eq!(r.status, Status::ConnectionLost, "{how:?}: {r:?}");
+        if how == Cut::Both {
+            // Followed by its client, the same (the start's empty piece
+            // is not passed on).
+            let followed = lab.file("followed");
+            let mut f = run("f", "true", true);
+            let _: ShellResult = c.request(&f).unwrap();
+            if let Request::Run {
+                command, follow, ..
+            } = &mut f
+            {
+                *command = format!(
+                    "while [ ! -e '{}' ]; do sleep 0.01; done; echo after",
+                    followed.display()
+                );
+                *follow = true;
+            }
+            lab.host.cut_at_piece(Cut::Both);
+            let mut pieces = 0;
+            let r = c.follow(&f, &mut |_| pieces += 1).unwrap();
+            assert_eq!(pieces, 0, "{r:?}");
+            assert!(r.link.is_some_and(|l| l.command_started), "followed");
+            std::fs::write(&followed, "").unwrap();
+        }
+        let link = r.link.clone().unwrap();
+        assert!(link.command_started && link.kept, "{how:?}: {r:?}");
+        assert_eq!(r.output, "", "{how:?}");
+        std::fs::write(lab.file("go"), "").unwrap();
+        let end = read_to_end(&mut c, "q");
+        assert_eq!(end.output, fifty(), "{how:?}: every line once");
+        assert_eq!((end.status, end.exit_code), (Status::Exited, Some(0)));
+    }
 }
 
 #[test]

@@ -97,6 +97,13 @@ impl Capture {
         self
     }
 
+    /// The command's start mark came: its followers are told.
+    pub(crate) fn started(&self) {
+        if let Some(t) = &self.tap {
+            t.started();
+        }
+    }
+
     /// Adds raw output bytes of the command.
     pub fn push(&mut self, raw: &[u8]) {
         let mut bytes = std::mem::take(&mut self.raw_scratch);

@@ -95,6 +95,8 @@ struct Page {
     wanted: bool,
     /// Somebody will follow the next command.
     next_wanted: bool,
+    /// Its start mark came: its code runs (it may write nothing).
+    code_started: bool,
 }
 
 impl Default for Page {
@@ -110,6 +112,7 @@ impl Default for Page {
             given: 0,
             wanted: false,
             next_wanted: false,
+            code_started: false,
         }
     }
 }
@@ -213,6 +216,12 @@ impl Tap {
         self.0.grew.notify_waiters();
     }
 
+    /// The command's start mark came.
+    pub(crate) fn started(&self) {
+        self.0.page().code_started = true;
+        self.0.grew.notify_waiters();
+    }
+
     /// The unfinished line as a result returned it (redacted).
     pub(crate) fn partial(&self, line: &str) {
         self.0.page().partial = line.to_owned();
@@ -286,6 +295,32 @@ impl Follower {
             grew.as_mut().enable();
             if let Some(p) = self.try_next() {
                 return p;
+            }
+            grew.await;
+        }
+    }
+
+    /// True once the command's start mark came (its code runs), whether
+    /// or not it wrote anything.
+    pub fn started(&self) -> bool {
+        let p = self.book.page();
+        p.command == self.command && p.code_started
+    }
+
+    /// The next piece, waiting for it; or, when `known` is false, `None`
+    /// as soon as the command has started ([`Follower::started`]) with no
+    /// text to give.
+    pub async fn next_or_start(&mut self, known: bool) -> Option<Piece> {
+        let book = Arc::clone(&self.book);
+        loop {
+            let grew = book.grew.notified();
+            tokio::pin!(grew);
+            grew.as_mut().enable();
+            if let Some(p) = self.try_next() {
+                return Some(p);
+            }
+            if !known && self.started() {
+                return None;
             }
             grew.await;
         }

@@ -70,7 +70,8 @@ pub enum LinkFailure {
     /// shell's exit status.
     Lost,
     /// The host stopped answering (a hung link or host): no reply within
-    /// the grace after the call's deadline.
+    /// the grace after the call's deadline, or its keepalives went
+    /// unanswered (`RemoteHost::link_ended_hung`).
     Unanswered,
 }
 

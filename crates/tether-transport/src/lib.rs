@@ -423,6 +423,13 @@ pub trait RemoteHost: Send + Sync + std::fmt::Debug {
     /// no link now (the next use connects).
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool>;
 
+    /// True when the link ended because the host stopped answering (its
+    /// keepalives went unanswered): it hung, rather than closed. By
+    /// default false.
+    fn link_ended_hung(&self) -> bool {
+        false
+    }
+
     /// The steps of the connections made to the host since the last call
     /// (resolving aside: connecting, the host key, authentication), each
     /// with when it happened; taken, so each is given once. By default

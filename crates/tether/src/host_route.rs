@@ -133,6 +133,29 @@ mod tests {
         assert_eq!(route.far.path.as_deref(), Some("/opt/tether"));
     }
 
+    /// `tether shell`'s nodes (and every session's host) get the default
+    /// keepalive bound, 15 × 3, when nothing says otherwise; `-o` wins.
+    #[test]
+    fn a_route_has_the_default_keepalive_unless_told_otherwise() {
+        let s = Settings::default();
+        let r = reach(&no_ssh_config(), FarArgs::default(), &s).unwrap();
+        let route = resolve("web1", &r).unwrap();
+        assert_eq!(route.route.options.keepalive, Some(exec::DEFAULT_KEEPALIVE));
+        let told = SshArgs {
+            options: vec![
+                "ServerAliveInterval=1".into(),
+                "ServerAliveCountMax=2".into(),
+            ],
+            ..no_ssh_config()
+        };
+        let r = reach(&told, FarArgs::default(), &s).unwrap();
+        let route = resolve("web1", &r).unwrap();
+        assert_eq!(
+            route.route.options.keepalive,
+            Some((std::time::Duration::from_secs(1), 2))
+        );
+    }
+
     #[test]
     fn the_flag_wins_over_the_config() {
         let flag = FarArgs { agentless: true };

@@ -160,6 +160,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         },
         stdin,
         follow: false,
+        pieces: false,
         call: None,
     };
     let r = crate::run_interrupt::call(&session, &request)?;

@@ -68,6 +68,7 @@ pub fn run(args: SshCmdArgs) -> Result<i32> {
         create: Create::default(),
         stdin: None,
         follow: false,
+        pieces: false,
         call: None,
     });
     let started = match started {

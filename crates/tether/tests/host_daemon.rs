@@ -79,7 +79,10 @@ fn fifty() -> String {
 }
 
 /// The issue's drop: a 50-line loop on the host, its link cut by `cut`
-/// once it has started, mended by `mend` once the call has said so.
+/// once it has printed 4 lines, mended by `mend` once the call has said
+/// so. The lost result carries the lines already received and says the
+/// command started (issue 36: it said `command_started: false` with no
+/// output); the reads after give the rest, every line once.
 fn drop_under_a_call(r: &Remote, host: &str, cut: impl Fn(), mend: impl Fn()) {
     let ledger = Ledger::new();
     let (code, v) = r.json(&[
@@ -99,8 +102,8 @@ fn drop_under_a_call(r: &Remote, host: &str, cut: impl Fn(), mend: impl Fn()) {
         ledger.path.display()
     );
     let call = spawn(r, &["run", "-s", "d", "--json", "--", &command]);
-    wait_for(60, "the loop to start on the host", || {
-        (!ledger.lines().is_empty()).then_some(())
+    wait_for(60, "the loop's 4 lines on the host", || {
+        (ledger.lines().len() >= 4).then_some(())
     });
     cut();
     let out = call.wait_with_output().unwrap();
@@ -108,14 +111,18 @@ fn drop_under_a_call(r: &Remote, host: &str, cut: impl Fn(), mend: impl Fn()) {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
     assert_eq!(v["status"], "connection_lost", "{v}");
     assert_eq!(v["link"]["kept"], true, "{v}");
+    assert_eq!(v["link"]["command_started"], true, "{v}");
     assert!(v["exit_code"].is_null() && v["signal"].is_null(), "{v}");
     assert_eq!(out.status.code(), Some(120), "{out:?}");
+    // (The first lines came at least 0.2 s before the cut.)
+    let lost = v["output"].as_str().unwrap().to_owned();
+    assert!(lost.starts_with("1\n2\n3\n"), "the lines received: {v}");
     mend();
     wait_for(60, "the loop to finish on the host", || {
         (ledger.lines().len() == 50).then_some(())
     });
     let (output, end) = read_to_end(r, "d");
-    assert_eq!(output, fifty(), "every line once: {end}");
+    assert_eq!(lost + &output, fifty(), "every line once: {end}");
     assert_eq!(
         (&end["status"], &end["exit_code"]),
         (&"exited".into(), &0.into())

@@ -202,6 +202,41 @@ fn a_hung_link_is_said_by_the_deadline_plus_a_grace() {
     let _ = std::fs::remove_file(&marker);
 }
 
+/// A command that printed 4 lines, then its host hangs (the sshd above
+/// it SIGSTOPped): the call returns by its deadline plus a grace,
+/// `connection_lost`, with the 4 lines and the command seen started
+/// (issue 36).
+#[test]
+fn a_hung_link_after_output_keeps_it_and_says_the_command_started() {
+    let Some(r) = start("truth-hung-out") else {
+        return;
+    };
+    let shell = shell_pid(&r, "h4");
+    let call = spawn(
+        &r,
+        &[
+            "run",
+            "-s",
+            "h4",
+            "--timeout",
+            "5",
+            "--json",
+            "--",
+            "for i in 1 2 3 4; do echo L$i; done; sleep 60",
+        ],
+    );
+    wait_output(&r, "h4", "L4");
+    let stopped = Stopped::above(shell);
+    let t0 = Instant::now();
+    let out = returned_within(call, t0, Duration::from_secs(5 + 20), stopped);
+    let v = connection_lost(&out);
+    assert_eq!(v["link"]["failure"], "unanswered", "{v}");
+    assert_eq!(v["link"]["command_started"], true, "{v}");
+    assert_eq!(v["output"], "L1\nL2\nL3\nL4\n", "{v}");
+    let (code, v) = r.json(&["run", "-s", "h4", "--", "echo back"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("back\n")), "{v}");
+}
+
 /// A command kept past its deadline on a host that hangs: the reads that
 /// follow say the link stopped answering (within a bound), not `running`
 /// for ever.

@@ -11,4 +11,4 @@ pub mod summary;
 
 pub use command::{COMMANDS, DEFAULT_PREFIX, Line, Meta, parse};
 pub use prompt::{NodeState, PromptStyle, render};
-pub use summary::{Outcome, earlier, summary};
+pub use summary::{Link, Outcome, earlier, summary};

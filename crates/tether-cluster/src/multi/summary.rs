@@ -7,6 +7,16 @@ use std::collections::BTreeMap;
 
 use crate::NodeSet;
 
+/// How a node's link failed under its command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Link {
+    /// It ended (the connection closed).
+    Lost,
+    /// It stopped answering (the keepalive's bound, or a round trip that
+    /// got no answer).
+    Hung,
+}
+
 /// How a command ended on one node.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
@@ -23,11 +33,12 @@ pub enum Outcome {
     ShellExited,
     /// The line was unfinished (an open quote, a heredoc): not run.
     Incomplete,
-    /// The connection dropped while it ran: whether it finished is unknown.
-    Lost,
-    /// The link dropped while it ran in tether on the node: it runs on
-    /// there, and its end is collected when the link is back.
-    Away,
+    /// The connection dropped (or hung) while it ran: whether it
+    /// finished is unknown.
+    Lost(Link),
+    /// The link dropped (or hung) while it ran in tether on the node: it
+    /// runs on there, and its end is collected when the link is back.
+    Away(Link),
     /// The node's shell was not there (not connected).
     NotRun,
 }
@@ -42,9 +53,13 @@ impl Outcome {
             Outcome::Running => "running".to_owned(),
             Outcome::ShellExited => "shell exited".to_owned(),
             Outcome::Incomplete => "incomplete input, not run".to_owned(),
-            Outcome::Lost => "connection lost, outcome unknown".to_owned(),
-            Outcome::Away => {
+            Outcome::Lost(Link::Lost) => "connection lost, outcome unknown".to_owned(),
+            Outcome::Lost(Link::Hung) => "the link hung, outcome unknown".to_owned(),
+            Outcome::Away(Link::Lost) => {
                 "link lost, runs on there (its end follows when the link is back)".to_owned()
+            }
+            Outcome::Away(Link::Hung) => {
+                "the link hung, runs on there (its end follows when the link is back)".to_owned()
             }
             Outcome::NotRun => "not run (no connection)".to_owned(),
         }
@@ -130,7 +145,9 @@ mod tests {
     #[test]
     fn other_outcomes_follow_the_codes() {
         let results = [
-            ("n3", Outcome::Lost),
+            ("n3", Outcome::Lost(Link::Lost)),
+            ("n8", Outcome::Lost(Link::Hung)),
+            ("n9", Outcome::Away(Link::Hung)),
             ("n1", Outcome::Exit(2)),
             ("n5", Outcome::Signal("KILL".into())),
             ("n2", Outcome::Exit(0)),
@@ -140,7 +157,7 @@ mod tests {
         ];
         assert_eq!(
             summary(&results),
-            "n2: 0  n[1,4]: 2  n5: signal KILL  n6: waiting for input (read)  n3: connection lost, outcome unknown  n7: not run (no connection)"
+            "n2: 0  n[1,4]: 2  n5: signal KILL  n6: waiting for input (read)  n3: connection lost, outcome unknown  n8: the link hung, outcome unknown  n9: the link hung, runs on there (its end follows when the link is back)  n7: not run (no connection)"
         );
         assert_eq!(summary(&[]), "");
     }

@@ -179,6 +179,12 @@ pub(crate) trait Place: Send + Sync {
         Box::pin(async { false })
     }
 
+    /// True when the link to the shell ended because it hung (see
+    /// [`RemoteHost::link_ended_hung`]); never here.
+    fn link_ended_hung(&self) -> bool {
+        false
+    }
+
     /// True when the shell sets its terminal's line modes itself before
     /// each end mark, because the engine cannot set them from here.
     fn shell_sets_modes(&self) -> bool {

@@ -184,6 +184,10 @@ impl Place for Remote {
         self.host.link_hung(within)
     }
 
+    fn link_ended_hung(&self) -> bool {
+        self.host.link_ended_hung()
+    }
+
     fn shell_sets_modes(&self) -> bool {
         true
     }

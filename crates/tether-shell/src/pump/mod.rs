@@ -227,6 +227,9 @@ impl PumpState {
             "start" if self.phase == Phase::Sent => {
                 self.phase = Phase::Started;
                 self.exit_cwd = None;
+                if let Some(c) = self.capture.as_ref() {
+                    c.started();
+                }
             }
             "end" if matches!(self.phase, Phase::Sent | Phase::Started) => {
                 self.finish_capture();

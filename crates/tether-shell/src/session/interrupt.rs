@@ -10,7 +10,7 @@ use tether_transport::{ExitInfo, Signal, TransportError};
 use super::Session;
 use super::ready::Woke;
 use crate::error::ShellError;
-use crate::result::{LinkFailure, RunResult, Status};
+use crate::result::{RunResult, Status};
 
 /// Grace after each signal of the interrupt escalation.
 const SIGNAL_GRACE: Duration = Duration::from_millis(300);
@@ -54,7 +54,7 @@ impl Session {
                     }
                     Woke::ShellExited(ExitInfo::LinkLost) => {
                         self.drain_after_exit().await;
-                        return Ok(self.link_failed(LinkFailure::Lost, t0));
+                        return Ok(self.link_ended(t0));
                     }
                     _ => {}
                 }

@@ -31,6 +31,17 @@ impl Session {
         r
     }
 
+    /// The result of a call whose terminal's channel ended without an exit
+    /// status: the link was lost, or (its keepalives unanswered) hung.
+    pub(super) fn link_ended(&mut self, t0: Instant) -> RunResult {
+        let failure = if self.place.link_ended_hung() {
+            LinkFailure::Unanswered
+        } else {
+            LinkFailure::Lost
+        };
+        self.link_failed(failure, t0)
+    }
+
     /// The result of a wait whose deadline passed with the command kept:
     /// `running`; but on a remote session whose host shows signs of not
     /// answering (the typed line's start mark, or a probe's answer,

@@ -9,7 +9,7 @@ use tether_transport::ExitInfo;
 use super::Session;
 use super::ready::Woke;
 use crate::control::Pending;
-use crate::result::{ForegroundProgram, LinkFailure, RunResult, Status, signal_of_status};
+use crate::result::{ForegroundProgram, RunResult, Status, signal_of_status};
 
 impl Session {
     /// The result of a wait that ended.
@@ -37,7 +37,7 @@ impl Session {
                     ExitInfo::Code(c) => c,
                     ExitInfo::Signal(s) => 128 + s,
                     // The host sent no status: nothing to learn there.
-                    ExitInfo::LinkLost => return self.link_failed(LinkFailure::Lost, t0),
+                    ExitInfo::LinkLost => return self.link_ended(t0),
                 };
                 self.take_exit_cwd();
                 self.learn_exports().await;

@@ -279,6 +279,7 @@ impl TetherMcp {
             },
             stdin: None,
             follow: false,
+            pieces: false,
             call: None,
         };
         Ok(self.cancellable(session, request, ctx).await)

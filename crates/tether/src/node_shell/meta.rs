@@ -70,7 +70,7 @@ impl MultiShell {
                 Some(Outcome::Running) => "running".into(),
                 Some(Outcome::Waiting(_)) => "waiting".into(),
                 Some(Outcome::Signal(s)) => s.clone(),
-                Some(Outcome::Away) => "away".into(),
+                Some(Outcome::Away(_)) => "away".into(),
                 Some(_) => "-".into(),
                 None => "-".into(),
             };
@@ -109,7 +109,7 @@ impl MultiShell {
         outln!("  down:    {}", pick(&|n| n.down.is_some()));
         outln!(
             "  away:    {}",
-            pick(&|n| n.down.is_none() && n.last == Some(Outcome::Away))
+            pick(&|n| n.down.is_none() && matches!(n.last, Some(Outcome::Away(_))))
         );
         outln!("  running: {}", pick(&|n| n.pending()));
         let apart: Vec<String> = self.apart.nodes.iter().cloned().collect();

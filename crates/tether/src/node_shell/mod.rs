@@ -361,7 +361,10 @@ impl MultiShell {
                 !matches!(
                     n.last,
                     None | Some(
-                        Outcome::Exit(0) | Outcome::Running | Outcome::Waiting(_) | Outcome::Away
+                        Outcome::Exit(0)
+                            | Outcome::Running
+                            | Outcome::Waiting(_)
+                            | Outcome::Away(_)
                     )
                 )
             })

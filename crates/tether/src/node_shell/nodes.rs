@@ -59,7 +59,7 @@ impl Node {
     pub fn state(&self) -> NodeState {
         match (&self.down, self.selected) {
             (Some(_), _) => NodeState::Down,
-            (None, _) if self.last == Some(Outcome::Away) => NodeState::Away,
+            (None, _) if matches!(self.last, Some(Outcome::Away(_))) => NodeState::Away,
             (None, true) => NodeState::Active,
             (None, false) => NodeState::Inactive,
         }
@@ -70,7 +70,7 @@ impl Node {
     pub fn pending(&self) -> bool {
         matches!(
             self.last,
-            Some(Outcome::Running | Outcome::Waiting(_) | Outcome::Away)
+            Some(Outcome::Running | Outcome::Waiting(_) | Outcome::Away(_))
         )
     }
 

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 
-use tether_cluster::multi::Outcome;
-use tether_daemon::protocol::{ShellResult, Status};
+use tether_cluster::multi::{Link, Outcome};
+use tether_daemon::protocol::{LinkFailure, ShellResult, Status};
 
 use super::printer::Printer;
 use super::worker::{Job, Kept, Watch, interrupt, serve};
@@ -91,7 +91,7 @@ impl Ended {
     pub fn outcome(&self) -> Outcome {
         let Ended::Result(r) = self else {
             return match self {
-                Ended::Lost(_) => Outcome::Lost,
+                Ended::Lost(_) => Outcome::Lost(Link::Lost),
                 Ended::Busy => Outcome::Running,
                 _ => Outcome::NotRun,
             };
@@ -107,10 +107,17 @@ impl Ended {
             // The link to the host was lost or hung: the command runs on
             // in tether there (its end collected later), else its end is
             // unknown.
-            (Status::ConnectionLost, _, _) if r.link.as_ref().is_some_and(|l| l.kept) => {
-                Outcome::Away
+            (Status::ConnectionLost, _, _) => {
+                let how = match r.link.as_ref().map(|l| l.failure) {
+                    Some(LinkFailure::Unanswered) => Link::Hung,
+                    _ => Link::Lost,
+                };
+                if r.link.as_ref().is_some_and(|l| l.kept) {
+                    Outcome::Away(how)
+                } else {
+                    Outcome::Lost(how)
+                }
             }
-            (Status::ConnectionLost, _, _) => Outcome::Lost,
             // Its shell ended (a signal, or its connection lost): the next
             // line gets a fresh one.
             (Status::ShellExited, _, _) => Outcome::ShellExited,

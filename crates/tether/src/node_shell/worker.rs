@@ -273,6 +273,7 @@ pub fn serve(kept: &mut Kept, job: Job) {
                 create: Create::default(),
                 stdin: None,
                 follow: true,
+                pieces: false,
                 call: None,
             }
         }

@@ -166,3 +166,79 @@ async fn zsh_precmd_functions_and_precmd() {
     holds(&dir, Arc::new(Zsh), Some(&log)).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `path`, or `None` with a printed reason (`scripts/test` installs it).
+fn package_file(path: &str, package: &str) -> Option<String> {
+    if Path::new(path).exists() {
+        return Some(path.to_owned());
+    }
+    eprintln!("SKIPPED: {path} is missing (Debian's {package}; scripts/test installs it as root)");
+    None
+}
+
+#[tokio::test]
+async fn zsh_with_compinit_autosuggestions_syntax_highlighting_and_powerlevel9k() {
+    if !installed("zsh") {
+        eprintln!("SKIPPED: zsh is not installed (scripts/test installs it as root)");
+        return;
+    }
+    let (Some(auto), Some(high), Some(p9k)) = (
+        package_file(
+            "/usr/share/zsh-autosuggestions/zsh-autosuggestions.zsh",
+            "zsh-autosuggestions",
+        ),
+        package_file(
+            "/usr/share/zsh-syntax-highlighting/zsh-syntax-highlighting.zsh",
+            "zsh-syntax-highlighting",
+        ),
+        package_file(
+            "/usr/share/powerlevel9k/powerlevel9k.zsh-theme",
+            "zsh-theme-powerlevel9k",
+        ),
+    ) else {
+        return;
+    };
+    let rc = format!(
+        "autoload -Uz compinit && compinit -u\nsource {auto}\nsource {p9k}\nsource {high}\nprecmd() {{ print -n '' }}\n"
+    );
+    let dir = home("zsh-plugins", &[(".zshrc", rc)]);
+    holds(&dir, Arc::new(Zsh), None).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn bash_with_powerline_and_fzf_key_bindings_in_vi_mode() {
+    let (Some(powerline), Some(fzf)) = (
+        package_file(
+            "/usr/share/powerline/bindings/bash/powerline.sh",
+            "powerline",
+        ),
+        package_file("/usr/share/doc/fzf/examples/key-bindings.bash", "fzf"),
+    ) else {
+        return;
+    };
+    let rc = format!("set -o vi\nsource {fzf}\nsource {powerline}\n");
+    let dir = home("powerline", &[(".bashrc", rc)]);
+    holds(&dir, Arc::new(Bash), None).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The DEBUG-trap preexec pattern (bash-preexec, atuin), OSC 133 and 633
+/// prompt marks as VS Code's and iTerm2's shell integration print them, a
+/// `$(…)` in PS1 (set again by the prompt hook), a banner, and a slow rc
+/// file.
+#[tokio::test]
+async fn bash_with_preexec_shell_integration_marks_and_a_slow_noisy_rc() {
+    let rc = r#"echo "welcome to $(hostname)"
+sleep 1
+__pre() { [[ $BASH_COMMAND == __post* ]] || __in_cmd=1; }
+__post() { local st=$?; __in_cmd=; printf '\033]633;D;%s\007\033]133;D;%s\007' "$st" "$st"; PS1='$(sleep 0.2; date +%s) \$ '; return $st; }
+trap '__pre' DEBUG
+PROMPT_COMMAND="__post${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+PS1='\[\e]633;A\a\e]133;A\a\]$(date +%s) \u@\h \w\$ \[\e]633;B\a\e]133;B\a\]'
+PS0='\[\e]633;C\a\]'
+"#;
+    let dir = home("integration", &[(".bashrc", rc.to_owned())]);
+    holds(&dir, Arc::new(Bash), None).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,6 +66,10 @@ __tether_prompt() {
   if [[ -n ${__tether_pending-} ]]; then
     __tether_fb "$st"
   fi
+  # A hook may set the prompt again (`PS1='$(git branch)'`): expanded
+  # after the ready mark, its command substitutions would run while the
+  # next line is typed.
+  PS1='' PS2=''
   __tether_hp=$__tether_lp
   __tether_lastpid
   builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"

@@ -60,6 +60,10 @@ __tether_prompt() {
   if [[ -n ${__tether_pending-} ]]; then
     __tether_fb "$st"
   fi
+  # A theme's hooks set the prompts again (powerlevel9k): expanded after
+  # the ready mark, their command substitutions would run while the next
+  # line is typed.
+  PS1='' PROMPT='' RPROMPT='' RPS1='' PS2=''
   __tether_hp=$__tether_lp
   __tether_lastpid
   builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"

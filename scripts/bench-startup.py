@@ -3,9 +3,11 @@
 
 For each setup (a HOME of its own holding its rc file), side by side in one
 run, alternating: the shell's own interactive start (`bash -i -c true`,
-`zsh -i -c true`) and the first result of a new tether session in a running
+`zsh -i -c true`, which shows no prompt, so runs no prompt hook), the same
+with one prompt (`true` and `exit` read as typed: the hooks run twice, as
+in a terminal), and the first result of a new tether session in a running
 daemon (`tether run -s NEW --shell SHELL -- true`, then closed). Prints the
-medians, their difference and their ratio.
+medians, tether's difference from `-i -c true` and its ratio.
 
 Usage: scripts/bench-startup.py /path/to/tether [ROUNDS]
 """
@@ -39,15 +41,15 @@ SETUPS = [
 ]
 
 
-def timed(cmd, env):
+def timed(cmd, env, stdin=None):
     t0 = time.perf_counter()
-    subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, env=env, input=stdin, stdin=None if stdin else subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return time.perf_counter() - t0
 
 
 def main():
-    print(f"{'setup':<72} {'shell -i':>9} {'tether':>9} {'diff':>8} {'ratio':>6}")
+    print(f"{'setup':<72} {'shell -i':>9} {'+prompt':>9} {'tether':>9} {'diff':>8} {'ratio':>6}")
     for name, shell, rcname, rc in SETUPS:
         if "pyenv" in name and not os.path.isdir(os.path.join(PYENV, "plugins/pyenv-virtualenv")):
             print(f"{name:<72} skipped: no pyenv-virtualenv")
@@ -62,16 +64,20 @@ def main():
         # The daemon up, and each rc file's first run (compinit's dump) done.
         subprocess.run([TETHER, "run", "-s", "warm", "--shell", shell, "--", "true"], env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        own, ours = [], []
+        own, prompt, ours = [], [], []
         for i in range(ROUNDS):
             own.append(timed([shell, "-i", "-c", "true"], env))
+            # Its start with one prompt (the prompt hooks run once), reading
+            # `true` and `exit` as typed.
+            prompt.append(timed([shell, "-i"], env, stdin=b"true\nexit\n"))
             ours.append(timed([TETHER, "run", "-s", f"b{i}", "--shell", shell, "--", "true"], env))
             subprocess.run([TETHER, "close", "-s", f"b{i}"], env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         subprocess.run([TETHER, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-        a, b = statistics.median(own), statistics.median(ours)
-        print(f"{name:<72} {a * 1000:7.1f}ms {b * 1000:7.1f}ms {(b - a) * 1000:+6.1f}ms {b / a:5.2f}x")
+        a, p, b = statistics.median(own), statistics.median(prompt), statistics.median(ours)
+        print(f"{name:<72} {a * 1000:7.1f}ms {p * 1000:7.1f}ms {b * 1000:7.1f}ms "
+              f"{(b - a) * 1000:+6.1f}ms {b / a:5.2f}x")
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(rundir, ignore_errors=True)
 

@@ -25,39 +25,10 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from kit import alive, check, read_pid, wait_for
+
 TETHER = sys.argv[1]
 WORK = sys.argv[2]
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return ") Z " not in f.read()
-    except OSError:
-        return False
-
-
-async def wait_for(what, f, secs=20):
-    deadline = time.monotonic() + secs
-    while True:
-        v = f()
-        if v:
-            return v
-        check(time.monotonic() < deadline, f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
-
-
-def read_pid(path):
-    try:
-        with open(path) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def daemon_pid():

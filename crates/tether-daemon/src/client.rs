@@ -63,6 +63,18 @@ impl Client {
         Client::handshake(stream, hello, &socket)
     }
 
+    /// The process that listens on the daemon's socket, as the kernel says
+    /// (`SO_PEERCRED`): its pid, if it runs as this user. For a daemon this
+    /// client cannot speak to (another protocol version): nothing is sent.
+    pub fn listener_pid(paths: &Paths) -> Option<i32> {
+        paths.check_private().ok()?;
+        let stream = UnixStream::connect(paths.socket()).ok()?;
+        let cred =
+            nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
+                .ok()?;
+        (cred.uid() == nix::unistd::geteuid().as_raw() && cred.pid() > 0).then_some(cred.pid())
+    }
+
     /// Connects, starting the daemon with `start` first when none answers.
     pub fn connect_or_start(
         paths: &Paths,

@@ -21,6 +21,32 @@ const DEFAULT_IDLE_EXIT_S: f64 = 60.0;
 const STOP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Waits until process `pid` has exited (or is a zombie), up to `deadline`.
+/// Ends the daemon of another tether version that listens here: SIGTERM
+/// (it ends its sessions as on `daemon stop`), then waits for it.
+fn stop_other_version(paths: &Paths) -> Result<i32> {
+    let Some(pid) = Client::listener_pid(paths) else {
+        anyhow::bail!(
+            "the running daemon speaks another protocol and the process behind its socket cannot be told; stop it with kill"
+        );
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .with_context(|| format!("cannot stop the daemon (pid {pid})"))?;
+    let raw = u32::try_from(pid).unwrap_or(u32::MAX);
+    if !wait_gone(raw, STOP_DEADLINE) {
+        eprintln!(
+            "tether: the daemon of another tether version (pid {pid}) was asked to stop and is still \
+             ending its sessions after {}s; `kill -KILL {pid}` ends it at once",
+            STOP_DEADLINE.as_secs()
+        );
+        return Ok(1);
+    }
+    eprintln!("tether: the daemon of another tether version (pid {pid}) stopped");
+    Ok(0)
+}
+
 fn wait_gone(pid: u32, deadline: Duration) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
         return true;
@@ -170,6 +196,14 @@ pub fn run(action: DaemonAction) -> Result<i32> {
                         return Ok(1);
                     }
                     eprintln!("tether: the daemon (pid {pid}) stopped");
+                }
+                // A daemon of another tether (an upgrade): it cannot be
+                // asked, so it is ended as `kill` would, the kernel naming
+                // the process behind the socket.
+                Err(DaemonError::Refused(f))
+                    if f.kind == tether_daemon::protocol::FailureKind::Version =>
+                {
+                    return stop_other_version(&paths);
                 }
                 Err(DaemonError::Unreachable { .. }) => eprintln!("tether: no daemon is running"),
                 Err(DaemonError::Dir { .. }) if !paths.dir.exists() => {

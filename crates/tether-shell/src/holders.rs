@@ -12,14 +12,12 @@
 //!
 //! A process the shell's prompt hooks start after a command (a
 //! `PROMPT_COMMAND` that runs `(git fetch &)`) is not the command's, and
-//! one that ends on its own is no holder. The end mark gives the last pid
-//! the host had made (`/proc/loadavg`) when the command's code was over: a
-//! holder above it, seen as the result is made while the hooks start, is
-//! theirs. The ready mark the last hook prints gives the pids the host
-//! made while the hooks ran (from that pid, or the setup's, to the last
-//! after them): a holder in such a range, seen at a later result, is
-//! theirs too. A hook's holder is named only once it has outlived
-//! [`HOOK_GRACE`] (it did not end on its own). A command's holder is named at once. (A process a
+//! one that ends on its own is no holder. The ready mark the last hook
+//! prints gives the pids the host made while the hooks ran: the last pid
+//! (`/proc/loadavg`) when the command's code, or the setup, was over, and
+//! the last one after the hooks. A holder in such a range was started by a
+//! hook, and is named only once it has outlived [`HOOK_GRACE`] (it did not
+//! end on its own). A command's holder is named at once. (A process a
 //! command left to start later, in the hooks' moment, is named after the
 //! grace, never hidden.)
 
@@ -84,17 +82,9 @@ impl HookPids {
 pub(crate) struct HookHolders {
     /// Each held back, by pid, with when it was first seen.
     held_back: HashMap<i32, Instant>,
-    /// The end mark's last pid, for the result it ends: a holder above it
-    /// was started after the command's code (the hooks run at once).
-    floor: Option<i32>,
 }
 
 impl HookHolders {
-    /// The command's end mark said `last_pid`.
-    pub(crate) fn ended(&mut self, last_pid: Option<i32>) {
-        self.floor = last_pid;
-    }
-
     /// The holders a result names, of `all`, given the pids the prompt
     /// hooks may have started since the last result.
     pub(crate) fn named(
@@ -113,9 +103,8 @@ impl HookHolders {
     ) -> Vec<TerminalHolder> {
         self.held_back
             .retain(|pid, _| all.iter().any(|h| h.pid == *pid));
-        let floor = self.floor.take();
         for h in &all {
-            if hooks.iter().any(|w| w.holds(h.pid)) || floor.is_some_and(|f| h.pid > f) {
+            if hooks.iter().any(|w| w.holds(h.pid)) {
                 self.held_back.entry(h.pid).or_insert(now);
             }
         }
@@ -163,20 +152,6 @@ mod tests {
         // It outlived the grace: named.
         let r = hooks.named_at(vec![h(50), h(120)], &[], t0 + HOOK_GRACE);
         assert_eq!(pids(&r), vec![50, 120]);
-    }
-
-    #[test]
-    fn a_holder_above_the_end_marks_pid_is_a_hooks() {
-        let mut hooks = HookHolders::default();
-        let t0 = Instant::now();
-        hooks.ended(Some(100));
-        assert_eq!(
-            pids(&hooks.named_at(vec![h(50), h(101)], &[], t0)),
-            vec![50]
-        );
-        // The floor is for one result; the holder stays held back.
-        let r = hooks.named_at(vec![h(50), h(101), h(300)], &[], t0);
-        assert_eq!(pids(&r), vec![50, 300]);
     }
 
     #[test]

@@ -51,8 +51,8 @@ __tether_end() {
   builtin export -p >| "$__tether_dir/env" 2>/dev/null
   __tether_enc "$PWD"
   __tether_held
+  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;held=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "${__tether_h--}" "$__tether_cwd"
   __tether_lastpid
-  builtin printf '\033]6973;%s%s%s;%s;exit=%s;pipe=%s;ran=%s;held=%s;lp=%s;cwd=%s\007' SECRET_A SECRET_B "$1" "${3:-end}" "$st" "$ps" "${__tether_ran-}" "${__tether_h--}" "$__tether_lp" "$__tether_cwd"
   __tether_ls=$st
   __tether_pc
   return 0

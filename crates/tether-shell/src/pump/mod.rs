@@ -39,10 +39,6 @@ pub(crate) struct EndMark {
     /// shell saw them on the host (`held=`); `None` when it did not look
     /// (a local terminal, which the engine inspects itself).
     pub(crate) held: Option<Vec<crate::result::TerminalHolder>>,
-    /// The last pid the host had made when the command's code was over
-    /// (`lp=`, from `/proc/loadavg`): a process above it was started after
-    /// the command, by the shell's prompt hooks.
-    pub(crate) last_pid: Option<i32>,
 }
 
 /// Where the current command is.
@@ -261,14 +257,12 @@ fn parse_end(fields: &[(String, String)]) -> EndMark {
     });
     let ran = get("ran").map(|v| v == "1");
     let held = get("held").filter(|v| *v != "-").map(parse_held);
-    let last_pid = get("lp").and_then(|v| v.parse().ok());
     EndMark {
         exit,
         pipe,
         cwd,
         ran,
         held,
-        last_pid,
     }
 }
 

@@ -41,7 +41,6 @@ impl Session {
         if self.busy() {
             return Err(ShellError::Busy);
         }
-        self.wait_for_prompt().await;
         // No command is in flight: the last one's file has been read.
         self.place.command_over();
         if self.incomplete(code).await? {

@@ -22,7 +22,6 @@ impl Session {
                 if let Some(held) = &end.held {
                     self.host_holders = held.clone();
                 }
-                self.hook_holders.ended(end.last_pid);
                 if end.cwd.is_some() {
                     self.cwd = end.cwd.clone();
                 }

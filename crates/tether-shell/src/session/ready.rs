@@ -24,9 +24,9 @@ fn look_every(idle: Duration) -> Duration {
     (idle / 4).clamp(QUIET, LOOK_EVERY_MAX)
 }
 
-/// The longest the next line waits for the shell's prompt hooks to run
-/// after a command (the ready mark its last hook prints): a slow hook (a
-/// `git status` prompt in a big repository) holds it up no longer.
+/// The longest a result waits after its end mark for the shell's prompt
+/// hooks to run (the ready mark its last hook prints): a slow hook (a
+/// `git status` prompt in a big repository) delays no result longer.
 const PROMPT_HOOKS_MAX: Duration = Duration::from_secs(5);
 
 /// What ended a wait.
@@ -56,6 +56,8 @@ impl Session {
             .prober()
             .map(|p| ProbeWatch::take(p, &self.probes));
         let mut pending = self.pending.subscribe();
+        let mut ended_at: Option<Instant> = None;
+        let hooks = self.opts.dialect.ready_at_prompt();
         loop {
             let changed = self.shared.changed();
             if let Some(p) = *pending.borrow_and_update() {
@@ -66,10 +68,20 @@ impl Session {
                 started,
                 idle,
                 processed,
-                ..
+                at_prompt,
             } = self.shared.lock().progress();
             if let Some(end) = ended {
-                return Woke::Ended(end);
+                // The user's prompt hooks run after the end mark: their
+                // output is not the command's, and what they start is
+                // gone (or named a holder) before the next line is typed.
+                let since = *ended_at.get_or_insert_with(Instant::now);
+                if !hooks
+                    || at_prompt
+                    || since.elapsed() >= PROMPT_HOOKS_MAX
+                    || Instant::now() >= deadline
+                {
+                    return Woke::Ended(end);
+                }
             }
             if let Some(info) = *exit.borrow() {
                 return Woke::ShellExited(info);
@@ -133,35 +145,6 @@ impl Session {
                         return Woke::Waiting(Some(fg));
                     }
                 }
-            }
-        }
-    }
-
-    /// Before a line is typed: waits (at most [`PROMPT_HOOKS_MAX`], or
-    /// until the shell exits) for the shell's prompt hooks to have run
-    /// after the last command, for a dialect whose last hook says so. The
-    /// hooks' output is then not the next command's, nothing is typed
-    /// while they read the terminal, and what they start is not taken for
-    /// the next command's.
-    pub(super) async fn wait_for_prompt(&self) {
-        if !self.opts.dialect.ready_at_prompt() {
-            return;
-        }
-        let until = Instant::now() + PROMPT_HOOKS_MAX;
-        let mut exit = self.terminal.exit();
-        loop {
-            let changed = self.shared.changed();
-            if self.shared.lock().progress().at_prompt || exit.borrow().is_some() {
-                return;
-            }
-            let now = Instant::now();
-            if now >= until {
-                return;
-            }
-            tokio::select! {
-                _ = changed => {}
-                _ = exit.changed() => {}
-                _ = tokio::time::sleep((until - now).min(LOOK_EVERY_MAX)) => {}
             }
         }
     }

@@ -57,7 +57,12 @@ impl Session {
             .map(|p| ProbeWatch::take(p, &self.probes));
         let mut pending = self.pending.subscribe();
         let mut ended_at: Option<Instant> = None;
-        let hooks = self.opts.dialect.ready_at_prompt();
+        // Only where the terminal is inspected here (a local one): a
+        // host's holders are named from the end mark, before the hooks run,
+        // and are never stopped while a line is typed, so a remote result
+        // does not wait for the hooks (over a link their ready mark may
+        // come only with the next line: seen, not understood).
+        let hooks = self.opts.dialect.ready_at_prompt() && self.place.prober().is_none();
         loop {
             let changed = self.shared.changed();
             if let Some(p) = *pending.borrow_and_update() {

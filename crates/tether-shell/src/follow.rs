@@ -288,15 +288,11 @@ impl Follower {
     /// The next piece, waiting for it (forever when the command is
     /// replaced by another: callers wait for the command's end beside it).
     pub async fn next(&mut self) -> Piece {
-        let book = Arc::clone(&self.book);
         loop {
-            let grew = book.grew.notified();
-            tokio::pin!(grew);
-            grew.as_mut().enable();
-            if let Some(p) = self.try_next() {
+            // Known to have text coming: it returns only with a piece.
+            if let Some(p) = self.next_or_start(true).await {
                 return p;
             }
-            grew.await;
         }
     }
 

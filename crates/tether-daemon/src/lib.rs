@@ -63,6 +63,7 @@ mod follow;
 pub mod frame;
 mod hosted;
 pub mod lines;
+mod nested;
 pub mod ops;
 pub mod paths;
 pub mod protocol;

@@ -14,6 +14,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::nested::{NestChange, ShellLevel};
+
 /// Bumped on any change a peer of another version would misread (2: the
 /// result's `pipe_status`; 3: `truncated.full_output_path` may be null,
 /// with `truncated.note` saying why; 4: status `connection_lost`, with the
@@ -22,8 +24,9 @@ use serde::{Deserialize, Serialize};
 /// a name with the route the caller resolved; 8: `create.confine`, which a
 /// peer that ignored it would run unconfined, and the results'
 /// `confinement`; 9: `run`'s `pieces`, which a peer that ignored it would
-/// answer with a result of the unfinished line only).
-pub const PROTOCOL_VERSION: u32 = 9;
+/// answer with a result of the unfinished line only; 10: the status
+/// `entered_shell`, which an older peer cannot read).
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// The session a client means when it names none.
 pub const DEFAULT_SESSION: &str = "main";
@@ -637,6 +640,10 @@ pub enum Status {
     /// the call waited: the command's fate is unknown (`link` says what is
     /// known); no exit code or signal (the host sent none).
     ConnectionLost,
+    /// The command started an interactive shell (`bash`, `sudo -i`,
+    /// `su - USER`), which the session armed: later commands run there
+    /// until it exits (`nested` names it).
+    EnteredShell,
 }
 
 impl From<tether_shell::Status> for Status {
@@ -651,6 +658,7 @@ impl From<tether_shell::Status> for Status {
             tether_shell::Status::Reset => Status::Reset,
             tether_shell::Status::Closed => Status::Closed,
             tether_shell::Status::ConnectionLost => Status::ConnectionLost,
+            tether_shell::Status::EnteredShell => Status::EnteredShell,
         }
     }
 }
@@ -790,6 +798,14 @@ pub struct ShellResult {
     /// them.
     #[serde(default)]
     pub terminal_holders: Vec<TerminalHolder>,
+    /// The shells the session armed inside its own, outermost first, where
+    /// the next command runs (empty: the session's own shell).
+    #[serde(default)]
+    pub nested: Vec<ShellLevel>,
+    /// Null, or how this call changed that chain (`entered`, `returned`,
+    /// `not_armed`).
+    #[serde(default)]
+    pub nest_change: Option<NestChange>,
     /// Null, or why the session's host runs without tether (deployment
     /// turned off, another architecture, a home that cannot run
     /// programs): its shell is driven over the link and ends with it.

@@ -114,6 +114,8 @@ impl Came {
                 kept: true,
             }),
             terminal_holders: Vec::new(),
+            nested: Vec::new(),
+            nest_change: None,
             agentless: None,
             confinement: None,
             link_steps: Vec::new(),

@@ -52,6 +52,8 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
                 can_type: h.can_type,
             })
             .collect(),
+        nested: r.nested.into_iter().map(Into::into).collect(),
+        nest_change: r.nest_change.map(Into::into),
         agentless: None,
         confinement: r.confinement,
         link_steps: Vec::new(),

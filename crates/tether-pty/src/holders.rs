@@ -134,7 +134,10 @@ impl Scan {
                 continue;
             };
             let in_foreground = foreground.is_some_and(|fg| fg == s.pgrp && fg != id.top);
-            if s.ppid == me || in_foreground {
+            if s.ppid == me
+                || in_foreground
+                || foreground.is_some_and(|fg| started_by(&s, fg, id.top))
+            {
                 continue;
             }
             let ctty = s.tty_nr == tty_nr;
@@ -155,6 +158,36 @@ impl Scan {
         found.sort_by_key(|f| f.pid);
         found
     }
+}
+
+/// How far up a holder's parents are followed to its foreground ancestor.
+const ANCESTORS_MAX: usize = 8;
+
+/// Whether `s` was started by the foreground group `fg` (not the top
+/// program's own): part of what runs now, such as the relay process of a
+/// `sudo` with `use_pty`, not left by an earlier command. Once that program
+/// ends, its children are another's and are named again.
+fn started_by(s: &Stat, fg: i32, top: i32) -> bool {
+    if fg == top {
+        return false;
+    }
+    let mut ppid = s.ppid;
+    for _ in 0..ANCESTORS_MAX {
+        if ppid <= 1 {
+            return false;
+        }
+        let Some(parent) = procfs::stat(ppid) else {
+            return false;
+        };
+        if parent.pgrp == fg {
+            return true;
+        }
+        if parent.pid == top {
+            return false;
+        }
+        ppid = parent.ppid;
+    }
+    false
 }
 
 fn program(s: &Stat) -> String {

@@ -131,6 +131,8 @@ impl Live {
             shell_restarted: false,
             link: None,
             terminal_holders: Vec::new(),
+            nested: Vec::new(),
+            nest_change: None,
             confinement: self.fenced.as_ref().and_then(|f| f.report()),
         }
     }

@@ -99,6 +99,7 @@ mod holders;
 pub mod keys;
 mod launch;
 mod live;
+mod nested;
 mod nonce;
 mod options;
 mod place;
@@ -122,7 +123,9 @@ pub use live::{Live, LiveWatch, Watcher, Watching};
 pub use options::{DEFAULT_OUTPUT_LIMIT, OnTimeout, Resume, RunOptions, SessionOptions};
 pub use registry::{LostSession, Registry, SessionInfo};
 pub use result::TerminalHolder;
-pub use result::{ForegroundProgram, LinkFailure, LinkLoss, RunResult, Status, Truncation};
+pub use result::{
+    ForegroundProgram, LinkFailure, LinkLoss, NestChange, RunResult, ShellLevel, Status, Truncation,
+};
 pub use session::{Session, sweep_remote};
 pub use timeout::Timeout;
 pub use tree::{TREE_MARKER, end_leftovers};

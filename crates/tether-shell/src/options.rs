@@ -13,6 +13,11 @@ use crate::dialect::{Bash, Dialect};
 /// How a session is started.
 #[derive(Clone, Debug)]
 pub struct SessionOptions {
+    /// Arm an interactive shell a command starts in the terminal (`bash`,
+    /// `sudo -i`, `su -`), so that later commands run there (see
+    /// [`crate::RunResult::nested`]); off, it is a program waiting for
+    /// input like any other.
+    pub arm_nested: bool,
     /// The shell dialect.
     pub dialect: Arc<dyn Dialect>,
     /// Run the user's start-up files (`.bashrc` …) first.
@@ -105,6 +110,7 @@ impl Default for SessionOptions {
             confine: tether_confine::Confine::default(),
             hide: Vec::new(),
             confine_helper: None,
+            arm_nested: true,
         }
     }
 }

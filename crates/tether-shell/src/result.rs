@@ -29,6 +29,11 @@ pub enum Status {
     /// while the call waited: the command's fate is unknown (see
     /// [`RunResult::link`]); the next call starts a fresh shell.
     ConnectionLost,
+    /// The command started an interactive shell in the session's terminal
+    /// (`bash`, `exec zsh`, `sudo -i`, `su - USER`), and the session armed
+    /// it: later commands run there, with exact statuses, until it exits
+    /// (see [`RunResult::nested`]).
+    EnteredShell,
 }
 
 impl Status {
@@ -44,6 +49,7 @@ impl Status {
             Status::Reset => "reset",
             Status::Closed => "closed",
             Status::ConnectionLost => "connection_lost",
+            Status::EnteredShell => "entered_shell",
         }
     }
 }
@@ -157,6 +163,50 @@ pub struct RunResult {
     /// (a local shell's as the engine sees them; a remote one's as the last
     /// end mark named them), until they exit or a reset ends them.
     pub terminal_holders: Vec<TerminalHolder>,
+    /// The shells the session armed inside its own, outermost first,
+    /// where the next command runs (empty: the session's own shell).
+    pub nested: Vec<ShellLevel>,
+    /// How this call changed that chain.
+    pub nest_change: Option<NestChange>,
+}
+
+/// A shell a command started inside the session's own, which the session
+/// armed (or found it could not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellLevel {
+    /// Its program (`bash`, `zsh`, `sh`).
+    pub program: String,
+    /// Its pid.
+    pub pid: i32,
+    /// The user it runs as, where known.
+    pub user: Option<String>,
+    /// It replaced the shell it was started from (`exec bash`).
+    pub replaced: bool,
+}
+
+/// How a call changed the chain of shells commands run in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NestChange {
+    /// The command started a shell, now armed: later commands run there.
+    Entered,
+    /// The shell commands ran in exited (`exit`): later commands run in
+    /// the one around it again.
+    Returned,
+    /// The command started an interactive shell the session cannot arm
+    /// (the output's first line says why): it waits for input as any
+    /// program does.
+    NotArmed,
+}
+
+impl NestChange {
+    /// The snake_case name front-ends show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NestChange::Entered => "entered",
+            NestChange::Returned => "returned",
+            NestChange::NotArmed => "not_armed",
+        }
+    }
 }
 
 /// The signal name a shell's `128 + N` status stands for (`SIGKILL`), for

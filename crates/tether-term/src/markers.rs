@@ -52,6 +52,10 @@ pub struct MarkerEvent {
     pub start: u64,
     /// Stream offset just past the mark's last byte.
     pub end: u64,
+    /// `Some(i)` when the mark carried the `i`-th nonce of
+    /// [`MarkerScanner::watch_outer`] (an outer shell's), not the current
+    /// one.
+    pub outer: Option<usize>,
 }
 
 /// Streaming scanner for [`Marker`]s.
@@ -61,6 +65,8 @@ pub struct MarkerScanner {
     /// The nonce given to [`MarkerScanner::new`]: the session secret.
     base: String,
     nonce: String,
+    /// Nonces of outer shells still accepted ([`MarkerScanner::watch_outer`]).
+    outer: Vec<(String, String)>,
     offset: u64,
     forged: u64,
 }
@@ -74,6 +80,7 @@ impl MarkerScanner {
             scanner: Scanner::escapes_only(),
             base: nonce.to_owned(),
             nonce: nonce.to_owned(),
+            outer: Vec::new(),
             offset: 0,
             forged: 0,
         })
@@ -93,6 +100,39 @@ impl MarkerScanner {
         self.nonce = format!("{}{seq}", self.base);
     }
 
+    /// Keeps accepting the current nonce as an outer shell's (its marks
+    /// come with [`MarkerEvent::outer`] set to its depth), and accepts
+    /// `base` followed by the current sequence number from now on: a shell
+    /// started inside the current command (`bash`, `sudo -i`) has a secret
+    /// of its own, and the shell it runs in ends that command when it
+    /// exits.
+    pub fn watch_outer(&mut self, base: &str, seq: u64) -> Result<(), TermError> {
+        check_nonce(base)?;
+        let nonce = std::mem::take(&mut self.nonce);
+        let outer_base = std::mem::replace(&mut self.base, base.to_owned());
+        self.outer.push((outer_base, nonce));
+        self.set_sequence(seq);
+        Ok(())
+    }
+
+    /// Goes back to the outer shell at depth `depth` (0: the first one
+    /// [`MarkerScanner::watch_outer`] kept): its nonce and its base are
+    /// current again; those inside it are forgotten.
+    pub fn leave_to(&mut self, depth: usize) {
+        if depth < self.outer.len() {
+            self.outer.truncate(depth + 1);
+            if let Some((base, nonce)) = self.outer.pop() {
+                self.base = base;
+                self.nonce = nonce;
+            }
+        }
+    }
+
+    /// How many outer shells' nonces are accepted.
+    pub fn depth(&self) -> usize {
+        self.outer.len()
+    }
+
     /// Bytes scanned so far: the stream offset of the next byte.
     pub fn offset(&self) -> u64 {
         self.offset
@@ -105,7 +145,8 @@ impl MarkerScanner {
 
     /// Scans one chunk, appending the marks it completes to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<MarkerEvent>) {
-        let (nonce, offset, forged) = (&self.nonce, &mut self.offset, &mut self.forged);
+        let (nonce, outer, offset, forged) =
+            (&self.nonce, &self.outer, &mut self.offset, &mut self.forged);
         self.scanner.feed(input, |ev| {
             let start = *offset;
             *offset += ev.raw.len() as u64;
@@ -115,11 +156,12 @@ impl MarkerScanner {
                 ..
             } = ev.token
             {
-                match parse_mark(payload, nonce) {
-                    Parsed::Mark(marker) => out.push(MarkerEvent {
+                match parse_mark(payload, nonce, outer) {
+                    Parsed::Mark(marker, outer) => out.push(MarkerEvent {
                         marker,
                         start,
                         end: *offset,
+                        outer,
                     }),
                     Parsed::Forged => *forged += 1,
                     Parsed::None => {}
@@ -141,22 +183,30 @@ fn check_nonce(nonce: &str) -> Result<(), TermError> {
 }
 
 enum Parsed {
-    Mark(Marker),
+    /// A mark, and the depth of the outer nonce it carried (if not the
+    /// current one).
+    Mark(Marker, Option<usize>),
     Forged,
     None,
 }
 
-fn parse_mark(payload: &[u8], nonce: &str) -> Parsed {
+fn parse_mark(payload: &[u8], nonce: &str, outer: &[(String, String)]) -> Parsed {
     let Ok(text) = std::str::from_utf8(payload) else {
         return Parsed::None;
     };
     let mut parts = text.split(';');
     match parts.next() {
-        Some("133") => osc133(parts).map_or(Parsed::None, Parsed::Mark),
+        Some("133") => osc133(parts).map_or(Parsed::None, |m| Parsed::Mark(m, None)),
         Some(ENGINE_OSC) => {
-            if parts.next() != Some(nonce) {
-                return Parsed::Forged;
-            }
+            let given = parts.next();
+            let depth = match given {
+                Some(n) if n == nonce => None,
+                Some(n) => match outer.iter().position(|(_, o)| o == n) {
+                    Some(i) => Some(i),
+                    None => return Parsed::Forged,
+                },
+                None => return Parsed::Forged,
+            };
             let Some(kind) = parts.next().filter(|k| !k.is_empty()) else {
                 return Parsed::Forged;
             };
@@ -166,10 +216,13 @@ fn parse_mark(payload: &[u8], nonce: &str) -> Parsed {
                     None => (f.to_owned(), String::new()),
                 })
                 .collect();
-            Parsed::Mark(Marker::Engine {
-                kind: kind.to_owned(),
-                fields,
-            })
+            Parsed::Mark(
+                Marker::Engine {
+                    kind: kind.to_owned(),
+                    fields,
+                },
+                depth,
+            )
         }
         _ => Parsed::None,
     }

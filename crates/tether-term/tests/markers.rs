@@ -148,3 +148,45 @@ fn a_sequence_follows_the_secret() {
     m.feed(format!("\x1b]6973;{NONCE}17;end\x07").as_bytes(), &mut out);
     assert_eq!(out.len(), 1, "the last command's number no longer counts");
 }
+
+/// A shell started inside a command has its own secret; the outer shell's
+/// nonce (of the command that started it) is still accepted, told apart by
+/// its depth, until the scanner goes back to it.
+#[test]
+fn an_outer_shells_marks_are_told_apart_until_it_is_current_again() {
+    const INNER: &str = "ffeeddccbbaa99887766554433";
+    let mut m = MarkerScanner::new(NONCE).unwrap();
+    m.set_sequence(3);
+    m.watch_outer(INNER, 3).unwrap();
+    assert_eq!(m.depth(), 1);
+    let feed = |m: &mut MarkerScanner, text: String| {
+        let mut out = Vec::new();
+        m.feed(text.as_bytes(), &mut out);
+        out.into_iter().map(|e| e.outer).collect::<Vec<_>>()
+    };
+    m.set_sequence(5);
+    let got = feed(
+        &mut m,
+        format!(
+            "\x1b]6973;{INNER}5;end;exit=0\x07\x1b]6973;{NONCE}3;end;exit=4\x07\x1b]6973;{NONCE}5;end\x07"
+        ),
+    );
+    assert_eq!(
+        got,
+        vec![None, Some(0)],
+        "the outer nonce of another command is forged"
+    );
+    assert_eq!(m.forged(), 1);
+    m.leave_to(0);
+    assert_eq!(m.depth(), 0);
+    let got = feed(
+        &mut m,
+        format!("\x1b]6973;{NONCE}3;ready\x07\x1b]6973;{INNER}5;end\x07"),
+    );
+    assert_eq!(got, vec![None]);
+    m.set_sequence(6);
+    assert_eq!(
+        feed(&mut m, format!("\x1b]6973;{NONCE}6;end\x07")),
+        vec![None]
+    );
+}

@@ -42,6 +42,7 @@ pub fn exit_code(r: &ShellResult) -> i32 {
         Status::WaitingForInput => WAITING,
         Status::Reset | Status::Closed => ENDED,
         Status::ConnectionLost => CONNECTION_LOST,
+        Status::EnteredShell => 0,
     }
 }
 
@@ -122,7 +123,21 @@ pub fn note(r: &ShellResult) -> Option<String> {
         || "the command".to_owned(),
         |f| format!("{} (pid {})", shown(&f.command), f.pid),
     );
+    let chain = tether_daemon::protocol::ShellLevel::chain(&r.nested);
+    if r.status == Status::Exited
+        && r.nest_change == Some(tether_daemon::protocol::NestChange::Returned)
+    {
+        return Some(format!(
+            "the shell exited{}; later commands run in {chain}",
+            r.exit_code
+                .map(|c| format!(" with code {c}"))
+                .unwrap_or_default()
+        ));
+    }
     Some(match r.status {
+        Status::EnteredShell => format!(
+            "entered a shell: later commands on session {s} run in {chain} until it exits (`exit` returns)"
+        ),
         Status::Exited => return None,
         Status::IncompleteInput => {
             "the command is incomplete (an open quote, heredoc or block); nothing was run".into()

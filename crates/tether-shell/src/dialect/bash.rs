@@ -168,6 +168,25 @@ impl Dialect for Bash {
         super::source_line(run_rc_files, path)
     }
 
+    fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
+        // Line editing off (readline echoes and redraws what is typed):
+        // from the next line on, the shell reads as the session's does.
+        let mut s = format!(
+            "set +o emacs +o vi 2>/dev/null\n__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce).replace("ERRTRAP", ERR_TRAP)
+        );
+        s.push_str(&super::restore(ctx, "builtin"));
+        s.push_str(&format!(
+            "unset __tether_kst\n__tether_n={seq}\n__tether_lastpid\n"
+        ));
+        Some(s)
+    }
+
+    fn nested_load(&self, path: &Path) -> String {
+        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+    }
+
     fn command_file(&self, code: &str, last_status: i32) -> String {
         // `__tether_rc N && :` sets `$?` for the user's code without
         // tripping errexit or the ERR trap; it shares the code's first line,

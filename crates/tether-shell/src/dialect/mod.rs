@@ -202,6 +202,22 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// The setup a shell of this dialect loads when a command of the
+    /// session started it (`bash`, `sudo -i`, `su -`) and the session arms
+    /// it: the engine's functions with the secret `ctx.nonce` (the new
+    /// shell's own), its line editor turned off, no start-up files (they
+    /// ran as it started), and a ready mark for command number `seq` (the
+    /// one that started it) at its next prompt. `None`: the dialect cannot
+    /// be armed so.
+    fn nested_setup(&self, _ctx: &SetupContext<'_>, _seq: u64) -> Option<String> {
+        None
+    }
+
+    /// The line typed into such a shell to load its setup at `path`.
+    fn nested_load(&self, path: &Path) -> String {
+        format!(". {}\n", sh_quote(&path.display().to_string()))
+    }
+
     /// Removes the dialect's own echoed input from output (pwsh's line
     /// editor echoes what is typed; the other shells run with echo off).
     fn strip_echo(&self, output: String) -> String {

@@ -152,6 +152,26 @@ impl Dialect for Posix {
         None
     }
 
+    fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
+        // dash and busybox read lines without an editor unless told
+        // (`set -o vi`, `set -o emacs`): turned off where they have one.
+        let mut s = format!(
+            "set +o vi 2>/dev/null; set +o emacs 2>/dev/null\n__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce)
+        );
+        s.push_str(&super::restore(ctx, "command"));
+        s.push_str(&format!(
+            "__tether_n={seq}\ncommand printf '\\033]6973;%s%s%s;ready\\007' {} {} {seq}\n",
+            ctx.nonce.a, ctx.nonce.b
+        ));
+        Some(s)
+    }
+
+    fn nested_load(&self, path: &Path) -> String {
+        format!("command . {}\n", sh_quote(&path.display().to_string()))
+    }
+
     fn command_file(&self, code: &str, last_status: i32) -> String {
         // The prefix shares the code's first line, so the shell's messages
         // give the user's own line numbers.

@@ -158,6 +158,25 @@ impl Dialect for Zsh {
         super::source_line(run_rc_files, path)
     }
 
+    fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
+        // The functions turn the line editor off (`unsetopt zle`) for the
+        // next line on.
+        let mut s = format!(
+            "__tether_dir={}\n{}",
+            sh_quote(&ctx.dir.display().to_string()),
+            super::with_secret(FUNCTIONS, ctx.nonce)
+        );
+        s.push_str(&super::restore(ctx, "builtin"));
+        s.push_str(&format!(
+            "unset __tether_kst\n__tether_n={seq}\n__tether_lastpid\n"
+        ));
+        Some(s)
+    }
+
+    fn nested_load(&self, path: &Path) -> String {
+        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+    }
+
     fn command_file(&self, code: &str, last_status: i32) -> String {
         // The ZERR trap runs after a failing pipeline and resets
         // `pipestatus`; it saves it first, and the last line takes the saved

@@ -212,6 +212,10 @@ impl PumpState {
         if kind != "start" {
             self.marks_seen += 1;
         }
+        if let Some(depth) = m.outer {
+            self.outer_mark(depth, &kind, &fields);
+            return;
+        }
         match kind.as_str() {
             "ready" => {
                 self.ready = true;
@@ -238,8 +242,40 @@ impl PumpState {
                 self.phase = Phase::Ended(end);
             }
             "exiting" if matches!(self.phase, Phase::Sent | Phase::Started) => {
-                self.exit_cwd = parse_end(&fields).cwd;
+                let end = parse_end(&fields);
+                self.exit_cwd = end.cwd.clone();
+                self.exiting = Some(end);
             }
+            _ => {}
+        }
+    }
+
+    /// A mark of the outer shell at `depth` (see
+    /// `MarkerScanner::watch_outer`): its end mark says the shells inside
+    /// it have exited, and ends the command in flight (with the status its
+    /// shell's exit hook reported, and the outer shell's cwd); its ready
+    /// mark, that it is at its prompt.
+    fn outer_mark(&mut self, depth: usize, kind: &str, fields: &[(String, String)]) {
+        match kind {
+            "end" => {
+                self.markers.leave_to(depth);
+                self.returned = Some(self.returned.map_or(depth, |d| d.min(depth)));
+                let outer = parse_end(fields);
+                let end = match self.exiting.take() {
+                    Some(inner) => EndMark {
+                        exit: inner.exit,
+                        pipe: inner.pipe,
+                        ..outer
+                    },
+                    None => outer,
+                };
+                if matches!(self.phase, Phase::Sent | Phase::Started) {
+                    self.finish_capture();
+                    self.last_end = Some((self.command_start, end.clone()));
+                    self.phase = Phase::Ended(end);
+                }
+            }
+            "ready" => self.at_prompt = true,
             _ => {}
         }
     }

@@ -44,6 +44,8 @@ pub(crate) struct PumpState {
     pub(super) rename: Option<Rename>,
     /// Where the current command is.
     pub(super) phase: Phase,
+    /// The number of the command typed last (its marks' nonce ends in it).
+    pub(super) command_seq: u64,
     /// The output offset where the current command's wrapper was typed.
     pub(super) command_start: u64,
     /// The last end mark seen, with the `command_start` of its command
@@ -61,6 +63,14 @@ pub(crate) struct PumpState {
     /// current command (its exit hook's `exiting` mark: an `exit` prints
     /// no end mark).
     pub(super) exit_cwd: Option<PathBuf>,
+    /// What the shell's exit hook said as it exited during the current
+    /// command (`exiting`): the status of a nested shell's `exit`, told
+    /// when the shell around it ends the command that started it.
+    pub(super) exiting: Option<EndMark>,
+    /// The shallowest outer shell whose end mark came since the session
+    /// last asked ([`PumpState::take_returned`]): the shells inside it
+    /// have exited.
+    pub(super) returned: Option<usize>,
     /// When output last arrived, or a command was typed (its quiet is
     /// timed from then).
     pub(super) last_output: Instant,
@@ -148,12 +158,15 @@ pub(crate) fn initial_state(
         rename: None,
         unrouted: Vec::new(),
         phase: Phase::Idle,
+        command_seq: 0,
         command_start: 0,
         last_end: None,
         ready: false,
         at_prompt: false,
         hook_pids: Vec::new(),
         exit_cwd: None,
+        exiting: None,
+        returned: None,
         last_output: Instant::now(),
         eof: false,
         processed: 0,
@@ -205,15 +218,63 @@ impl PumpState {
         note: impl FnOnce() -> Vec<u8>,
     ) {
         self.markers.set_sequence(seq);
+        self.command_seq = seq;
         self.capture = Some(capture);
         self.rename = rename;
         self.phase = Phase::Sent;
         self.at_prompt = false;
+        self.exiting = None;
         self.command_start = self.processed;
         self.last_output = Instant::now();
         if self.echo_on && self.watched() {
             self.tell_watchers(note());
         }
+    }
+
+    /// A shell started by the command in flight is being armed: marks of
+    /// the secret `base` (and the command's number) are its from now on,
+    /// those of the shell around it still count as the outer shell's; the
+    /// next ready mark is the new shell's.
+    pub(crate) fn enter_shell(
+        &mut self,
+        base: &str,
+        seq: u64,
+    ) -> Result<(), tether_term::TermError> {
+        self.markers.watch_outer(base, seq)?;
+        self.at_prompt = false;
+        Ok(())
+    }
+
+    /// The shell armed inside the command in flight is ready (its ready
+    /// mark came): that command is over, and its output so far dropped
+    /// (the echo of the line that armed it).
+    pub(crate) fn entered(&mut self) {
+        if let Some(c) = self.capture.as_mut() {
+            let _ = c.take();
+        }
+        self.phase = Phase::Idle;
+    }
+
+    /// Undoes [`PumpState::enter_shell`]: the shell at `depth` is current
+    /// again (one that was not armed after all).
+    pub(crate) fn leave_shell(&mut self, depth: usize) {
+        self.markers.leave_to(depth);
+    }
+
+    /// The number of the command typed last.
+    pub(crate) fn command_seq(&self) -> u64 {
+        self.command_seq
+    }
+
+    /// The shallowest outer shell that ended the shells inside it since
+    /// the last ask.
+    pub(crate) fn take_returned(&mut self) -> Option<usize> {
+        self.returned.take()
+    }
+
+    /// The shells armed inside the session's own, as the marks count them.
+    pub(crate) fn depth(&self) -> usize {
+        self.markers.depth()
     }
 
     /// The command's result is taken: nothing is in flight any more.

@@ -65,10 +65,21 @@ impl Session {
         let wrapper = self.opts.dialect.wrapper_line(&file, seq, code);
         // Written by the typed line itself where that saves a round trip,
         // else first.
+        // A shell of another user armed inside the session reads its own
+        // directory.
+        let mine = self
+            .write_for_level(&file, text.as_bytes())
+            .map_err(|source| ShellError::Files {
+                what: "write the command file",
+                path: file.clone(),
+                source,
+            })?;
         let inline = self
             .place
-            .inline_command(self.opts.dialect.as_ref(), &file, &text);
-        if inline.is_none()
+            .inline_command(self.opts.dialect.as_ref(), &file, &text)
+            .filter(|_| !mine);
+        if !mine
+            && inline.is_none()
             && self
                 .place
                 .write_command(file.clone(), text, deadline)
@@ -163,6 +174,16 @@ impl Session {
             .dialect
             .with_stdin(code, &path)
             .ok_or(ShellError::StdinUnsupported(dialect))?;
+        let mine = self
+            .write_for_level(&path, bytes)
+            .map_err(|source| ShellError::Files {
+                what: "write the command's stdin",
+                path: path.clone(),
+                source,
+            })?;
+        if mine {
+            return Ok(Ok(Some((path, code))));
+        }
         match self
             .place
             .write_before_typing(vec![(path.clone(), bytes.to_vec())], deadline)

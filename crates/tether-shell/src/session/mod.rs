@@ -9,13 +9,15 @@
 //! - `outcome.rs`: a call's result;
 //! - `link.rs`: a remote link that failed under a call;
 //! - `learn.rs`: secrets learned from the exports snapshot;
-//! - `answer.rs`: input typed only into a program waiting for it.
+//! - `answer.rs`: input typed only into a program waiting for it;
+//! - `nested.rs`: shells a command started inside the session's, armed.
 
 mod answer;
 mod call;
 mod interrupt;
 mod learn;
 mod link;
+mod nested;
 mod outcome;
 mod ready;
 mod start;
@@ -76,6 +78,13 @@ pub struct Session {
     host_holders: Vec<crate::result::TerminalHolder>,
     /// Holders the prompt hooks started, held back for one result.
     hook_holders: crate::holders::HookHolders,
+    /// The shells armed inside the session's own, outermost first.
+    levels: Vec<nested::Level>,
+    /// How the chain of shells changed since the last result.
+    nest_change: Option<crate::result::NestChange>,
+    /// The session's own shell's argv as it started (a shell found in the
+    /// foreground with it is the session's, reading in a builtin).
+    own_argv: Option<Vec<String>>,
     /// Its confinement's report (`None`: no fence).
     fenced: Option<Arc<crate::fence::Fenced>>,
     /// Its fence's report socket and its network allowlist's proxy,
@@ -238,7 +247,8 @@ impl Session {
     /// shell).
     fn next_shell_path(&mut self, stem: &str, ext: &str) -> PathBuf {
         self.seq += 1;
-        self.place.dir().join(format!("{stem}-{}.{ext}", self.seq))
+        let dir = self.level_dir().unwrap_or(self.place.dir());
+        dir.join(format!("{stem}-{}.{ext}", self.seq))
     }
 
     /// Takes the working directory a shell that exited reported from its

@@ -50,6 +50,9 @@ impl Session {
             Woke::Waiting(fg) => {
                 // The look that found it named the program: no other look.
                 let (output, truncated) = self.take_output();
+                if self.try_enter(fg.as_ref()).await {
+                    return self.result(Status::EnteredShell, t0, output, truncated, None);
+                }
                 let mut r = self.result(Status::WaitingForInput, t0, output, truncated, None);
                 r.foreground = fg;
                 r
@@ -116,7 +119,10 @@ impl Session {
         } else {
             format!("{}\n{output}", notes.join("\n"))
         };
+        self.settle_levels();
         RunResult {
+            nested: self.chain(),
+            nest_change: self.nest_change.take(),
             status,
             exit_code,
             pipe_status: None,
@@ -130,7 +136,8 @@ impl Session {
             link: None,
             terminal_holders: {
                 let hooks = self.shared.lock().take_hook_pids();
-                let all = crate::holders::of(self.terminal.as_ref(), &self.host_holders);
+                let mut all = crate::holders::of(self.terminal.as_ref(), &self.host_holders);
+                all.retain(|h| !self.relays(h.pid));
                 self.hook_holders.named(all, &hooks)
             },
             confinement: self.fenced.as_ref().and_then(|f| f.report()),

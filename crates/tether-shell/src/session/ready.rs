@@ -168,7 +168,12 @@ impl Session {
         let settled = i.input_queued.unwrap_or(0) == 0
             && i.output_unread.unwrap_or(0) == 0
             && processed >= i.output_delivered;
-        let evidence = i.foreground.filter(|_| self.opts.kernel_evidence);
+        // A relay to an armed shell's own terminal (`sudo` with `use_pty`)
+        // reads this one all the time: it says nothing of the program
+        // inside, which silence judges.
+        let evidence = i.foreground.filter(|f| {
+            self.opts.kernel_evidence && !f.process.as_ref().is_some_and(|p| self.relays(p.pid))
+        });
         let Some(fg) = evidence else {
             return (settled && idle >= self.opts.silence_fallback).then_some(None);
         };

@@ -107,7 +107,11 @@ impl Session {
             redactor.clone(),
             fenced.clone(),
         ));
+        let own_argv = own_argv(terminal.as_ref());
         Ok(Session {
+            levels: Vec::new(),
+            nest_change: None,
+            own_argv,
             fenced,
             _listening: listening,
             spills: Arc::new(crate::spill::Spills::new(opts.spill_cap)),
@@ -137,6 +141,8 @@ impl Session {
     /// Kills the shell and everything it started, and starts a fresh one in
     /// the same directory with the same exported variables.
     pub async fn restart(&mut self) -> Result<(), ShellError> {
+        // The session's own dialect starts again.
+        self.leave_levels(0);
         self.take_exit_cwd();
         self.place.end_tree(false).await;
         let _ = self.terminal.kill(Duration::from_millis(300));
@@ -163,6 +169,7 @@ impl Session {
             self.redactor.clone(),
             self.fenced.clone(),
         ));
+        self.own_argv = own_argv(terminal.as_ref());
         self.terminal = terminal;
         self.shared = shared;
         self.last_status = 0;
@@ -185,6 +192,18 @@ impl Session {
         }
         let _ = self.terminal.kill(Duration::from_millis(300));
     }
+}
+
+/// The argv of the shell on `terminal` (a local one's), as it started.
+fn own_argv(terminal: &dyn tether_transport::Terminal) -> Option<Vec<String>> {
+    let pid = terminal.inspect().ok()?.top?.pid;
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// The shell's environment: the place's base (the local environment here,

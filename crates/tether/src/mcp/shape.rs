@@ -164,7 +164,22 @@ pub fn render(r: &ShellResult) -> String {
         Status::Reset => "reset while running: its processes were ended (it may have run partly); a fresh shell has the same cwd and exports".to_owned(),
         Status::Closed => "closed while running: its processes were ended (it may have run partly)".to_owned(),
         Status::ConnectionLost => link_note(r),
+        Status::EnteredShell => format!(
+            "entered a shell: later commands run in {} until it exits (`exit` returns)",
+            tether_daemon::protocol::ShellLevel::chain(&r.nested)
+        ),
     }];
+    if r.nest_change == Some(tether_daemon::protocol::NestChange::Returned) {
+        parts.push(format!(
+            "its shell exited: later commands run in {}",
+            tether_daemon::protocol::ShellLevel::chain(&r.nested)
+        ));
+    } else if r.status != Status::EnteredShell && !r.nested.is_empty() {
+        parts.push(format!(
+            "in {}",
+            tether_daemon::protocol::ShellLevel::chain(&r.nested)
+        ));
+    }
     if let Some(stages) = r.pipe_status.as_ref().filter(|p| p.len() > 1) {
         let stages: Vec<String> = stages.iter().map(i32::to_string).collect();
         parts.push(format!("pipe_status {}", stages.join(" ")));

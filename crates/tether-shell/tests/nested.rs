@@ -1,0 +1,245 @@
+//! Shells started inside a session, against real shells: `bash`, `exec
+//! bash`, `zsh`, `sudo -i` and `su - tether-test` are armed, later commands
+//! run there with exact statuses, cwd and user, and `exit` comes back to
+//! the session's shell. A program that is not a shell, and the session's
+//! own `read`, still wait for input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use tether_shell::dialect::{Bash, Zsh};
+use tether_shell::{NestChange, RunResult, Session, Status};
+
+mod common;
+use common::{session, within};
+
+async fn run(s: &mut Session, code: &str) -> RunResult {
+    s.run(code, &within(20)).await.unwrap()
+}
+
+fn installed(program: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
+    if !found {
+        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
+    }
+    found
+}
+
+fn root() -> bool {
+    let me = nix::unistd::getuid().is_root();
+    if !me {
+        eprintln!("SKIPPED: not root (sudo -i and su - need root without a password)");
+    }
+    me
+}
+
+fn user_exists(name: &str) -> bool {
+    let there = nix::unistd::User::from_name(name).ok().flatten().is_some();
+    if !there {
+        eprintln!("SKIPPED: no user {name} (scripts/test creates it as root)");
+    }
+    there
+}
+
+/// `enter` starts a shell that is armed; inside it `(exit 4)`, `cd /tmp`,
+/// `whoami` are exact; `exit` comes back to the session's shell, whose pid
+/// and state are as they were.
+async fn enter_and_return(mut s: Session, enter: &str, program: &str, user: &str) {
+    let outer_pid = run(&mut s, "echo $$").await.output;
+    run(&mut s, "cd / && export TETHER_OUTER=kept").await;
+    let r = run(&mut s, enter).await;
+    assert_eq!(r.status, Status::EnteredShell, "{enter}: {r:?}");
+    assert_eq!(r.nest_change, Some(NestChange::Entered), "{r:?}");
+    assert_eq!(r.nested.len(), 1, "{r:?}");
+    assert_eq!(r.nested[0].program, program);
+    assert_eq!(r.nested[0].user.as_deref(), Some(user));
+    assert!(!r.nested[0].replaced);
+
+    let r = run(&mut s, "(exit 4)").await;
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(4)), "{r:?}");
+    assert_eq!(r.nested.len(), 1, "{r:?}");
+    assert_eq!(r.nest_change, None);
+    let r = run(&mut s, "cd /tmp").await;
+    assert_eq!(
+        r.cwd.as_deref(),
+        Some(std::path::Path::new("/tmp")),
+        "{r:?}"
+    );
+    let r = run(&mut s, "whoami; echo $$").await;
+    let mut lines = r.output.lines();
+    assert_eq!(lines.next(), Some(user), "{r:?}");
+    assert_ne!(format!("{}\n", lines.next().unwrap()), outer_pid);
+    let r = run(&mut s, "echo a; echo b >&2; false | true").await;
+    assert_eq!(
+        (r.exit_code, r.output.as_str()),
+        (Some(0), "a\nb\n"),
+        "{r:?}"
+    );
+
+    let r = run(&mut s, "exit 3").await;
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(3)), "{r:?}");
+    assert_eq!(r.nest_change, Some(NestChange::Returned), "{r:?}");
+    assert!(r.nested.is_empty(), "{r:?}");
+    assert_eq!(r.cwd.as_deref(), Some(std::path::Path::new("/")), "{r:?}");
+    let r = run(&mut s, "echo $$ $TETHER_OUTER; (exit 5)").await;
+    assert_eq!(r.output, format!("{} kept\n", outer_pid.trim()), "{r:?}");
+    assert_eq!(r.exit_code, Some(5));
+    assert!(r.nested.is_empty() && r.nest_change.is_none(), "{r:?}");
+}
+
+#[tokio::test]
+async fn bash_inside_bash_is_armed_and_exit_comes_back() {
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    enter_and_return(s, "bash --norc", "bash", &whoami()).await;
+}
+
+/// With the user's own start-up files (root's `.bashrc` here may have
+/// pyenv or a banner): they ran as the shell started, and it is armed after.
+#[tokio::test]
+async fn bash_with_the_users_rc_inside_bash_is_armed() {
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    enter_and_return(s, "bash", "bash", &whoami()).await;
+}
+
+#[tokio::test]
+async fn zsh_inside_bash_is_armed_and_exit_comes_back() {
+    if !installed("zsh") {
+        return;
+    }
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    enter_and_return(s, "zsh -f", "zsh", &whoami()).await;
+}
+
+#[tokio::test]
+async fn bash_inside_zsh_is_armed_and_exit_comes_back() {
+    let Some(s) = session(Arc::new(Zsh), "zsh").await else {
+        return;
+    };
+    enter_and_return(s, "bash --norc", "bash", &whoami()).await;
+}
+
+#[tokio::test]
+async fn sudo_i_is_armed_and_exit_comes_back() {
+    if !installed("sudo") || !root() {
+        return;
+    }
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    enter_and_return(s, "sudo -i", "bash", "root").await;
+}
+
+/// `su -` to another user: that user's shell (tether-test's is /bin/sh,
+/// dash) reads its own 0700 directory, since it cannot read the session's.
+#[tokio::test]
+async fn su_to_another_user_is_armed_and_exit_comes_back() {
+    if !root() || !user_exists("tether-test") {
+        return;
+    }
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    let shell = nix::unistd::User::from_name("tether-test")
+        .unwrap()
+        .unwrap()
+        .shell;
+    // A login shell is named as its argv[0] says (`-sh`: sh).
+    let program = shell.file_name().unwrap().to_string_lossy().into_owned();
+    enter_and_return(s, "su - tether-test", &program, "tether-test").await;
+}
+
+/// `exec bash` replaces the session's shell: armed in place; its `exit`
+/// ends the session's shell, and the next command gets a fresh one.
+#[tokio::test]
+async fn exec_bash_is_armed_in_place() {
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let pid = run(&mut s, "echo $$").await.output;
+    let r = run(&mut s, "exec bash --norc").await;
+    assert_eq!(r.status, Status::EnteredShell, "{r:?}");
+    assert!(r.nested[0].replaced, "{r:?}");
+    let r = run(&mut s, "(exit 4)").await;
+    assert_eq!(r.exit_code, Some(4), "{r:?}");
+    let r = run(&mut s, "echo $$").await;
+    assert_eq!(r.output, pid, "the same process, replaced");
+    let r = run(&mut s, "exit 2").await;
+    assert_eq!(
+        (r.status, r.exit_code),
+        (Status::ShellExited, Some(2)),
+        "{r:?}"
+    );
+    let r = run(&mut s, "echo fresh").await;
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "fresh\n"));
+    assert!(r.shell_restarted && r.nested.is_empty(), "{r:?}");
+}
+
+/// Two levels deep, then back one at a time.
+#[tokio::test]
+async fn shells_nest_and_unwind_one_at_a_time() {
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    assert_eq!(
+        run(&mut s, "bash --norc").await.status,
+        Status::EnteredShell
+    );
+    let r = run(&mut s, "bash --norc").await;
+    assert_eq!(
+        (r.status, r.nested.len()),
+        (Status::EnteredShell, 2),
+        "{r:?}"
+    );
+    let r = run(&mut s, "exit 7").await;
+    assert_eq!((r.exit_code, r.nested.len()), (Some(7), 1), "{r:?}");
+    assert_eq!(run(&mut s, "(exit 6)").await.exit_code, Some(6));
+    // `exit` alone exits with the last status, as at a prompt.
+    let r = run(&mut s, "exit").await;
+    assert_eq!((r.exit_code, r.nested.len()), (Some(6), 0), "{r:?}");
+    assert_eq!(run(&mut s, "echo top").await.output, "top\n");
+}
+
+/// Not every program waiting for input is a shell: `cat`, a shell running
+/// a script, and the session's own `read` wait for input as before.
+#[tokio::test]
+async fn other_programs_still_wait_for_input() {
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    for (code, keys) in [
+        ("cat", vec!["C-d".to_owned()]),
+        ("bash -c 'read x'", vec![]),
+        ("read x", vec![]),
+    ] {
+        let r = run(&mut s, code).await;
+        assert_eq!(r.status, Status::WaitingForInput, "{code}: {r:?}");
+        assert!(r.nested.is_empty() && r.nest_change.is_none(), "{r:?}");
+        let r = s
+            .send(Some("x\n"), &keys, std::time::Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(r.status, Status::Exited, "{code}: {r:?}");
+    }
+}
+
+fn whoami() -> String {
+    let out = std::process::Command::new("whoami").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Inside `sudo -i` (Debian's sudo runs the shell on a terminal of its
+/// own and relays this one): a quiet command is not taken for a new shell,
+/// and sudo's relay processes are not named as holders of the terminal.
+#[tokio::test]
+async fn inside_sudo_a_quiet_command_is_no_new_shell_and_sudo_holds_nothing() {
+    if !installed("sudo") || !root() {
+        return;
+    }
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let r = run(&mut s, "sudo -i").await;
+    assert_eq!(r.status, Status::EnteredShell, "{r:?}");
+    let r = run(&mut s, "sleep 0.3; echo slept").await;
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "slept\n"),
+        "{r:?}"
+    );
+    assert_eq!(r.nested.len(), 1, "{r:?}");
+    assert!(r.terminal_holders.is_empty(), "{r:?}");
+    assert_eq!(
+        run(&mut s, "exit").await.nest_change,
+        Some(NestChange::Returned)
+    );
+}

@@ -332,19 +332,22 @@ impl Terminal for LocalPty {
     }
 
     fn signal_top(&self, signal: Signal) -> Result<bool, TransportError> {
+        self.signal_member(self.id.top, signal)
+    }
+
+    fn signal_member(&self, pid: i32, signal: Signal) -> Result<bool, TransportError> {
         if self.exit.borrow().is_some() {
             return Ok(false);
         }
         // Still the terminal's: a member of its session, not a zombie.
-        let top = self.id.top;
-        let ours = crate::procfs::stat(top)
+        let ours = crate::procfs::stat(pid)
             .is_some_and(|s| s.session == self.id.session && s.state != 'Z');
         if !ours {
             return Ok(false);
         }
-        signals::signal_process(top, signal).map_err(|source| TransportError::Signal {
+        signals::signal_process(pid, signal).map_err(|source| TransportError::Signal {
             signal,
-            pgid: top,
+            pgid: pid,
             source,
         })?;
         Ok(true)

@@ -155,6 +155,17 @@ fn children(pid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// The foreground group of `pid`'s controlling terminal (`tpgid`), when
+/// it is not `pid`'s own group (a program the shell runs).
+pub(crate) fn foreground_group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let pgrp: i32 = f.get(2)?.parse().ok()?;
+    let tpgid: i32 = f.get(5)?.parse().ok()?;
+    (tpgid > 0 && tpgid != pgrp).then_some(tpgid)
+}
+
 /// Whether `pid` leads the foreground group of its controlling terminal
 /// (`/proc/PID/stat`: its pgrp is the terminal's `tpgid`).
 fn in_foreground(pid: i32) -> bool {

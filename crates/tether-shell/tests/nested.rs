@@ -243,3 +243,48 @@ async fn inside_sudo_a_quiet_command_is_no_new_shell_and_sudo_holds_nothing() {
         Some(NestChange::Returned)
     );
 }
+
+/// A timeout inside an armed shell stops its whole line, as at its prompt:
+/// an interrupt, then TERM for a program that ignores it, and the shell
+/// (the inner one, not the session's) abandons the rest; it stays armed.
+async fn timeouts_stop_the_line_inside(mut s: Session, enter: &str) {
+    let r = run(&mut s, enter).await;
+    assert_eq!(r.status, Status::EnteredShell, "{enter}: {r:?}");
+    let short = within(1);
+    let r = s.run("echo a; sleep 30; echo never", &short).await.unwrap();
+    assert_eq!(r.status, Status::TimedOut, "{enter}: {r:?}");
+    assert!(!r.output.contains("never"), "{enter}: {r:?}");
+    let r = s
+        .run(
+            "echo a; sh -c 'trap \"\" INT; sleep 30'; echo never",
+            &short,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::TimedOut, "{enter}: {r:?}");
+    assert!(!r.output.contains("never"), "{enter}: {r:?}");
+    let r = run(&mut s, "(exit 4)").await;
+    assert_eq!(
+        (r.exit_code, r.nested.len()),
+        (Some(4), 1),
+        "{enter}: {r:?}"
+    );
+    let r = run(&mut s, "exit").await;
+    assert_eq!(r.nest_change, Some(NestChange::Returned), "{enter}: {r:?}");
+    assert_eq!(run(&mut s, "echo top").await.output, "top\n");
+}
+
+#[tokio::test]
+async fn a_timeout_inside_bash_stops_the_line_there() {
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    timeouts_stop_the_line_inside(s, "bash --norc").await;
+}
+
+#[tokio::test]
+async fn a_timeout_inside_sudo_stops_the_line_there() {
+    if !installed("sudo") || !root() {
+        return;
+    }
+    let s = session(Arc::new(Bash), "bash").await.unwrap();
+    timeouts_stop_the_line_inside(s, "sudo -i").await;
+}

@@ -313,6 +313,14 @@ pub trait Terminal: Send + Sync {
         Ok(false)
     }
 
+    /// Sends `signal` to process `pid` alone, while it is a member of the
+    /// terminal's session (a shell started inside the top program's, on
+    /// this terminal). Returns false when it is not, or where the
+    /// transport cannot.
+    fn signal_member(&self, _pid: i32, _signal: Signal) -> Result<bool, TransportError> {
+        Ok(false)
+    }
+
     /// Ends the program and every process it started, escalating from
     /// SIGHUP/SIGTERM to SIGKILL within `grace`.
     fn kill(&self, grace: Duration) -> Result<(), TransportError>;

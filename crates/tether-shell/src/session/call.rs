@@ -113,7 +113,12 @@ impl Session {
         // without CR translation: the line is typed in the session's modes
         // (a remote shell's end mark has the host set them).
         let echo = self.shared.lock().echo_on();
-        self.terminal.restore_modes(self.opts.line_modes(echo))?;
+        // Behind a relay (`sudo` with `use_pty`) this terminal is the
+        // relay's, raw as it set it: the armed shell's own terminal has the
+        // modes that matter, and a C-c here must reach the relay as a byte.
+        if !self.behind_relay() {
+            self.terminal.restore_modes(self.opts.line_modes(echo))?;
+        }
         let mut line = self.opts.dialect.line_kill().to_vec();
         if crate::launch::shell_sets_modes(&self.opts, self.place.as_ref()) {
             // The shell's `stty` keeps the echo a person's attach set; the

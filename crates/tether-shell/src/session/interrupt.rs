@@ -37,7 +37,19 @@ impl Session {
         // The signal after which the command's end came.
         let mut ended_by = None;
         let evidence = self.terminal.inspect()?.foreground.is_some();
-        if evidence {
+        if self.behind_relay() {
+            // A shell behind a relay (`sudo` with `use_pty`): a signal to
+            // this terminal's foreground would end the relay instead.
+            let mut step = 0;
+            while let Some(signal) = self.relay_step(step)? {
+                step += 1;
+                if let Woke::Ended(_) = self.wait(Instant::now() + SIGNAL_GRACE).await {
+                    recovered = true;
+                    ended_by = Some(signal);
+                    break;
+                }
+            }
+        } else if evidence {
             ended_by = self.interrupt_verified().await?;
             recovered = ended_by.is_some();
         } else {
@@ -85,6 +97,15 @@ impl Session {
         Ok(r)
     }
 
+    /// Sends `signal` to the shell commands run in: an armed shell inside
+    /// the session's (on its terminal), else the session's own.
+    fn signal_shell(&self, signal: Signal) -> Result<bool, ShellError> {
+        Ok(match self.current_shell_pid() {
+            Some(pid) => self.terminal.signal_member(pid, signal)?,
+            None => self.terminal.signal_top(signal)?,
+        })
+    }
+
     /// INT, TERM, KILL to the verified foreground (the shell itself only
     /// ever gets INT); the signal after which the shell came back to its
     /// prompt, if it did.
@@ -100,7 +121,7 @@ impl Session {
                 // of its own first, so that it abandons the rest of the
                 // line once the program ends (as at a prompt), instead of
                 // running the next command of the list.
-                self.terminal.signal_top(Signal::Int)?;
+                self.signal_shell(Signal::Int)?;
             }
             match self.terminal.signal_foreground(signal, Some(&fg)) {
                 Ok(_) | Err(TransportError::ForegroundChanged) => {}

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::Session;
 use crate::dialect::{Dialect, SetupContext};
+use crate::error::ShellError;
 use crate::nested::Found;
 use crate::result::{ForegroundProgram, NestChange, ShellLevel};
 
@@ -64,6 +65,57 @@ impl Session {
     /// The chain of armed shells, outermost first.
     pub(super) fn chain(&self) -> Vec<ShellLevel> {
         self.levels.iter().map(|l| l.shown.clone()).collect()
+    }
+
+    /// The pid of the armed shell commands run in, `None` for the
+    /// session's own.
+    pub(super) fn current_shell_pid(&self) -> Option<i32> {
+        self.levels.last().map(|l| l.shown.pid)
+    }
+
+    /// Whether the shell commands run in sits behind a relay (its own
+    /// terminal, which this one's signals do not reach).
+    pub(super) fn behind_relay(&self) -> bool {
+        self.levels.last().is_some_and(|l| !l.relays.is_empty())
+    }
+
+    /// One step of a timeout's escalation inside a shell behind a relay,
+    /// whose terminal this machine's kernel shows but the session's does
+    /// not: the terminal's C-c through the relay (to the shell's
+    /// foreground), then SIGINT to the shell itself (so that it abandons
+    /// the rest of the line) with SIGTERM to its foreground group, then
+    /// SIGKILL to that group. The signal sent, `None` after the last step.
+    pub(super) fn relay_step(
+        &self,
+        step: usize,
+    ) -> Result<Option<tether_transport::Signal>, ShellError> {
+        use nix::sys::signal::{Signal as Sig, kill, killpg};
+        use nix::unistd::Pid;
+        use tether_transport::Signal;
+        let Some(shell) = self.current_shell_pid() else {
+            return Ok(None);
+        };
+        let fg = crate::nested::foreground_group_of(shell).map(Pid::from_raw);
+        Ok(match step {
+            0 => {
+                self.terminal.write(b"\x03".to_vec())?;
+                Some(Signal::Int)
+            }
+            1 => {
+                let _ = kill(Pid::from_raw(shell), Sig::SIGINT);
+                if let Some(g) = fg {
+                    let _ = killpg(g, Sig::SIGTERM);
+                }
+                Some(Signal::Term)
+            }
+            2 => {
+                if let Some(g) = fg {
+                    let _ = killpg(g, Sig::SIGKILL);
+                }
+                Some(Signal::Kill)
+            }
+            _ => None,
+        })
     }
 
     /// Whether `pid` relays the terminal to an armed shell.

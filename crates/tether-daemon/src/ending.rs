@@ -170,7 +170,7 @@ async fn try_close(state: Arc<State>, h: Hosted) {
 /// Sends `h`'s close to its host's daemon: `Ok` once the host has closed
 /// it, or has no such session (nothing left there).
 async fn close_there(state: &State, h: &Hosted) -> Result<(), String> {
-    let (mut hr, mut hw) = match relay::open(state, &h.host, &h.owner, &[]).await {
+    let (mut hr, mut hw) = match relay::open(state, &h.host, &h.owner, &[], None).await {
         Ok(Opened::Daemon(_, hr, hw)) => (hr, hw),
         // No session lives in tether there.
         Ok(Opened::Agentless(_)) => return Ok(()),

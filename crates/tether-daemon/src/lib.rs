@@ -38,7 +38,8 @@
 //!   carried there and the replies back; the hosted book on disk, the cut
 //!   call a lost link leaves, and (on the host) each session's last named
 //!   result for `recall`; `relay_request`: a request as the host's daemon
-//!   gets it; `relay_lost`: what came of a call before its
+//!   gets it; `relay_open`: the host's daemon reached and greeted within
+//!   the call's deadline (a hung link said so); `relay_lost`: what came of a call before its
 //!   link was lost, carried by its lost result and not given again by the
 //!   recall. `ending`: the sessions on hosts of an owner
 //!   whose lease ended (or whose process is gone) closed there, tried
@@ -72,6 +73,7 @@ mod recover;
 mod relay;
 mod relay_attach;
 mod relay_lost;
+mod relay_open;
 mod relay_request;
 pub mod server;
 mod wire;

@@ -25,18 +25,18 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_transport::{DaemonStream, FarSide, HostFailure, RemoteHost};
+use tether_transport::{DaemonStream, HostFailure};
 use tokio::io::{AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
 use crate::hosted::Hosted;
 use crate::lines::{self, LineRead};
 use crate::ops::{self, Address, failure};
 use crate::protocol::{
-    Failure, FailureKind, Hello, HostRoute, LinkFailure, PROTOCOL_VERSION, Reply, Request,
-    Response, Status,
+    Failure, FailureKind, HostRoute, LinkFailure, Reply, Request, Response, Status,
 };
 use crate::quiet::{QuietReader, QuietWriter};
 use crate::relay_lost::Came;
+pub(crate) use crate::relay_open::{Opened, host_failure, open};
 use crate::server::{State, client_gone, write_line};
 
 /// Silence from the host after which the link is checked.
@@ -116,59 +116,6 @@ pub(crate) fn target(
     (!here).then(|| Ok(Target::New(address, route.clone())))
 }
 
-fn host_failure(kind: HostFailure, message: String) -> Failure {
-    Failure {
-        host: Some(kind),
-        ..failure(FailureKind::Engine, message)
-    }
-}
-
-/// The host's daemon, reached with a try after each of `waits`; the
-/// host's far side if it is agentless.
-async fn reach(
-    state: &State,
-    route: &HostRoute,
-    waits: &[Duration],
-) -> Result<(Arc<dyn RemoteHost>, FarSide), Failure> {
-    let Some(hosts) = state.hosts.as_ref() else {
-        return Err(failure(
-            FailureKind::BadRequest,
-            "this daemon reaches no remote hosts",
-        ));
-    };
-    let host = hosts(route).map_err(|m| host_failure(HostFailure::Setup, m))?;
-    let mut waits = waits.iter();
-    loop {
-        match host.far_side().await {
-            Ok(far) => return Ok((host, far)),
-            Err(e) => {
-                let kind = match &e {
-                    tether_transport::TransportError::Host { kind, .. } => *kind,
-                    _ => HostFailure::Setup,
-                };
-                let again = matches!(
-                    kind,
-                    HostFailure::Lost
-                        | HostFailure::Refused
-                        | HostFailure::Unreachable
-                        | HostFailure::TimedOut
-                );
-                match waits.next() {
-                    Some(wait) if again => {
-                        eprintln!(
-                            "tether daemon: {}: {e}; trying again in {} ms",
-                            route.name,
-                            wait.as_millis()
-                        );
-                        tokio::time::sleep(*wait).await;
-                    }
-                    _ => return Err(host_failure(kind, format!("{}: {e}", route.name))),
-                }
-            }
-        }
-    }
-}
-
 pub(crate) type HostLines = BufReader<ReadHalf<Box<dyn DaemonStream>>>;
 pub(crate) type HostWrite = WriteHalf<Box<dyn DaemonStream>>;
 
@@ -189,66 +136,6 @@ pub(crate) async fn receive(r: &mut HostLines) -> Option<Reply> {
     }
 }
 
-/// The hello and its welcome.
-async fn greet(
-    stream: Box<dyn DaemonStream>,
-    owner: &str,
-) -> Result<(HostLines, HostWrite), String> {
-    let (r, mut w) = tokio::io::split(stream);
-    let mut r = BufReader::new(r);
-    let hello = Hello {
-        protocol: PROTOCOL_VERSION,
-        client: format!("tether {} (relay)", env!("CARGO_PKG_VERSION")),
-        namespace: (!owner.is_empty()).then(|| owner.to_owned()),
-        lease: false,
-    };
-    send(&mut w, &hello)
-        .await
-        .map_err(|e| format!("cannot greet the host's tether daemon: {e}"))?;
-    match receive(&mut r).await {
-        Some(Reply::Ok(Response::Welcome(_))) => Ok((r, w)),
-        Some(Reply::Error(f)) => Err(format!("the host's tether daemon refused: {}", f.message)),
-        _ => Err("the host's tether daemon did not answer its hello".to_owned()),
-    }
-}
-
-/// A host's daemon greeted, or why the host is agentless.
-pub(crate) enum Opened {
-    Daemon(Arc<dyn RemoteHost>, HostLines, HostWrite),
-    Agentless(String),
-}
-
-/// The host's daemon, reached and greeted in namespace `owner`: a second
-/// try when the first stream ends before the welcome (a daemon exiting,
-/// idle, just as it was reached: the next `ensure` starts another).
-pub(crate) async fn open(
-    state: &State,
-    route: &HostRoute,
-    owner: &str,
-    waits: &[Duration],
-) -> Result<Opened, Failure> {
-    let mut tries = 0;
-    loop {
-        let (host, stream) = match reach(state, route, waits).await? {
-            (host, FarSide::Daemon(s)) => (host, s),
-            (_, FarSide::Agentless(why)) => return Ok(Opened::Agentless(why)),
-        };
-        match greet(stream, owner).await {
-            Ok((hr, hw)) => return Ok(Opened::Daemon(host, hr, hw)),
-            Err(m) if tries == 0 => {
-                tries += 1;
-                eprintln!("tether daemon: {}: {m}; trying again", route.name);
-            }
-            Err(m) => {
-                return Err(host_failure(
-                    HostFailure::Setup,
-                    format!("{}: {m}", route.name),
-                ));
-            }
-        }
-    }
-}
-
 /// Serves `request` (of namespace `ns`) on a host's daemon.
 pub(crate) async fn serve(
     state: &Arc<State>,
@@ -266,7 +153,10 @@ pub(crate) async fn serve(
         }
     };
     let started = Instant::now();
-    let (host, mut hr, mut hw) = match open(state, &route, &address.owner, &BACKOFF).await {
+    let deadline = crate::relay_open::deadline(&request);
+    let hosted_shellish = matches!(target, Target::Hosted(_)) && shellish(&request);
+    let opened = open(state, &route, &address.owner, &BACKOFF, deadline).await;
+    let (host, mut hr, mut hw) = match opened {
         Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
         Ok(Opened::Agentless(why)) => {
             if let Target::New(..) = target
@@ -288,6 +178,16 @@ pub(crate) async fn serve(
             };
             let f = host_failure(HostFailure::Setup, message);
             return Relayed::Done(write_line(write, &Reply::Error(f)).await);
+        }
+        // A session there whose host hung before the request was sent:
+        // the result says the link hung, as one cut under the call does;
+        // nothing ran.
+        Err(f) if hosted_shellish && f.host == Some(HostFailure::Hung) => {
+            let session = request.session().unwrap_or_default();
+            let how = LinkFailure::Unanswered;
+            let (result, _) = Came::new(true, 0).lost(session, &route.name, how, started);
+            let reply = Reply::Ok(Response::Shell(result));
+            return Relayed::Done(write_line(write, &reply).await);
         }
         Err(f) => return Relayed::Done(write_line(write, &Reply::Error(f)).await),
     };
@@ -331,14 +231,7 @@ pub(crate) async fn serve(
     };
     let is_close = matches!(outgoing, Request::Close { .. });
     let recalled = matches!(outgoing, Request::Recall { .. });
-    let shellish = matches!(
-        outgoing,
-        Request::Run { .. }
-            | Request::Follow { .. }
-            | Request::Read { .. }
-            | Request::Recall { .. }
-            | Request::Send { .. }
-    );
+    let shellish = shellish(&outgoing);
     if send(&mut hw, &outgoing).await.is_err() {
         // Not written: nothing ran; the request may be made again.
         let f = host_failure(
@@ -444,6 +337,18 @@ pub(crate) async fn serve(
     }
 }
 
+/// True for the requests whose reply is a shell's result.
+fn shellish(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::Run { .. }
+            | Request::Follow { .. }
+            | Request::Read { .. }
+            | Request::Recall { .. }
+            | Request::Send { .. }
+    )
+}
+
 /// Serves `list_on`: the host daemon's listing, each entry naming the
 /// host; false when the client's connection is done.
 async fn list_on(
@@ -454,7 +359,7 @@ async fn list_on(
     write: &mut QuietWriter,
 ) -> bool {
     let listed = async {
-        let (mut hr, mut hw) = match open(state, route, ns, &BACKOFF).await? {
+        let (mut hr, mut hw) = match open(state, route, ns, &BACKOFF, None).await? {
             Opened::Daemon(_, hr, hw) => (hr, hw),
             Opened::Agentless(why) => {
                 return Err(host_failure(

@@ -310,7 +310,7 @@ async fn attach_again(
     (rows, cols): (u16, u16),
     resume: Option<u64>,
 ) -> Result<Link, Again> {
-    let (host, mut hr, mut hw) = match relay::open(state, route, owner, &[]).await {
+    let (host, mut hr, mut hw) = match relay::open(state, route, owner, &[], None).await {
         Ok(Opened::Daemon(host, hr, hw)) => (host, hr, hw),
         Ok(Opened::Agentless(why)) => {
             return Err(Again::Never(format!(

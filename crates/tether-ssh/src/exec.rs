@@ -9,6 +9,10 @@ use crate::connect::Connection;
 use crate::error::SshError;
 pub use crate::exec_stop::Halted;
 
+/// How long a closed connection is given to say it was given up for
+/// unanswered keepalives ([`Connection::channel_failed`]).
+const HUNG_SAID_WITHIN: Duration = Duration::from_secs(1);
+
 /// What a remote command produced, as it arrives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -148,19 +152,25 @@ impl Connection {
         let channel = self.session_channel(&[]).await?;
         if terminal == CommandTerminal::Quiet {
             let modes = [(Pty::ECHO, 0), (Pty::OPOST, 0)];
-            channel
+            if let Err(e) = channel
                 .request_pty(true, "dumb", 80, 24, 0, 0, &modes)
                 .await
-                .map_err(|e| self.protocol(format!("the server refused a terminal: {e}")))?;
+            {
+                return Err(self
+                    .channel_failed("the server refused a terminal", e)
+                    .await);
+            }
         }
         // An empty command is the login shell without a terminal (ssh's
         // `shell` request, as `ssh HOST < script` makes).
-        if command.is_empty() {
+        let started = if command.is_empty() {
             channel.request_shell(true).await
         } else {
             channel.exec(true, command).await
+        };
+        if let Err(e) = started {
+            return Err(self.channel_failed("cannot start the command", e).await);
         }
-        .map_err(|e| self.protocol(format!("cannot start the command: {e}")))?;
         let (mut read, write) = channel.split();
         let writer = async {
             match input {
@@ -233,6 +243,22 @@ impl Connection {
         }
     }
 
+    /// A step on a channel (opening it, a request on it) that failed with
+    /// `e`: [`SshError::Hung`] when the connection was given up because
+    /// its keepalives went unanswered, else a fault of the protocol. (The
+    /// channels hear of the connection's end just before the handler
+    /// hears why: a closed connection is given a moment to say so.)
+    pub(crate) async fn channel_failed(&self, what: &str, e: russh::Error) -> SshError {
+        let t0 = std::time::Instant::now();
+        while self.is_closed() && !self.hung() && t0.elapsed() < HUNG_SAID_WITHIN {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if self.hung() {
+            return self.hung_error();
+        }
+        self.protocol(format!("{what}: {e}"))
+    }
+
     /// A new session channel with `extra` and then the configured
     /// variables asked for (no reply asked: a variable the server refuses
     /// is simply not set).
@@ -240,11 +266,10 @@ impl Connection {
         &self,
         extra: &[(String, String)],
     ) -> Result<russh::Channel<russh::client::Msg>, SshError> {
-        let channel = self
-            .handle
-            .channel_open_session()
-            .await
-            .map_err(|e| self.protocol(format!("cannot open a channel: {e}")))?;
+        let channel = match self.handle.channel_open_session().await {
+            Ok(c) => c,
+            Err(e) => return Err(self.channel_failed("cannot open a channel", e).await),
+        };
         for (k, v) in extra.iter().chain(&self.env) {
             let _ = channel.set_env(false, k.clone(), v.clone()).await;
         }

@@ -170,22 +170,27 @@ impl Connection {
     /// Opens a session channel with a PTY and starts `req.command` (or the
     /// login shell) on it, for its owner to read.
     pub async fn open_pty_channel(&self, req: &PtyRequest) -> Result<PtyChannel, SshError> {
-        let protocol = |what: String| self.protocol(what);
         let channel = self.session_channel(&req.env).await?;
         let modes = [
             (Pty::ECHO, u32::from(req.echo)),
             (Pty::OPOST, u32::from(req.output_processing)),
         ];
         let (cols, rows) = (u32::from(req.size.cols), u32::from(req.size.rows));
-        channel
+        if let Err(e) = channel
             .request_pty(true, &req.term, cols, rows, 0, 0, &modes)
             .await
-            .map_err(|e| protocol(format!("the server refused a terminal: {e}")))?;
-        match &req.command {
+        {
+            return Err(self
+                .channel_failed("the server refused a terminal", e)
+                .await);
+        }
+        let started = match &req.command {
             Some(c) => channel.exec(true, c.as_str()).await,
             None => channel.request_shell(true).await,
+        };
+        if let Err(e) = started {
+            return Err(self.channel_failed("cannot start the program", e).await);
         }
-        .map_err(|e| protocol(format!("cannot start the program: {e}")))?;
         let (read, write) = channel.split();
         let (cmds, mut cmd_rx) = mpsc::unbounded_channel::<Cmd>();
         tokio::spawn(async move {

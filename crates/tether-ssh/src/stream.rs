@@ -63,11 +63,14 @@ impl Connection {
     /// no`, `DisableForwarding yes`), `ConnectFailed` when nothing listens
     /// at `path`.
     pub async fn open_unix_socket(&self, path: &str) -> Result<ChannelStream, SshError> {
-        let channel = self
-            .handle
-            .channel_open_direct_streamlocal(path)
-            .await
-            .map_err(|e| self.refused(format!("cannot reach the socket {path}"), e))?;
+        let channel = match self.handle.channel_open_direct_streamlocal(path).await {
+            Ok(c) => c,
+            Err(e) => {
+                return Err(self
+                    .refused(format!("cannot reach the socket {path}"), e)
+                    .await);
+            }
+        };
         Ok(ChannelStream {
             inner: channel.into_stream(),
         })
@@ -78,10 +81,9 @@ impl Connection {
     /// just ends). The configured variables are set as for every command.
     pub async fn exec_stream(&self, command: &str) -> Result<ChannelStream, SshError> {
         let channel = self.session_channel(&[]).await?;
-        channel
-            .exec(false, command)
-            .await
-            .map_err(|e| self.protocol(format!("cannot start the command: {e}")))?;
+        if let Err(e) = channel.exec(false, command).await {
+            return Err(self.channel_failed("cannot start the command", e).await);
+        }
         Ok(ChannelStream {
             inner: channel.into_stream(),
         })
@@ -89,7 +91,7 @@ impl Connection {
 
     /// A channel the server would not open, as a typed refusal when it
     /// said why.
-    fn refused(&self, what: String, e: russh::Error) -> SshError {
+    async fn refused(&self, what: String, e: russh::Error) -> SshError {
         use russh::ChannelOpenFailure as F;
         let refusal = match &e {
             russh::Error::ChannelOpenFailure(f) => match f {
@@ -98,7 +100,7 @@ impl Connection {
                 F::UnknownChannelType => ChannelRefusal::UnknownType,
                 F::ResourceShortage | F::Other { .. } => ChannelRefusal::Other,
             },
-            _ => return self.protocol(format!("{what}: {e}")),
+            _ => return self.channel_failed(&what, e).await,
         };
         SshError::ChannelRefused {
             host: self.host.clone(),

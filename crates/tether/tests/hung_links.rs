@@ -254,3 +254,43 @@ fn ping_to_a_hung_host_ends_at_the_connect_timeout() {
         "{stdout}"
     );
 }
+
+/// `tether exec -u 5` on a hung link, with the default keepalive (15 ×
+/// 3): the command's deadline holds (the stop's confirmation is waited
+/// for a bounded grace), well before the keepalive would end it; the host
+/// named once, the command not confirmed ended (issue 37).
+#[test]
+fn exec_with_a_deadline_on_a_hung_link_ends_by_it() {
+    let Some(f) = start() else { return };
+    let t = token("hungdl");
+    let pid_file = f.marks.join(format!("pid_{t}"));
+    let command = format!("echo $$ > {}; sleep 120 # {t}", pid_file.display());
+    let child = f
+        .command(None, "127.0.0.2", &["-u", "5"], &command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let shell = pid_in(&pid_file);
+    let stopped = hang_link_above(shell);
+    // Longer than the deadline and the stop's grace, shorter than the
+    // keepalive's 60 s: a bound that fails a wait on the keepalive.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            release(&stopped, shell);
+            panic!("tether exec -u 5: still waiting on the hung link");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    release(&stopped, shell);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("exec -u 5: exit {:?}: {stderr}", out.status.code());
+    assert_eq!(out.status.code(), Some(255), "{stderr}");
+    assert!(stderr.contains("127.0.0.2: "), "{stderr}");
+    assert!(!stderr.contains("127.0.0.2: 127.0.0.2"), "{stderr}");
+}

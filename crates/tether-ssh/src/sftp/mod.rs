@@ -119,13 +119,18 @@ impl Connection {
     /// Starts the `sftp` subsystem on a new channel.
     pub async fn sftp(&self) -> Result<Sftp, SshError> {
         let mut channel = self.session_channel(&[]).await?;
-        channel
-            .request_subsystem(true, "sftp")
-            .await
-            .map_err(|e| self.protocol(format!("cannot ask for the SFTP subsystem: {e}")))?;
+        if let Err(e) = channel.request_subsystem(true, "sftp").await {
+            return Err(self
+                .channel_failed("cannot ask for the SFTP subsystem", e)
+                .await);
+        }
         loop {
             match channel.wait().await {
                 Some(russh::ChannelMsg::Success) => break,
+                None if self.is_closed() => {
+                    let what = "the connection ended before the SFTP subsystem started";
+                    return Err(self.channel_failed(what, russh::Error::Disconnect).await);
+                }
                 Some(russh::ChannelMsg::Failure) | Some(russh::ChannelMsg::Close) | None => {
                     return Err(self.protocol(
                         "the server has no SFTP subsystem (sshd_config needs `Subsystem sftp …`); \

@@ -50,6 +50,10 @@ pub struct Capture {
     shown_partial: String,
     /// Where followers read the text as it comes.
     tap: Option<crate::follow::Tap>,
+    /// `Some` when the spill takes back the CR that the terminal put
+    /// before each LF (a shell that forces ONLCR on its programs, as
+    /// fish does): `true` while a CR is held to see what follows it.
+    crlf: Option<bool>,
 }
 
 /// Where the whole output goes: memory until it outgrows the clip, then
@@ -88,7 +92,35 @@ impl Capture {
             raw_scratch: Vec::new(),
             shown_partial: String::new(),
             tap: None,
+            crlf: None,
         }
+    }
+
+    /// Saves `\n` for each `\r\n` in the spill: the bytes the program
+    /// wrote, when the terminal added the CR.
+    pub(crate) fn undoing_crlf(mut self) -> Self {
+        self.crlf = Some(false);
+        self
+    }
+
+    /// `raw` without the CR of each CR LF (one CR may be held over to
+    /// the next piece).
+    fn without_crlf(&mut self, raw: &[u8]) -> Vec<u8> {
+        let Some(mut held) = self.crlf else {
+            return raw.to_vec();
+        };
+        let mut out = Vec::with_capacity(raw.len() + 1);
+        for &b in raw {
+            if held && b != b'\n' {
+                out.push(b'\r');
+            }
+            held = b == b'\r';
+            if !held {
+                out.push(b);
+            }
+        }
+        self.crlf = Some(held);
+        out
     }
 
     /// Also writes the text it accepts to `tap`, for followers.
@@ -107,7 +139,12 @@ impl Capture {
     /// Adds raw output bytes of the command.
     pub fn push(&mut self, raw: &[u8]) {
         let mut bytes = std::mem::take(&mut self.raw_scratch);
-        self.spill_redactor.feed(raw, &mut bytes);
+        if self.crlf.is_some() {
+            let kept = self.without_crlf(raw);
+            self.spill_redactor.feed(&kept, &mut bytes);
+        } else {
+            self.spill_redactor.feed(raw, &mut bytes);
+        }
         self.spilled(&bytes);
         bytes.clear();
         self.raw_scratch = bytes;
@@ -230,6 +267,10 @@ impl Capture {
         self.projector.finish(&mut tail);
         self.redacted(tail.as_bytes());
         let mut raw = Vec::new();
+        if self.crlf == Some(true) {
+            self.crlf = Some(false);
+            self.spill_redactor.feed(b"\r", &mut raw);
+        }
         self.spill_redactor.finish(&mut raw);
         self.spilled(&raw);
         self.release();

@@ -184,3 +184,24 @@ async fn a_config_with_a_banner_and_a_prompt_does_not_disturb_results() {
     drop(s);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[tokio::test]
+async fn exports_with_any_quoting_come_back_after_a_restart_and_secrets_are_redacted() {
+    let Some(mut s) = fish().await else { return };
+    let r = run(
+        &mut s,
+        "set -gx TETHER_ODD \"it's a \\\\ back\"\\n\"slash\"; cd /usr; set -gx MY_API_TOKEN own-7f3a9c1d5e2b; echo $MY_API_TOKEN",
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::Exited, "[redacted]\n")
+    );
+    let r = run(&mut s, "exit 3").await;
+    assert_eq!((r.status, r.exit_code), (Status::ShellExited, Some(3)));
+    let r = run(&mut s, "printf '%s|' $TETHER_ODD; pwd").await;
+    assert!(r.shell_restarted);
+    assert_eq!(r.output, "it's a \\ back\nslash|/usr\n");
+    let r = run(&mut s, "echo x$MY_API_TOKEN").await;
+    assert_eq!(r.output, "x[redacted]\n");
+}

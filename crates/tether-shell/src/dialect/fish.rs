@@ -26,7 +26,8 @@
 //! output ([`Dialect::terminal_adds_cr`]) takes back the CRs.
 //!
 //! The exported-variables snapshot is `set -gx NAME 'VALUE'` lines (fish
-//! quoting: `\\` and `\'`), sourced again after a restart.
+//! quoting: `\\` and `\'`), sourced again after a restart (a value's
+//! trailing newlines are not kept).
 
 use std::path::Path;
 
@@ -65,7 +66,7 @@ end
 function __tether_snapshot
   for n in (set -nx)
     string match -qr '^__tether_' -- $n; and continue
-    printf "set -gx %s %s\n" $n (string replace -a -- '\\' '\\\\' "$$n" | string replace -a -- "'" "\\'" | string collect -N | string replace -r -- '^(.*)$' "'\$1'")
+    printf "set -gx %s '%s'\n" $n (string replace -a -- '\\' '\\\\' "$$n" | string replace -a -- "'" "\\'" | string collect)
   end > $__tether_dir/env 2>/dev/null
 end
 function exit

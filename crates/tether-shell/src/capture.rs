@@ -50,9 +50,8 @@ pub struct Capture {
     shown_partial: String,
     /// Where followers read the text as it comes.
     tap: Option<crate::follow::Tap>,
-    /// `Some` when the spill takes back the CR that the terminal put
-    /// before each LF (a shell that forces ONLCR on its programs, as
-    /// fish does): `true` while a CR is held to see what follows it.
+    /// `Some` when the spill takes back the CR the terminal put before
+    /// each LF (fish forces ONLCR): `true` while a CR is held.
     crlf: Option<bool>,
 }
 
@@ -103,11 +102,11 @@ impl Capture {
         self
     }
 
-    /// `raw` without the CR of each CR LF (one CR may be held over to
-    /// the next piece).
-    fn without_crlf(&mut self, raw: &[u8]) -> Vec<u8> {
+    /// `raw` without the CR of each CR LF (a last CR is held over), or
+    /// as it is when the terminal added none.
+    fn without_crlf<'r>(&mut self, raw: &'r [u8]) -> std::borrow::Cow<'r, [u8]> {
         let Some(mut held) = self.crlf else {
-            return raw.to_vec();
+            return std::borrow::Cow::Borrowed(raw);
         };
         let mut out = Vec::with_capacity(raw.len() + 1);
         for &b in raw {
@@ -120,7 +119,7 @@ impl Capture {
             }
         }
         self.crlf = Some(held);
-        out
+        std::borrow::Cow::Owned(out)
     }
 
     /// Also writes the text it accepts to `tap`, for followers.
@@ -139,12 +138,8 @@ impl Capture {
     /// Adds raw output bytes of the command.
     pub fn push(&mut self, raw: &[u8]) {
         let mut bytes = std::mem::take(&mut self.raw_scratch);
-        if self.crlf.is_some() {
-            let kept = self.without_crlf(raw);
-            self.spill_redactor.feed(&kept, &mut bytes);
-        } else {
-            self.spill_redactor.feed(raw, &mut bytes);
-        }
+        let kept = self.without_crlf(raw);
+        self.spill_redactor.feed(&kept, &mut bytes);
         self.spilled(&bytes);
         bytes.clear();
         self.raw_scratch = bytes;

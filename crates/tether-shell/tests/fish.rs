@@ -172,6 +172,8 @@ async fn a_config_with_a_banner_and_a_prompt_does_not_disturb_results() {
             (Status::Exited, Some(0), "hello\n"),
             "{r:?}"
         );
+        // fish's first prompt starts no man-page scan holding the terminal.
+        assert!(r.terminal_holders.is_empty(), "{r:?}");
         last_line_becomes(&log, "0").await;
     }
     let r = run(&mut s, "echo $FROM_CONFIG; sh -c 'exit 6'").await;

@@ -8,7 +8,10 @@
 //! user's `config.fish` (`--no-config` skips that). The prompts are
 //! emptied: `fish_prompt` prints only the ready mark, once per command (to
 //! the terminal, not to the prompt fish captures), after the user's
-//! `fish_prompt` event handlers, which see the command's `$status`.
+//! `fish_prompt` event handlers, which see the command's `$status`. Until
+//! that first prompt, `FISH_UNIT_TESTS_RUNNING` is set (not exported):
+//! fish's first-prompt setup then starts no man-page scan in the
+//! background (a process holding the terminal) and no bracketed paste.
 //!
 //! A command file is sourced at top level (its `set` and `function` are
 //! the shell's); its last line saves `$status` and `$pipestatus`. fish
@@ -49,6 +52,8 @@ const FUNCTIONS: &str = r#"
 set -g fish_history ''
 status job-control full
 set -g fish_greeting ''
+set -q FISH_UNIT_TESTS_RUNNING; or set -g __tether_quiet 1
+set -q __tether_quiet[1]; and set -g FISH_UNIT_TESTS_RUNNING 1
 set -g __tether_ls 0
 set -g __tether_pending
 set -g __tether_lp
@@ -113,6 +118,10 @@ function __tether_post --on-event fish_postexec
 end
 function __tether_ready
   set -l st $status
+  if set -q __tether_quiet[1]
+    set -e __tether_quiet
+    set -ge FISH_UNIT_TESTS_RUNNING
+  end
   if set -q __tether_pending[1]
     __tether_end "$__tether_n" $st
   end
@@ -279,5 +288,110 @@ fn modes_function(args: Option<&[String]>) -> String {
                 words.join(" ")
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::dialect::SplitNonce;
+
+    fn nonce() -> SplitNonce {
+        SplitNonce {
+            a: "0123456789abcdef".into(),
+            b: "fedcba9876543210".into(),
+        }
+    }
+
+    #[test]
+    fn the_wrapper_is_one_line_without_control_characters_or_the_secret() {
+        let line = Fish.wrapper_line(Path::new("/s/it's/cmd-7.fish"), 7, "echo hi\nexit 3");
+        let (body, enter) = line.split_at(line.len() - 1);
+        assert_eq!(enter, "\n");
+        assert!(!body.chars().any(|c| c.is_control()), "{body:?}");
+        assert!(!body.contains(&nonce().a) && !body.contains(&nonce().b));
+        assert_eq!(
+            body,
+            "__tether_go 7; source '/s/it\\'s/cmd-7.fish'; __tether_end 7 $status $pipestatus; __tether_rc $__tether_ls"
+        );
+    }
+
+    #[test]
+    fn the_setup_keeps_the_secret_in_function_bodies_and_runs_after_config() {
+        let n = nonce();
+        let ctx = SetupContext {
+            dir: Path::new("/run/t/s1"),
+            nonce: &n,
+            run_rc_files: true,
+            restore_env: Some(Path::new("/run/t/s1/env")),
+            restore_cwd: Some(Path::new("/tmp/o'k")),
+            line_modes: None,
+            look_for_holders: false,
+        };
+        let s = Fish.setup_script(&ctx);
+        assert!(s.starts_with("set -g __tether_dir '/run/t/s1'\n"), "{s}");
+        assert!(!s.contains(&n.joined()), "never whole");
+        assert!(s.contains("function fish_prompt; __tether_ready; end"));
+        assert!(s.contains("source '/run/t/s1/env' 2>/dev/null"));
+        assert!(s.contains("builtin cd -- '/tmp/o\\'k' 2>/dev/null"));
+        assert!(s.contains("function __tether_modes; end"));
+        let (program, args) = Fish.argv(true, Path::new("/run/t/s1/setup.fish"));
+        assert_eq!(program, "fish");
+        assert_eq!(
+            args,
+            [
+                "--interactive",
+                "--init-command",
+                "source '/run/t/s1/setup.fish'"
+            ]
+        );
+        assert_eq!(Fish.argv(false, Path::new("x")).1[0], "--no-config");
+        assert_eq!(Fish.load_setup(true, Path::new("x")), None);
+    }
+
+    #[test]
+    fn the_command_file_sets_status_first_and_saves_it_last() {
+        assert_eq!(
+            Fish.command_file("false | true", 4),
+            "__tether_in 4; false | true\nset -g __tether_r $status $pipestatus\n"
+        );
+        assert_eq!(
+            Fish.with_stdin("cat", Path::new("/s/in-1.data")).unwrap(),
+            "begin; cat\nend < '/s/in-1.data'"
+        );
+        assert_eq!(Fish.with_stdin("# x", Path::new("/s/i")).unwrap(), "# x");
+    }
+
+    /// fish's parser messages for unfinished input, as fish 3.6 prints
+    /// them, and one for wrong input.
+    #[test]
+    fn unfinished_input_is_told_from_wrong_input() {
+        for msg in [
+            "t.fish (line 1): Missing end to balance this if statement",
+            "t.fish (line 1): Unexpected end of string, quotes are not balanced",
+            "t.fish (line 1): Unexpected end of string, incomplete escape sequence",
+            "t.fish: Expected a command, but found end of the input",
+        ] {
+            assert!(Fish.is_incomplete("x", msg, None), "{msg}");
+        }
+        assert!(!Fish.is_incomplete("x", "t.fish (line 1): 'end' outside of a block", None));
+        assert!(!Fish.obviously_complete("if true"));
+        assert!(!Fish.obviously_complete("begin"));
+        assert!(Fish.obviously_complete("ls -la /tmp"));
+    }
+
+    /// A quoted word reads back as itself in a real fish.
+    #[test]
+    fn quoting_round_trips_in_fish() {
+        let word = "it's a \\ back\\slash, $HOME (x) \"q\" *";
+        let Ok(out) = std::process::Command::new("fish")
+            .args(["--no-config", "-c"])
+            .arg(format!("printf '%s' {}", quote_for_fish(word)))
+            .output()
+        else {
+            return;
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stdout), word);
     }
 }

@@ -91,7 +91,7 @@ pub struct Welcome {
 /// How a session is started, when a request creates it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Create {
-    /// The dialect: bash, zsh, sh, dash, busybox or pwsh (default bash).
+    /// The dialect: bash, zsh, sh, dash, busybox, pwsh or fish (default bash).
     /// Given for a session that exists already, it must be that
     /// session's shell.
     #[serde(default)]

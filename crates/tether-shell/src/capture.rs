@@ -50,6 +50,9 @@ pub struct Capture {
     shown_partial: String,
     /// Where followers read the text as it comes.
     tap: Option<crate::follow::Tap>,
+    /// `Some` when the spill takes back the CR the terminal put before
+    /// each LF (fish forces ONLCR): `true` while a CR is held.
+    crlf: Option<bool>,
 }
 
 /// Where the whole output goes: memory until it outgrows the clip, then
@@ -88,7 +91,35 @@ impl Capture {
             raw_scratch: Vec::new(),
             shown_partial: String::new(),
             tap: None,
+            crlf: None,
         }
+    }
+
+    /// Saves `\n` for each `\r\n` in the spill: the bytes the program
+    /// wrote, when the terminal added the CR.
+    pub(crate) fn undoing_crlf(mut self) -> Self {
+        self.crlf = Some(false);
+        self
+    }
+
+    /// `raw` without the CR of each CR LF (a last CR is held over), or
+    /// as it is when the terminal added none.
+    fn without_crlf<'r>(&mut self, raw: &'r [u8]) -> std::borrow::Cow<'r, [u8]> {
+        let Some(mut held) = self.crlf else {
+            return std::borrow::Cow::Borrowed(raw);
+        };
+        let mut out = Vec::with_capacity(raw.len() + 1);
+        for &b in raw {
+            if held && b != b'\n' {
+                out.push(b'\r');
+            }
+            held = b == b'\r';
+            if !held {
+                out.push(b);
+            }
+        }
+        self.crlf = Some(held);
+        std::borrow::Cow::Owned(out)
     }
 
     /// Also writes the text it accepts to `tap`, for followers.
@@ -107,7 +138,8 @@ impl Capture {
     /// Adds raw output bytes of the command.
     pub fn push(&mut self, raw: &[u8]) {
         let mut bytes = std::mem::take(&mut self.raw_scratch);
-        self.spill_redactor.feed(raw, &mut bytes);
+        let kept = self.without_crlf(raw);
+        self.spill_redactor.feed(&kept, &mut bytes);
         self.spilled(&bytes);
         bytes.clear();
         self.raw_scratch = bytes;
@@ -230,6 +262,10 @@ impl Capture {
         self.projector.finish(&mut tail);
         self.redacted(tail.as_bytes());
         let mut raw = Vec::new();
+        if self.crlf == Some(true) {
+            self.crlf = Some(false);
+            self.spill_redactor.feed(b"\r", &mut raw);
+        }
         self.spill_redactor.finish(&mut raw);
         self.spilled(&raw);
         self.release();

@@ -9,7 +9,8 @@
 //! - zsh: `export N=v`, quoted as needed (`'…'`, `\'`, `$'…'` with C
 //!   escapes and zsh's `\M-` / `\C-` meta and control notation);
 //! - dash and busybox sh: `export N='v'` (`'"'"'` for a quote);
-//! - pwsh (the dialect's own snapshot): `$env:N = 'v'` (`''` for a quote).
+//! - pwsh (the dialect's own snapshot): `$env:N = 'v'` (`''` for a quote);
+//! - fish (the dialect's own snapshot): `set -gx N 'v'` (`\\` and `\'`).
 //!
 //! Values are bytes (a value need not be UTF-8). A line this parser does not
 //! recognise is skipped.
@@ -79,6 +80,9 @@ impl Parser<'_> {
         if self.eat(b"$env:") {
             return self.pwsh_entry();
         }
+        if self.eat(b"set -gx ") {
+            return self.fish_entry();
+        }
         let word = self.bare_word();
         if !matches!(word, b"declare" | b"typeset" | b"export" | b"readonly") {
             return None;
@@ -127,6 +131,29 @@ impl Parser<'_> {
                 return Some((name, value));
             }
             value.push(c);
+        }
+        None
+    }
+
+    /// `set -gx N 'v'` (after `set -gx `): fish's single quotes, in which
+    /// only `\\` and `\'` are escapes.
+    fn fish_entry(&mut self) -> Option<(String, Vec<u8>)> {
+        let name = self.name()?;
+        self.skip_blanks();
+        if !self.eat(b"'") {
+            return None;
+        }
+        let mut value = Vec::new();
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match c {
+                b'\\' if matches!(self.peek(), Some(b'\\' | b'\'')) => {
+                    value.extend(self.peek());
+                    self.at += 1;
+                }
+                b'\'' => return Some((name, value)),
+                c => value.push(c),
+            }
         }
         None
     }

@@ -1,6 +1,6 @@
 //! `tether-shell`: the persistent shell engine.
 //!
-//! A [`Session`] is a shell (bash, zsh, POSIX sh, pwsh) on a terminal that stays alive
+//! A [`Session`] is a shell (bash, zsh, POSIX sh, fish, pwsh) on a terminal that stays alive
 //! between commands. [`Session::run`] delivers any command text through a
 //! private file and a short wrapper line, detects completion by nonce marks
 //! (not by prompts or silence), and returns one [`RunResult`]: exact exit
@@ -66,7 +66,7 @@
 //!   [`RunOptions`], with their defaults), `nonce.rs`, `text.rs` (text
 //!   projection, clipping), `tree.rs` ([`TREE_MARKER`]), `secrets.rs`,
 //!   `emulator.rs`, `holders.rs`.
-//! - [`dialect`]: bash, zsh, POSIX sh, pwsh: the wrapper line, the marks,
+//! - [`dialect`]: bash, zsh, POSIX sh, fish, pwsh: the wrapper line, the marks,
 //!   the setup script.
 //! - `session/answer.rs`: `Session::send_if_waiting` types only while the
 //!   command in flight reads the terminal, checked under the session's

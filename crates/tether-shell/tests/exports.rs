@@ -82,3 +82,15 @@ fn pwsh_snapshot_and_a_variable_without_value() {
         ]
     );
 }
+
+#[test]
+fn fish_snapshot() {
+    let text = b"set -gx A_TOKEN 'it\\'s a\nback\\\\slash \\n'\nset -gx EMPTY ''\n";
+    assert_eq!(
+        parse_exports(text),
+        vec![
+            ("A_TOKEN".to_owned(), b"it's a\nback\\slash \\n".to_vec()),
+            ("EMPTY".to_owned(), Vec::new()),
+        ]
+    );
+}

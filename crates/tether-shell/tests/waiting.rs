@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::{within, xterm_session};
-use tether_shell::Status;
+use tether_shell::{Session, SessionOptions, Status};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -105,4 +105,32 @@ async fn quiet_programs_are_not_waiting() {
         let r = s.run(code, &within(10)).await.unwrap();
         assert_eq!((r.status, r.exit_code), (Status::Exited, Some(0)), "{r:?}");
     }
+}
+
+#[tokio::test]
+async fn without_kernel_evidence_silence_is_the_fallback() {
+    let opts = SessionOptions {
+        run_rc_files: false,
+        kernel_evidence: false,
+        silence_fallback: Duration::from_millis(300),
+        ..SessionOptions::default()
+    };
+    let mut s = Session::start(opts).await.unwrap();
+    let r = s
+        .run("printf 'Name: '; read x; echo \"got $x\"", &within(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.output.as_str()),
+        (Status::WaitingForInput, "Name: ")
+    );
+    assert!(
+        r.duration_ms >= 300,
+        "silence, not kernel evidence, decided: {r:?}"
+    );
+    let r = s
+        .send(Some("x\n"), &[], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.output.as_str()), (Status::Exited, "got x\n"));
 }

@@ -18,6 +18,7 @@
 //! cannot forge a mark.
 
 mod bash;
+mod fish;
 mod held;
 mod heredoc;
 mod modes;
@@ -27,6 +28,7 @@ mod rename;
 mod zsh;
 
 pub use bash::Bash;
+pub use fish::{Fish, quote_for_fish};
 pub use heredoc::unterminated_heredoc;
 pub(crate) use modes::probably_builtins;
 pub use posix::Posix;
@@ -78,7 +80,7 @@ pub struct SetupContext<'a> {
 
 /// The shell-specific half of a session.
 pub trait Dialect: Send + Sync + std::fmt::Debug {
-    /// A short name: `bash`, `zsh`, `sh`, `pwsh`.
+    /// A short name: `bash`, `zsh`, `sh`, `pwsh`, `fish`.
     fn name(&self) -> &'static str;
 
     /// The program and arguments that start an interactive shell which
@@ -216,6 +218,13 @@ pub trait Dialect: Send + Sync + std::fmt::Debug {
     /// The line typed into such a shell to load its setup at `path`.
     fn nested_load(&self, path: &Path) -> String {
         format!(". {}\n", sh_quote(&path.display().to_string()))
+    }
+
+    /// True when the shell turns the terminal's output processing on for
+    /// its programs whatever the session asked (fish forces ONLCR): the
+    /// saved output takes back the CR put before each LF.
+    fn terminal_adds_cr(&self) -> bool {
+        false
     }
 
     /// Removes the dialect's own echoed input from output (pwsh's line
@@ -357,6 +366,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("dash", "dash"),
     ("busybox", "busybox sh"),
     ("pwsh", "PowerShell 7"),
+    ("fish", "fish 3"),
 ];
 
 const NAME_ARRAY: [&str; KNOWN.len()] = {
@@ -382,6 +392,7 @@ pub fn by_name(name: &str) -> Option<std::sync::Arc<dyn Dialect>> {
         "dash" => Arc::new(Posix::dash()),
         "busybox" => Arc::new(Posix::busybox()),
         "pwsh" => Arc::new(Pwsh),
+        "fish" => Arc::new(Fish),
         _ => return None,
     })
 }
@@ -395,12 +406,15 @@ mod tests {
     /// family, and call themselves so), and no other name is one.
     #[test]
     fn every_known_name_is_a_dialect() {
-        assert_eq!(NAMES, ["bash", "zsh", "sh", "dash", "busybox", "pwsh"]);
+        assert_eq!(
+            NAMES,
+            ["bash", "zsh", "sh", "dash", "busybox", "pwsh", "fish"]
+        );
         for name in NAMES {
             let family = by_name(name).unwrap().name();
             assert!(*name == family || family == "sh", "{name}: {family}");
         }
-        assert!(by_name("fish").is_none());
+        assert!(by_name("csh").is_none());
     }
 
     /// The typed writer reproduces every byte but NUL, in each POSIX shell

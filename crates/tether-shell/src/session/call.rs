@@ -92,13 +92,16 @@ impl Session {
             return Ok(self.hung_before_typing(t0));
         }
         let spill = self.next_path("out", "txt");
-        let capture = Capture::new(
+        let mut capture = Capture::new(
             opts.output_limit,
             self.redactor.fresh(),
             spill,
             std::sync::Arc::clone(&self.spills),
         )
         .with_tap(self.follow.begin());
+        if self.opts.dialect.terminal_adds_cr() {
+            capture = capture.undoing_crlf();
+        }
         let rename = self
             .opts
             .dialect

@@ -806,6 +806,10 @@ pub struct ShellResult {
     /// `not_armed`).
     #[serde(default)]
     pub nest_change: Option<NestChange>,
+    /// With `waiting_for_input`: the program asks for a secret (a password
+    /// or passphrase prompt); tether types nothing into it unless asked.
+    #[serde(default)]
+    pub secret: bool,
     /// Null, or why the session's host runs without tether (deployment
     /// turned off, another architecture, a home that cannot run
     /// programs): its shell is driven over the link and ends with it.

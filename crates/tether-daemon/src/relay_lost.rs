@@ -116,6 +116,7 @@ impl Came {
             terminal_holders: Vec::new(),
             nested: Vec::new(),
             nest_change: None,
+            secret: false,
             agentless: None,
             confinement: None,
             link_steps: Vec::new(),

@@ -54,6 +54,7 @@ pub fn shell_result(session: &str, host: Option<&str>, r: RunResult) -> ShellRes
             .collect(),
         nested: r.nested.into_iter().map(Into::into).collect(),
         nest_change: r.nest_change.map(Into::into),
+        secret: r.secret,
         agentless: None,
         confinement: r.confinement,
         link_steps: Vec::new(),

@@ -133,6 +133,7 @@ impl Live {
             terminal_holders: Vec::new(),
             nested: Vec::new(),
             nest_change: None,
+            secret: false,
             confinement: self.fenced.as_ref().and_then(|f| f.report()),
         }
     }

@@ -107,6 +107,7 @@ pub mod private;
 mod pump;
 pub mod registry;
 pub mod result;
+mod secret_prompt;
 mod secrets;
 mod session;
 pub mod spill;

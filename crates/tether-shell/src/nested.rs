@@ -128,6 +128,14 @@ pub(crate) fn look_through(pid: i32, command: &str) -> Option<(Found, Vec<i32>)>
     None
 }
 
+/// Programs that log in to another host, whose shell runs there.
+const REMOTE_LOGINS: &[&str] = &["ssh", "mosh-client", "telnet", "rlogin"];
+
+/// Whether `command` runs a shell on another host (`ssh HOST`).
+pub(crate) fn is_remote_login(command: &str) -> bool {
+    REMOTE_LOGINS.contains(&command)
+}
+
 /// Whether `command` relays the terminal to a shell it may start.
 pub(crate) fn is_relay(command: &str) -> bool {
     RELAYS.contains(&command)

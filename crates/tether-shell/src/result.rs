@@ -168,6 +168,10 @@ pub struct RunResult {
     pub nested: Vec<ShellLevel>,
     /// How this call changed that chain.
     pub nest_change: Option<NestChange>,
+    /// With `waiting_for_input`: the program asks for a secret (a password
+    /// or passphrase prompt). The session types nothing into it unless
+    /// asked.
+    pub secret: bool,
 }
 
 /// A shell a command started inside the session's own, which the session

@@ -288,3 +288,77 @@ async fn a_timeout_inside_sudo_stops_the_line_there() {
     let s = session(Arc::new(Bash), "bash").await.unwrap();
     timeouts_stop_the_line_inside(s, "sudo -i").await;
 }
+
+/// `su -` as a user who must give a password (on a terminal of su's own,
+/// `--pty`, relayed): the prompt is `waiting_for_input` with `secret`, and
+/// nothing is typed into it; C-c ends it and the session's shell goes on.
+#[tokio::test]
+async fn a_password_prompt_is_a_secret_and_nothing_is_typed() {
+    if !root() || !user_exists("tether-test") {
+        return;
+    }
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let r = run(&mut s, "su -P -s /bin/sh tether-test -c 'su - root'").await;
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    assert!(r.secret, "{r:?}");
+    assert!(r.nested.is_empty() && r.nest_change.is_none(), "{r:?}");
+    let r = s
+        .send(
+            None,
+            &["C-c".to_owned()],
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    // su takes a moment to end after the C-c its relay passes on.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut r = r;
+    while r.status == Status::WaitingForInput && std::time::Instant::now() < deadline {
+        r = s.read(std::time::Duration::from_millis(200)).await.unwrap();
+    }
+    assert_eq!(r.status, Status::Exited, "{r:?}");
+    assert_eq!(run(&mut s, "echo on").await.output, "on\n");
+    // A prompt of the session's own shell, too.
+    let r = run(&mut s, "read -s -p 'Password: ' p").await;
+    assert_eq!(
+        (r.status, r.secret),
+        (Status::WaitingForInput, true),
+        "{r:?}"
+    );
+    let r = s
+        .send(Some("x\n"), &[], std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!((r.status, r.secret), (Status::Exited, false), "{r:?}");
+}
+
+/// A shell the session cannot arm (fish, started inside bash) is said so
+/// once, waits for input, and `exit` typed into it brings the session's
+/// shell back without a reset.
+#[tokio::test]
+async fn a_shell_that_cannot_be_armed_is_said_so_and_exit_comes_back() {
+    if !installed("fish") {
+        return;
+    }
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let r = run(&mut s, "fish --no-config").await;
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    assert_eq!(r.nest_change, Some(NestChange::NotArmed), "{r:?}");
+    assert!(r.output.starts_with("tether: fish (pid "), "{r:?}");
+    assert!(r.nested.is_empty(), "{r:?}");
+    let mut r = s
+        .send(Some("exit 3\n"), &[], std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while r.status == Status::WaitingForInput && std::time::Instant::now() < deadline {
+        assert_ne!(
+            r.nest_change,
+            Some(NestChange::NotArmed),
+            "said once: {r:?}"
+        );
+        r = s.read(std::time::Duration::from_millis(200)).await.unwrap();
+    }
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(3)), "{r:?}");
+    assert_eq!(run(&mut s, "echo on").await.output, "on\n");
+}

@@ -152,6 +152,9 @@ pub fn note(r: &ShellResult) -> Option<String> {
             "{program} is still running after {seconds:.1} s; `tether read -s {s}` returns the rest"
         ),
         Status::TimedOut => format!("timed out after {seconds:.1} s; the command was interrupted"),
+        Status::WaitingForInput if r.secret => format!(
+            "{program} asks for a secret (a password prompt); tether typed nothing into it: answer with `tether send -s {s} -f - -k Enter` (the secret on stdin, never on the command line) if you mean to, or `tether attach {s}`"
+        ),
         Status::WaitingForInput => format!(
             "{program} is waiting for input; answer with `tether send -s {s} TEXT -k Enter`, or `tether attach {s}`"
         ),

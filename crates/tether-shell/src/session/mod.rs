@@ -82,6 +82,8 @@ pub struct Session {
     levels: Vec<nested::Level>,
     /// How the chain of shells changed since the last result.
     nest_change: Option<crate::result::NestChange>,
+    /// The last program told to be a shell the session does not arm.
+    told_not_armed: Option<i32>,
     /// The session's own shell's argv as it started (a shell found in the
     /// foreground with it is the session's, reading in a builtin).
     own_argv: Option<Vec<String>>,

@@ -174,6 +174,16 @@ impl Session {
             return false;
         }
         let Some(fg) = fg else { return false };
+        if crate::nested::is_remote_login(&fg.command) {
+            self.not_armed(
+                fg.pid,
+                format!(
+                    "tether: {} (pid {}) runs a shell on another host, which the session does not arm: it waits for input; type into it with send (`exit` returns to the session's shell), or run commands there with --host",
+                    fg.command, fg.pid
+                ),
+            );
+            return false;
+        }
         let Some((found, relays)) = self.shell_behind(fg).await else {
             return false;
         };
@@ -187,13 +197,24 @@ impl Session {
         match self.arm(&found, relays).await {
             Ok(()) => true,
             Err(why) => {
-                self.nest_change = Some(NestChange::NotArmed);
-                self.notice = Some(format!(
-                    "tether: {} (pid {}) is an interactive shell the session cannot arm: {why}. It waits for input: type into it with send (`exit` returns to the session's shell), or reset the session",
-                    found.program, found.pid
-                ));
+                self.not_armed(
+                    found.pid,
+                    format!(
+                        "tether: {} (pid {}) is an interactive shell the session cannot arm: {why}. It waits for input: type into it with send (`exit` returns to the session's shell), or reset the session",
+                        found.program, found.pid
+                    ),
+                );
                 false
             }
+        }
+    }
+
+    /// Says once per program (`pid`) that its shell is not armed, and why.
+    fn not_armed(&mut self, pid: i32, why: String) {
+        if self.told_not_armed != Some(pid) {
+            self.told_not_armed = Some(pid);
+            self.nest_change = Some(NestChange::NotArmed);
+            self.notice = Some(why);
         }
     }
 
@@ -209,6 +230,9 @@ impl Session {
                 return Some(found);
             }
             let relay = crate::nested::is_relay(&fg.command);
+            if relay && self.asks_secret_now() {
+                return None;
+            }
             let starting = crate::nested::has_children(fg.pid) || t0.elapsed() < RELAY_QUIET;
             if !relay || !starting || t0.elapsed() >= ARM_MAX || self.shell_gone() {
                 return None;
@@ -217,10 +241,19 @@ impl Session {
         }
     }
 
+    /// Whether the command's output so far ends in a password prompt.
+    fn asks_secret_now(&self) -> bool {
+        let raw = self.shared.lock().look(4096).raw;
+        crate::secret_prompt::asks_secret(&crate::text::project_all(&raw, 4096))
+    }
+
     async fn arm(&mut self, found: &Found, relays: Vec<i32>) -> Result<(), String> {
-        let dialect = found
-            .dialect()
-            .ok_or_else(|| format!("tether has no dialect for {}", found.program))?;
+        let dialect = found.dialect().ok_or_else(|| {
+            format!(
+                "tether arms bash, zsh and sh started inside a session, not {}",
+                found.program
+            )
+        })?;
         let me = nix::unistd::getuid().as_raw();
         let own = if found.uid == me {
             None

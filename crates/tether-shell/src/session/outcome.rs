@@ -49,12 +49,22 @@ impl Session {
             }
             Woke::Waiting(fg) => {
                 // The look that found it named the program: no other look.
-                let (output, truncated) = self.take_output();
-                if self.try_enter(fg.as_ref()).await {
-                    return self.result(Status::EnteredShell, t0, output, truncated, None);
+                let (mut output, mut truncated) = self.take_output();
+                // A password prompt (of `sudo`, `su`) is not a shell yet.
+                let mut secret = crate::secret_prompt::asks_secret(&output);
+                if !secret {
+                    if self.try_enter(fg.as_ref()).await {
+                        return self.result(Status::EnteredShell, t0, output, truncated, None);
+                    }
+                    // What came while a relay's shell was looked for.
+                    let (more, clipped) = self.take_output();
+                    output.push_str(&more);
+                    truncated = truncated.or(clipped);
+                    secret = crate::secret_prompt::asks_secret(&output);
                 }
                 let mut r = self.result(Status::WaitingForInput, t0, output, truncated, None);
                 r.foreground = fg;
+                r.secret = secret;
                 r
             }
             Woke::Deadline => self.running_result(Status::Running, t0),
@@ -123,6 +133,7 @@ impl Session {
         RunResult {
             nested: self.chain(),
             nest_change: self.nest_change.take(),
+            secret: false,
             status,
             exit_code,
             pipe_status: None,

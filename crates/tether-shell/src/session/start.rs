@@ -111,6 +111,7 @@ impl Session {
         Ok(Session {
             levels: Vec::new(),
             nest_change: None,
+            told_not_armed: None,
             own_argv,
             fenced,
             _listening: listening,

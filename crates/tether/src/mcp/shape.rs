@@ -155,6 +155,7 @@ pub fn render(r: &ShellResult) -> String {
         Status::ShellExited => {
             format!("shell exited{code}; the next call starts a fresh shell")
         }
+        Status::WaitingForInput if r.secret => "waiting for a secret (a password prompt): tether typed nothing; answer with shell_send only if you mean to".to_owned(),
         Status::WaitingForInput => "waiting for input: use shell_send".to_owned(),
         Status::Running => "still running: use shell_read".to_owned(),
         Status::TimedOut => "timed out: interrupted, shell kept".to_owned(),

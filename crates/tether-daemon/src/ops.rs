@@ -252,6 +252,9 @@ pub fn session_options(base: &SessionOptions, create: &Create) -> Result<Session
     if create.norc {
         opts.run_rc_files = false;
     }
+    if create.no_nested {
+        opts.arm_nested = false;
+    }
     // The caller's directory and environment are this machine's: a remote
     // shell starts in the login directory with the login environment.
     if let Some(cwd) = create.cwd.as_ref().filter(|_| opts.host.is_none()) {

@@ -99,6 +99,10 @@ pub struct Create {
     /// Skip the user's start-up files.
     #[serde(default)]
     pub norc: bool,
+    /// Leave a shell a command starts inside the session (`bash`,
+    /// `sudo -i`) unarmed: a program waiting for input like any other.
+    #[serde(default)]
+    pub no_nested: bool,
     /// The starting directory (default: the daemon's).
     #[serde(default)]
     pub cwd: Option<String>,

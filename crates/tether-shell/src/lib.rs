@@ -12,7 +12,9 @@
 //! (interrupted and recovered, or kept), `shell_exited` (the next call gets
 //! a fresh shell with cwd and exported variables restored),
 //! `incomplete_input`, `reset`, `closed` (a reset or close asked while the
-//! call waited) or `connection_lost` (a remote session's link).
+//! call waited), `connection_lost` (a remote session's link) or
+//! `entered_shell` (the command started an interactive shell, armed by
+//! `session/nested.rs`: later commands run there until it exits).
 //!
 //! It knows the [`tether_transport::Terminal`] trait, not whether the
 //! terminal is local or remote: a session starts on a local PTY, or, given

@@ -362,3 +362,26 @@ async fn a_shell_that_cannot_be_armed_is_said_so_and_exit_comes_back() {
     assert_eq!((r.status, r.exit_code), (Status::Exited, Some(3)), "{r:?}");
     assert_eq!(run(&mut s, "echo on").await.output, "on\n");
 }
+
+/// Turned off, a shell a command starts waits for input like any program.
+#[tokio::test]
+async fn turned_off_a_started_shell_waits_for_input() {
+    let opts = tether_shell::SessionOptions {
+        run_rc_files: false,
+        arm_nested: false,
+        ..tether_shell::SessionOptions::default()
+    };
+    let mut s = Session::start(opts).await.unwrap();
+    let r = run(&mut s, "bash --norc").await;
+    assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    assert!(r.nested.is_empty() && r.nest_change.is_none(), "{r:?}");
+    let mut r = s
+        .send(Some("exit 2\n"), &[], std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while r.status == Status::WaitingForInput && std::time::Instant::now() < deadline {
+        r = s.read(std::time::Duration::from_millis(200)).await.unwrap();
+    }
+    assert_eq!((r.status, r.exit_code), (Status::Exited, Some(2)), "{r:?}");
+}

@@ -130,6 +130,11 @@ pub struct RunArgs {
     /// Start a session this creates without the user's start-up files.
     #[arg(long)]
     pub norc: bool,
+    /// In a session this creates, leave a shell a command starts (`bash`,
+    /// `sudo -i`, `su -`) unarmed: it waits for input like any program,
+    /// instead of running later commands.
+    #[arg(long)]
+    pub no_nested: bool,
     /// Leave tether's stdin alone: the command reads the session's terminal
     /// (answer it with `tether send`), as when stdin is a terminal or
     /// /dev/null. Without it, a pipe or file on stdin is read to its end

@@ -47,6 +47,7 @@ async fn run_async(
     let opts = SessionOptions {
         dialect,
         run_rc_files: !args.norc,
+        arm_nested: !args.no_nested,
         spill_cap: crate::daemon_cmd::spill_cap()?,
         confine: crate::session_cmd::run_confinement(&args)?.unwrap_or_default(),
         hide: vec![paths.dir.clone()],

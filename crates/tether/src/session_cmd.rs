@@ -154,6 +154,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         create: Create {
             shell: args.shell,
             norc: args.norc,
+            no_nested: args.no_nested,
             cwd,
             env: Some(std::env::vars().collect()),
             confine,

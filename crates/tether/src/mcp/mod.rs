@@ -273,6 +273,7 @@ impl TetherMcp {
             create: Create {
                 shell: None,
                 norc: self.link.norc,
+                no_nested: false,
                 cwd: self.link.cwd.clone(),
                 env: Some(self.link.env.clone()),
                 confine,

@@ -52,6 +52,10 @@ async fn enter_and_return(mut s: Session, enter: &str, program: &str, user: &str
     let r = run(&mut s, enter).await;
     assert_eq!(r.status, Status::EnteredShell, "{enter}: {r:?}");
     assert_eq!(r.nest_change, Some(NestChange::Entered), "{r:?}");
+    assert!(
+        r.output.is_empty() || r.output.ends_with('\n'),
+        "no prompt left in the output: {r:?}"
+    );
     assert_eq!(r.nested.len(), 1, "{r:?}");
     assert_eq!(r.nested[0].program, program);
     assert_eq!(r.nested[0].user.as_deref(), Some(user));

@@ -54,6 +54,10 @@ impl Session {
                 let mut secret = crate::secret_prompt::asks_secret(&output);
                 if !secret {
                     if self.try_enter(fg.as_ref()).await {
+                        // Its last, unfinished line is the new shell's
+                        // prompt, not the command's output.
+                        let kept = output.rfind('\n').map_or(0, |i| i + 1);
+                        output.truncate(kept);
                         return self.result(Status::EnteredShell, t0, output, truncated, None);
                     }
                     // What came while a relay's shell was looked for.

@@ -69,8 +69,18 @@ async fn holds(home: &Path, dialect: Arc<dyn Dialect>, status_log: Option<&Path>
     }
     let r = s.run("echo $?", &opts).await.unwrap();
     assert_eq!(r.output, "3\n", "{r:?}");
+    // A line cut short by a timeout: its end mark comes from the last
+    // hook, after the others have run; what they started is theirs still.
+    let short = RunOptions {
+        timeout: Duration::from_secs(1),
+        ..RunOptions::default()
+    };
+    let r = s.run("echo a; sleep 5; echo never", &short).await.unwrap();
+    assert_eq!(r.status, Status::TimedOut, "{r:?}");
+    assert!(!r.output.contains("never"), "{r:?}");
     let r = s.run("read x", &opts).await.unwrap();
     assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
+    assert!(r.terminal_holders.is_empty(), "{r:?}");
     let r = s
         .send(Some("typed\n"), &[], Duration::from_secs(10))
         .await

@@ -58,7 +58,12 @@ __tether_end() {
   return 0
 }
 __tether_fb() { __tether_end "${__tether_n-0}" "$@"; }
-__tether_keep() { __tether_kst=$?; return "$__tether_kst"; }
+__tether_keep() {
+  __tether_kst=$?
+  __tether_lastpid
+  __tether_kp=$__tether_lp
+  return "$__tether_kst"
+}
 __tether_prompt() {
   local st=$?
   [[ -n ${__tether_kst-} ]] && st=$__tether_kst
@@ -70,7 +75,10 @@ __tether_prompt() {
   # after the ready mark, its command substitutions would run while the
   # next line is typed.
   PS1='' PS2=''
-  __tether_hp=$__tether_lp
+  # The hooks' window opens where the first hook ran: a fallback end mark
+  # (a line cut short) is printed only now, after the user's hooks.
+  __tether_hp=${__tether_kp:-$__tether_lp}
+  __tether_kp=
   __tether_lastpid
   builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"
   return "$st"

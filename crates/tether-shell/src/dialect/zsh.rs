@@ -48,7 +48,13 @@ __tether_end() {
   return 0
 }
 __tether_pc() {
-  [[ ${precmd_functions[-1]-} == __tether_prompt ]] || precmd_functions=(${precmd_functions:#__tether_prompt} __tether_prompt)
+  [[ ${precmd_functions[1]-} == __tether_first && ${precmd_functions[-1]-} == __tether_prompt ]] || precmd_functions=(__tether_first ${${precmd_functions:#__tether_prompt}:#__tether_first} __tether_prompt)
+}
+__tether_first() {
+  local st=$?
+  __tether_lastpid
+  __tether_kp=$__tether_lp
+  return $st
 }
 __tether_fb() { __tether_end "${__tether_n-0}" "$@" }
 __tether_go() {
@@ -64,7 +70,10 @@ __tether_prompt() {
   # the ready mark, their command substitutions would run while the next
   # line is typed.
   PS1='' PROMPT='' RPROMPT='' RPS1='' PS2=''
-  __tether_hp=$__tether_lp
+  # The hooks' window opens where the first hook ran (a fallback end mark
+  # is printed only now, after the user's hooks).
+  __tether_hp=${__tether_kp:-$__tether_lp}
+  __tether_kp=
   __tether_lastpid
   builtin printf '\033]6973;%s%s%s;ready;pids=%s-%s\007' SECRET_A SECRET_B "${__tether_n-}" "$__tether_hp" "$__tether_lp"
   return $st

@@ -17,17 +17,7 @@ use std::process::Command;
 /// Runs `tests/mcp/SCRIPT tether EXTRA…` against a daemon of its own and
 /// returns its stdout once it succeeded; `None` (printed) without the SDK.
 fn python_client(script: &str, name: &str, extra: &[&std::path::Path]) -> Option<String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = std::env::var_os("TETHER_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
-    if !python.exists() {
-        eprintln!(
-            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
-            python.display()
-        );
-        return None;
-    }
+    let python = common::mcp_python()?;
     let client = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp")
         .join(script);

@@ -149,17 +149,9 @@ fn zsh_with_compinit_and_plugins_through_the_cli() {
 
 #[test]
 fn each_bash_setup_through_mcp() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = std::env::var_os("TETHER_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
-    if !python.exists() {
-        eprintln!(
-            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
-            python.display()
-        );
+    let Some(python) = common::mcp_python() else {
         return;
-    }
+    };
     let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/rc_matrix.py");
     for (name, rc) in bash_setups() {
         let dir = home(&format!("mcp-{name}"), &[(".bashrc", rc)]);

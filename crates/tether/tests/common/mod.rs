@@ -294,3 +294,20 @@ impl McpFleet {
         self.child.wait().unwrap();
     }
 }
+
+/// The Python with the official MCP SDK that `scripts/test` makes (or
+/// `TETHER_MCP_PYTHON`), `None` with a printed reason when there is none.
+pub fn mcp_python() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = std::env::var_os("TETHER_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/mcp-venv/bin/python"));
+    if !python.exists() {
+        eprintln!(
+            "SKIPPED: no Python with the `mcp` package at {} (scripts/test creates it)",
+            python.display()
+        );
+        return None;
+    }
+    Some(python)
+}

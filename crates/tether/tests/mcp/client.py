@@ -24,8 +24,7 @@ TOOLS = {
 RESULT_FIELDS = {
     "session", "host", "status", "exit_code", "pipe_status", "signal", "output",
     "truncated", "cwd", "foreground", "duration_ms", "shell_restarted", "link",
-    "truncated", "cwd", "foreground", "duration_ms", "shell_restarted",
-    "terminal_holders", "agentless", "confinement",
+    "terminal_holders", "agentless", "confinement", "nested", "nest_change", "secret",
 }
 # JSON Schema's own formats: anything else (uint64, int32, double …) makes
 # other clients' validators warn.

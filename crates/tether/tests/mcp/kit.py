@@ -1,5 +1,6 @@
 """What the MCP client checks share: a failed check, a live process, a
-condition waited for with a deadline, a pid written to a file."""
+condition waited for with a deadline, a pid written to a file, a
+shell_run that must succeed and name no holder."""
 
 import asyncio
 import time
@@ -34,3 +35,11 @@ def read_pid(path):
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
+
+
+async def run(s, **args):
+    r = await s.call_tool("shell_run", args)
+    check(not r.is_error, f"shell_run {args}: {r}")
+    sc = r.structured_content
+    check(sc["terminal_holders"] == [], f"no holders: {sc}")
+    return sc

@@ -23,7 +23,7 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from kit import alive, check, read_pid, wait_for
+from kit import alive, check, read_pid, run, wait_for
 
 TETHER = sys.argv[1]
 HOME = sys.argv[2]
@@ -40,12 +40,6 @@ PROMPT_COMMAND="__my_hook;${PROMPT_COMMAND-}"
 """
 
 
-async def run(s, **args):
-    r = await s.call_tool("shell_run", args)
-    check(not r.is_error, f"shell_run {args}: {r}")
-    sc = r.structured_content
-    check(sc["terminal_holders"] == [], f"no holders: {sc}")
-    return sc
 
 
 async def timeout_stops_the_line(s, session):

@@ -15,18 +15,12 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from kit import check
+from kit import check, run
 
 TETHER = sys.argv[1]
 HOME = sys.argv[2]
 
 
-async def run(s, **args):
-    r = await s.call_tool("shell_run", args)
-    check(not r.is_error, f"shell_run {args}: {r}")
-    sc = r.structured_content
-    check(sc["terminal_holders"] == [], f"no holders: {sc}")
-    return sc
 
 
 async def main():

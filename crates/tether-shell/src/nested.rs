@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::dialect::{Bash, Dialect, Posix, Zsh};
+use crate::dialect::{Bash, Dialect, Fish, Posix, Zsh};
 
 /// Shell programs known as such, armed or not.
 const SHELLS: &[&str] = &[
@@ -54,6 +54,7 @@ impl Found {
         Some(match self.program.as_str() {
             "bash" => Arc::new(Bash),
             "zsh" => Arc::new(Zsh),
+            "fish" => Arc::new(Fish),
             "dash" | "sh" | "ash" => Arc::new(Posix::dash()),
             _ => return None,
         })

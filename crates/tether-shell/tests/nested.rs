@@ -336,19 +336,60 @@ async fn a_password_prompt_is_a_secret_and_nothing_is_typed() {
     assert_eq!((r.status, r.secret), (Status::Exited, false), "{r:?}");
 }
 
-/// A shell the session cannot arm (fish, started inside bash) is said so
-/// once, waits for input, and `exit` typed into it brings the session's
-/// shell back without a reset.
+/// fish inside bash: armed with the fish dialect; its syntax, `$status`
+/// and `$pipestatus` are fish's.
 #[tokio::test]
-async fn a_shell_that_cannot_be_armed_is_said_so_and_exit_comes_back() {
+async fn fish_inside_bash_is_armed_and_exit_comes_back() {
     if !installed("fish") {
         return;
     }
     let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let outer = run(&mut s, "echo $$").await.output;
     let r = run(&mut s, "fish --no-config").await;
+    assert_eq!(
+        (r.status, r.nested.len()),
+        (Status::EnteredShell, 1),
+        "{r:?}"
+    );
+    assert_eq!(r.nested[0].program, "fish");
+    assert_eq!(run(&mut s, "sh -c 'exit 4'").await.exit_code, Some(4));
+    let r = run(&mut s, "cd /tmp; false | true").await;
+    assert_eq!(
+        r.cwd.as_deref(),
+        Some(std::path::Path::new("/tmp")),
+        "{r:?}"
+    );
+    assert_eq!(r.pipe_status, Some(vec![1, 0]), "{r:?}");
+    let r = run(&mut s, "whoami; echo $fish_pid").await;
+    assert_eq!(
+        r.output,
+        format!("{}\n{}\n", whoami(), r.nested[0].pid),
+        "{r:?}"
+    );
+    let r = run(&mut s, "exit 3").await;
+    assert_eq!(
+        (r.exit_code, r.nest_change),
+        (Some(3), Some(NestChange::Returned)),
+        "{r:?}"
+    );
+    assert_eq!(run(&mut s, "echo $$").await.output, outer);
+}
+
+/// A shell the session cannot arm (one it knows no dialect of: a `ksh`
+/// here) is said so once, waits for input, and `exit` typed into it brings
+/// the session's shell back without a reset.
+#[tokio::test]
+async fn a_shell_that_cannot_be_armed_is_said_so_and_exit_comes_back() {
+    let dir = std::env::temp_dir().join(format!("tether-ksh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ksh = dir.join("ksh");
+    let _ = std::fs::remove_file(&ksh);
+    std::os::unix::fs::symlink("/bin/bash", &ksh).unwrap();
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let r = run(&mut s, &format!("{} --norc", ksh.display())).await;
     assert_eq!(r.status, Status::WaitingForInput, "{r:?}");
     assert_eq!(r.nest_change, Some(NestChange::NotArmed), "{r:?}");
-    assert!(r.output.starts_with("tether: fish (pid "), "{r:?}");
+    assert!(r.output.starts_with("tether: ksh (pid "), "{r:?}");
     assert!(r.nested.is_empty(), "{r:?}");
     let mut r = s
         .send(Some("exit 3\n"), &[], std::time::Duration::from_secs(10))
@@ -365,6 +406,7 @@ async fn a_shell_that_cannot_be_armed_is_said_so_and_exit_comes_back() {
     }
     assert_eq!((r.status, r.exit_code), (Status::Exited, Some(3)), "{r:?}");
     assert_eq!(run(&mut s, "echo on").await.output, "on\n");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Turned off, a shell a command starts waits for input like any program.

@@ -194,6 +194,23 @@ impl Dialect for Fish {
         None
     }
 
+    fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
+        // fish's own reader stays (it cannot be turned off): as in the
+        // session's own fish, it draws the typed line before the start mark.
+        let own = self.setup_script(ctx);
+        let first = "set -g __tether_n\nset -g __tether_want 1\n";
+        own.contains(first).then(|| {
+            own.replace(
+                first,
+                &format!("set -g __tether_n {seq}\nset -g __tether_want 1\n"),
+            )
+        })
+    }
+
+    fn nested_load(&self, path: &Path) -> String {
+        format!("source {}\n", quote_for_fish(&path.display().to_string()))
+    }
+
     fn command_file(&self, code: &str, last_status: i32) -> String {
         // The prefix shares the code's first line, so fish's messages give
         // the user's own line numbers.

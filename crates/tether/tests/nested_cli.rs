@@ -266,7 +266,8 @@ fn sudo_i_inside_su_is_armed_two_levels_deep() {
 }
 
 /// `/etc/sudoers.d/tether-test` (`tether-test ALL=(ALL) NOPASSWD: ALL`,
-/// 0440, checked by `visudo -cf`), made when absent.
+/// 0440, checked by `visudo -cf`), made when absent (written beside it
+/// under a name with a dot, which sudo does not read, then renamed).
 fn sudoers_rule() {
     let path = std::path::Path::new("/etc/sudoers.d/tether-test");
     let rule = "tether-test ALL=(ALL) NOPASSWD: ALL\n";
@@ -285,7 +286,10 @@ fn sudoers_rule() {
         .arg(&tmp)
         .output()
         .unwrap();
-    assert!(check.status.success(), "visudo -cf: {check:?}");
+    if !check.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        panic!("visudo -cf: {check:?}");
+    }
     std::fs::rename(&tmp, path).unwrap();
 }
 

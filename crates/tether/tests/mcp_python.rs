@@ -117,3 +117,20 @@ fn with_the_users_rc_a_timeout_stops_the_whole_line() {
     };
     assert!(stdout.contains("mcp rc: all checks passed"), "{stdout}");
 }
+
+/// Shells started inside a session through the Python SDK: `bash --norc`
+/// and `sudo -i` (as root with sudo) are armed, `(exit 4)`, `cd /tmp` and
+/// `whoami` are exact inside, and `exit` comes back, each result's
+/// `nested` and `nest_change` saying so (`tests/mcp/nested_client.py`).
+#[test]
+fn nested_shells_are_armed_and_exit_comes_back() {
+    let Some(stdout) = python_client("nested_client.py", "mcp-nested", &[]) else {
+        return;
+    };
+    assert!(stdout.contains("mcp nested: all checks passed"), "{stdout}");
+    assert!(stdout.contains("mcp nested: bash --norc armed"), "{stdout}");
+    let sudo = Command::new("sudo").arg("-V").output().is_ok();
+    if sudo && nix::unistd::getuid().is_root() {
+        assert!(stdout.contains("mcp nested: sudo -i armed"), "{stdout}");
+    }
+}

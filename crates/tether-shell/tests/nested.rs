@@ -13,34 +13,10 @@ use tether_shell::{NestChange, RunResult, Session, Status};
 
 mod common;
 use common::{session, within};
+use tether_testkit::present::{installed, root, user_exists};
 
 async fn run(s: &mut Session, code: &str) -> RunResult {
     s.run(code, &within(20)).await.unwrap()
-}
-
-fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
-    }
-    found
-}
-
-fn root() -> bool {
-    let me = nix::unistd::getuid().is_root();
-    if !me {
-        eprintln!("SKIPPED: not root (sudo -i and su - need root without a password)");
-    }
-    me
-}
-
-fn user_exists(name: &str) -> bool {
-    let there = nix::unistd::User::from_name(name).ok().flatten().is_some();
-    if !there {
-        eprintln!("SKIPPED: no user {name} (scripts/test creates it as root)");
-    }
-    there
 }
 
 /// `enter` starts a shell that is armed; inside it `(exit 4)`, `cd /tmp`,

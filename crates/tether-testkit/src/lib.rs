@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+pub mod present;
 pub mod thief;
 
 const SSHD: &str = "/usr/sbin/sshd";

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+use tether_testkit::present::{installed, root, user_exists};
 
 use common::Daemon;
 use serde_json::Value;
@@ -42,31 +43,6 @@ fn whoami() -> String {
         .unwrap()
         .unwrap()
         .name
-}
-
-fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
-    }
-    found
-}
-
-fn root() -> bool {
-    let me = nix::unistd::getuid().is_root();
-    if !me {
-        eprintln!("SKIPPED: not root (sudo -i and su - need root without a password)");
-    }
-    me
-}
-
-fn user_exists(name: &str) -> bool {
-    let there = nix::unistd::User::from_name(name).ok().flatten().is_some();
-    if !there {
-        eprintln!("SKIPPED: no user {name} (scripts/test creates it as root)");
-    }
-    there
 }
 
 /// The program a login shell of `user` is named as (`/bin/sh`: `sh`).

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod common;
+use tether_testkit::present::installed;
 
 /// A HOME for `name` holding `files`.
 fn home(name: &str, files: &[(&str, String)]) -> PathBuf {
@@ -22,15 +23,6 @@ fn home(name: &str, files: &[(&str, String)]) -> PathBuf {
         std::fs::write(dir.join(path), text).unwrap();
     }
     dir
-}
-
-fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test installs it as root)");
-    }
-    found
 }
 
 /// The setups of bash, as `(name, .bashrc)`, those whose packages are here.

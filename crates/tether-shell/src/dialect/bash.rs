@@ -168,7 +168,7 @@ impl Dialect for Bash {
         s.push_str(&super::restore(ctx, "builtin"));
         // A snapshot taken under `set -a` holds the last shell's command
         // number: the first ready mark has none.
-        s.push_str("unset __tether_n __tether_kst\n__tether_lastpid\n");
+        s.push_str(super::SETUP_END);
         s
     }
 
@@ -179,20 +179,15 @@ impl Dialect for Bash {
     fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
         // Line editing off (readline echoes and redraws what is typed):
         // from the next line on, the shell reads as the session's does.
-        let mut s = format!(
-            "set +o emacs +o vi 2>/dev/null\n__tether_dir={}\n{}",
-            sh_quote(&ctx.dir.display().to_string()),
-            super::with_secret(FUNCTIONS, ctx.nonce).replace("ERRTRAP", ERR_TRAP)
-        );
-        s.push_str(&super::restore(ctx, "builtin"));
-        s.push_str(&format!(
-            "unset __tether_kst\n__tether_n={seq}\n__tether_lastpid\n"
-        ));
-        Some(s)
+        let own = self.setup_script(&SetupContext {
+            run_rc_files: false,
+            ..ctx.clone()
+        });
+        super::nested_from(&own, seq).map(|s| format!("set +o emacs +o vi 2>/dev/null\n{s}"))
     }
 
     fn nested_load(&self, path: &Path) -> String {
-        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+        super::builtin_source(path)
     }
 
     fn command_file(&self, code: &str, last_status: i32) -> String {

@@ -333,6 +333,24 @@ fn cd_line(builtin: &str, dir: &Path) -> String {
 /// Puts back the login variables saved before the env snapshot is read.
 const LOGIN_VARS: &str = "[ -n \"$__tether_l1\" ] && SSH_CONNECTION=$__tether_l1\n[ -n \"$__tether_l2\" ] && SSH_CLIENT=$__tether_l2\n[ -n \"$__tether_l3\" ] && SSH_TTY=$__tether_l3\nunset __tether_l1 __tether_l2 __tether_l3\n";
 
+/// The end of a bash or zsh setup ([`Dialect::setup_script`]): no command
+/// number yet, the last pid noted.
+const SETUP_END: &str = "unset __tether_n __tether_kst\n__tether_lastpid\n";
+
+/// A bash or zsh setup without start-up files, made the setup of a shell
+/// armed inside the session: its first ready mark is for command `seq`
+/// (the one that started it). `None` for a setup of another shape.
+pub(crate) fn nested_from(setup: &str, seq: u64) -> Option<String> {
+    setup
+        .strip_suffix(SETUP_END)
+        .map(|s| format!("{s}unset __tether_kst\n__tether_n={seq}\n__tether_lastpid\n"))
+}
+
+/// `builtin . 'path'`: the line that sources `path` in bash or zsh.
+pub(crate) fn builtin_source(path: &Path) -> String {
+    format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+}
+
 /// The typed line that sources the setup script at `path` (with `--norc`).
 pub(crate) fn source_line(run_rc_files: bool, path: &Path) -> Option<String> {
     (!run_rc_files).then(|| format!("builtin . {}\n", sh_quote(&path.display().to_string())))

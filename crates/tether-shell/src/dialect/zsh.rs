@@ -159,7 +159,7 @@ impl Dialect for Zsh {
         s.push_str(&super::restore(ctx, "builtin"));
         // A snapshot taken under `set -a` holds the last shell's command
         // number: the first ready mark has none.
-        s.push_str("unset __tether_n __tether_kst\n__tether_lastpid\n");
+        s.push_str(super::SETUP_END);
         s
     }
 
@@ -170,20 +170,11 @@ impl Dialect for Zsh {
     fn nested_setup(&self, ctx: &SetupContext<'_>, seq: u64) -> Option<String> {
         // The functions turn the line editor off (`unsetopt zle`) for the
         // next line on.
-        let mut s = format!(
-            "__tether_dir={}\n{}",
-            sh_quote(&ctx.dir.display().to_string()),
-            super::with_secret(FUNCTIONS, ctx.nonce)
-        );
-        s.push_str(&super::restore(ctx, "builtin"));
-        s.push_str(&format!(
-            "unset __tether_kst\n__tether_n={seq}\n__tether_lastpid\n"
-        ));
-        Some(s)
+        super::nested_from(&self.setup_script(ctx), seq)
     }
 
     fn nested_load(&self, path: &Path) -> String {
-        format!("builtin . {}\n", sh_quote(&path.display().to_string()))
+        super::builtin_source(path)
     }
 
     fn command_file(&self, code: &str, last_status: i32) -> String {

@@ -110,7 +110,10 @@ impl Live {
     /// touched. Returns whether it was changed. For a remote shell the
     /// change is made on the host in the background: this returns true
     /// once it has been made, so a caller asks again until then.
+    /// A change not made at once (the shell was busy) is made by the next
+    /// command's line.
     pub fn set_echo(&self, on: bool) -> bool {
+        self.shared.lock().want_echo(on);
         self.echo.set(on, self.terminal.as_ref(), &self.shared)
     }
 

@@ -334,3 +334,15 @@ fn a_person_at_the_prompt_edits_the_line_with_the_terminals_keys() {
     person.pty.write(b"~.".to_vec()).unwrap();
     assert_eq!(person.exit(), ExitInfo::Code(0));
 }
+
+/// A person who detaches while a command runs (the shell is not in the
+/// foreground, so echo cannot be turned off then) leaves the terminal
+/// echoing no more once it ended. Before, echo stayed on for good.
+#[test]
+fn a_person_leaving_while_a_command_runs_leaves_echo_off() {
+    let d = Daemon::new("attach-leave-busy");
+    let out = d.run(&["run", "-s", "lb", "--norc", "--", "cd /tmp"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let person = Person::attach(&d, "lb");
+    common::echo::off_after_leaving_busy(person, "lb", |args| d.run(args));
+}

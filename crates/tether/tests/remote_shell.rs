@@ -388,34 +388,29 @@ fn a_person_attached_to_a_remote_session_sees_their_typing() {
     let out = r.tether(&["run", "-s", "ra", "--host", "web01", "--", "cd /tmp"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let person = common::Person::attach(&r.daemon, "ra");
-    // Echo is turned on on the host once the shell is at its prompt: ask
-    // the terminal until it says so (the typed line itself never shows the
-    // answer, which needs the arithmetic done), asking again only once the
-    // last question is answered.
-    let ask = "stty -a | grep -q -w -- -echo && echo OFF$((1+1)) || echo ON$((2+2))\r";
-    let mut asked = 0;
-    common::wait_for(20, "echo on the remote terminal", || {
-        let text = person.text();
-        if text.contains("ON4") {
-            return Some(());
-        }
-        if text.matches("OFF2").count() >= asked {
-            person.pty.write(ask.as_bytes().to_vec()).unwrap();
-            asked += 1;
-        }
-        None
-    });
+    // Echo is turned on on the host once the shell is at its prompt.
+    common::echo::until_on(&person);
     person.pty.write(b"echo typed-$((3*3))\r".to_vec()).unwrap();
     person.sees("echo typed-$((3*3))");
     person.sees("typed-9");
     // Detaching turns it off again.
     person.pty.write(b"\r~.".to_vec()).unwrap();
     person.exit();
-    let off = "stty -a | grep -q -w -- -echo && echo off";
-    common::wait_for(20, "echo off again", || {
-        let out = r.tether(&["run", "-s", "ra", "--", off]);
-        (stdout(&out) == "off\n").then_some(())
-    });
+    common::echo::until_off("ra", &|args| r.tether(args));
+}
+
+/// A person who detaches while a command runs (the host's shell is not in
+/// the foreground, so echo cannot be turned off then) leaves the terminal
+/// echoing no more once it ended. Before, echo stayed on for good.
+#[test]
+fn a_person_leaving_a_remote_session_while_it_is_busy_leaves_echo_off() {
+    let Some(r) = start("remote-attach-busy") else {
+        return;
+    };
+    let out = r.tether(&["run", "-s", "rb", "--host", "web01", "--", "cd /tmp"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let person = common::Person::attach(&r.daemon, "rb");
+    common::echo::off_after_leaving_busy(person, "rb", |args| r.tether(args));
 }
 
 #[test]

@@ -80,6 +80,10 @@ pub(crate) struct PumpState {
     pub(super) processed: u64,
     /// The terminal echoes typed input (turned on for a person attached).
     pub(super) echo_on: bool,
+    /// The echo the people attached want (on while one is): what the next
+    /// command's line sets when a change could not be made at once (the
+    /// shell was busy when they came or left).
+    pub(super) echo_wanted: bool,
     /// Marks a waiter wakes for (ready, end, exiting) seen so far: not a
     /// start mark, which a waiter needs only on its own clock (a
     /// command's quiet is timed from it), so a fast command wakes its
@@ -171,6 +175,7 @@ pub(crate) fn initial_state(
         eof: false,
         processed: 0,
         echo_on: false,
+        echo_wanted: false,
         marks_seen: 0,
         watch: Some(broadcast::channel(WATCH_CHUNKS).0),
         shown: super::shown::Shown::default(),
@@ -419,6 +424,16 @@ impl PumpState {
     /// Records the terminal's echo as changed.
     pub(crate) fn set_echo_on(&mut self, on: bool) {
         self.echo_on = on;
+    }
+
+    /// The echo the people attached want.
+    pub(crate) fn echo_wanted(&self) -> bool {
+        self.echo_wanted
+    }
+
+    /// Records the echo the people attached want, changed or not yet.
+    pub(crate) fn want_echo(&mut self, on: bool) {
+        self.echo_wanted = on;
     }
 
     /// True when someone watches the display output.

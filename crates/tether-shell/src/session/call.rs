@@ -114,8 +114,15 @@ impl Session {
             .begin_command(seq, capture, rename, || command_note(code));
         // A program may have left the terminal raw, without signals or
         // without CR translation: the line is typed in the session's modes
-        // (a remote shell's end mark has the host set them).
-        let echo = self.shared.lock().echo_on();
+        // (a remote shell's end mark has the host set them), with the echo
+        // the people attached want, also when it could not be changed while
+        // the last command ran.
+        let echo = {
+            let mut shared = self.shared.lock();
+            let echo = shared.echo_wanted();
+            shared.set_echo_on(echo);
+            echo
+        };
         // Behind a relay (`sudo` with `use_pty`) this terminal is the
         // relay's, raw as it set it: the armed shell's own terminal has the
         // modes that matter, and a C-c here must reach the relay as a byte.

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod echo;
 pub mod keyboard;
 pub mod multi;
 pub mod outer;

@@ -75,7 +75,7 @@ fn a_lost_link_is_connection_lost_not_a_signal() {
     );
     wait_output(&r, "lost", "started");
     common::remote::kill_connection_above(shell);
-    let out = call.wait_with_output().unwrap();
+    let out = common::bounded::wait(call, "the call whose link died", &r.daemon.dir);
     let v = connection_lost(&out);
     assert_eq!(v["exit_code"], serde_json::Value::Null, "{v}");
     assert_eq!(v["signal"], serde_json::Value::Null, "{v}");

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod bounded;
 pub mod echo;
 pub mod keyboard;
 pub mod multi;
@@ -42,8 +43,9 @@ impl Daemon {
         c
     }
 
+    /// `tether ARGS`, returning within [`bounded::CALL_BOUND`].
     pub fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
+        bounded::output(&mut self.cmd(args), &self.dir)
     }
 
     /// `tether ARGS` started in the background: stdin closed, its output
@@ -81,7 +83,21 @@ pub fn alive(pid: i32) -> bool {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.run(&["daemon", "stop"]);
+        // Bounded, without a panic (the test may be failing already).
+        if let Ok(mut stop) = self
+            .cmd(&["daemon", "stop"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while stop.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = stop.kill();
+            let _ = stop.wait();
+        }
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.dir.join("daemon.sock").exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));

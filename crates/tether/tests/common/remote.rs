@@ -150,9 +150,8 @@ impl Remote {
         }
         cmd.env("HOME", &self.home.0)
             .env_remove("XDG_CONFIG_HOME")
-            .env_remove("SSH_AUTH_SOCK")
-            .output()
-            .unwrap()
+            .env_remove("SSH_AUTH_SOCK");
+        super::bounded::output(&mut cmd, &self.daemon.dir)
     }
 
     /// `tether ARGS --json`: the exit code and the result.

@@ -83,7 +83,7 @@ pub(crate) async fn launch(
         line_modes: line_modes.as_deref(),
         look_for_holders: place.shell_lists_holders(),
     });
-    let setup_path = dir.join(format!("setup.{}", dialect.name()));
+    let setup_path = setup_path(opts, place);
     let mut files = vec![(setup_path.clone(), setup.into_bytes())];
     for (path, content) in dialect.extra_files(opts.run_rc_files, &setup_path) {
         files.push((path, content.into_bytes()));
@@ -186,6 +186,21 @@ pub(crate) struct Restore {
     pub(crate) env: PathBuf,
     /// The directory to return to.
     pub(crate) cwd: Option<PathBuf>,
+}
+
+/// Where the session's shell reads its setup.
+fn setup_path(opts: &SessionOptions, place: &dyn Place) -> PathBuf {
+    place.dir().join(format!("setup.{}", opts.dialect.name()))
+}
+
+/// The argv the session's shell starts with, as the host's `/proc` shows
+/// it: what tells it (reading in a builtin) from a shell that replaced it
+/// (`exec bash`) where its terminal is not inspected here.
+pub(crate) fn shell_argv(opts: &SessionOptions, place: &dyn Place) -> Vec<String> {
+    let (program, args) = opts
+        .dialect
+        .argv(opts.run_rc_files, &setup_path(opts, place));
+    std::iter::once(program).chain(args).collect()
 }
 
 /// True when the shell sets its terminal's line modes itself, before each

@@ -6,7 +6,8 @@
 //! and no `-c`: one that reads its commands from the terminal.
 //!
 //! It does not arm the shell (`session/nested.rs` does) nor look at a
-//! remote host's processes (only a local terminal's are read here).
+//! remote host's processes (`place/look.rs` does; [`shell_of`] judges
+//! what it found).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -198,10 +199,8 @@ pub(crate) fn look(pid: i32) -> Option<Found> {
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let program = shell_program(argv.first()?)?;
-    if !reads_commands_from_terminal(&argv[1..]) {
-        return None;
-    }
+    // Nothing more is read of a process that is no shell.
+    shell_program(argv.first()?)?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let id = |key: &str| {
         status
@@ -216,13 +215,32 @@ pub(crate) fn look(pid: i32) -> Option<Found> {
         .ok()
         .flatten()
         .map(|u| u.name);
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+    shell_of(pid, argv, (uid, gid), user, cwd)
+}
+
+/// Process `pid` with `argv` as a [`Found`], when it is an interactive
+/// shell (a known shell program reading its commands from the terminal);
+/// `ids` is its user id and group, `user` its user's name, `cwd` its
+/// working directory (as this machine's `/proc` or a host's says).
+pub(crate) fn shell_of(
+    pid: i32,
+    argv: Vec<String>,
+    ids: (u32, u32),
+    user: Option<String>,
+    cwd: Option<PathBuf>,
+) -> Option<Found> {
+    let program = shell_program(argv.first()?)?;
+    if !reads_commands_from_terminal(&argv[1..]) {
+        return None;
+    }
     Some(Found {
         pid,
         program,
-        uid,
-        gid,
+        uid: ids.0,
+        gid: ids.1,
         user,
-        cwd: std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        cwd,
         argv,
     })
 }

@@ -494,3 +494,101 @@ fn attach_ends_when_the_link_under_a_remote_session_dies() {
         "{text:?}"
     );
 }
+
+/// A shell started inside a session on a host reached without tether
+/// there is armed as locally (the host's `/proc` tells it from the
+/// session's own shell reading in a builtin): later commands run in it
+/// with their codes, cwd and user; its `exit` comes back to the session's
+/// shell; `exec bash` is armed in place. Before, each was
+/// `waiting_for_input` and every later run refused until a reset.
+#[test]
+fn a_shell_started_in_an_agentless_remote_session_is_armed() {
+    let Some(r) = start("remote-nested") else {
+        return;
+    };
+    let run = |cmd: &str| r.json(&["run", "-s", "rn", "--timeout", "20", "--", cmd]);
+    let (code, v) = r.json(&[
+        "run",
+        "-s",
+        "rn",
+        "--host",
+        "web01",
+        "--",
+        "cd /tmp; echo $$",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let outer = v["output"].as_str().unwrap().trim().to_owned();
+    // The session's own shell reading is not a shell to arm.
+    let (code, v) = run("read x");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (125, Some("waiting_for_input")),
+        "{v}"
+    );
+    assert!(
+        v["nest_change"].is_null() && v["nested"] == serde_json::json!([]),
+        "{v}"
+    );
+    let (_, v) = r.json(&["send", "-s", "rn", "y", "-k", "Enter"]);
+    let v = common::wait_for(20, "read to end", || {
+        let (_, v) = if v["status"] == "exited" {
+            (0, v.clone())
+        } else {
+            r.json(&["read", "-s", "rn", "--wait", "1"])
+        };
+        (v["status"] == "exited").then_some(v)
+    });
+    assert_eq!(v["exit_code"], 0, "{v}");
+
+    let (code, v) = run("bash --norc");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (0, Some("entered_shell")),
+        "{v}"
+    );
+    assert_eq!(v["nest_change"], "entered", "{v}");
+    assert_eq!(v["nested"][0]["program"], "bash", "{v}");
+    let inner = v["nested"][0]["pid"].as_i64().unwrap().to_string();
+    assert_ne!(inner, outer);
+    let (code, v) = run("echo $$ $PWD; (exit 4)");
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (4, Some(format!("{inner} /tmp\n").as_str())),
+        "{v}"
+    );
+    let (code, v) = run("cd / && whoami");
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (0, Some(format!("{}\n", tether_testkit::user()).as_str())),
+        "{v}"
+    );
+    assert_eq!(v["cwd"], "/", "{v}");
+    let (code, v) = run("exit 3");
+    assert_eq!(
+        (code, v["nest_change"].as_str()),
+        (3, Some("returned")),
+        "{v}"
+    );
+    assert_eq!(v["nested"], serde_json::json!([]), "{v}");
+    let (code, v) = run("echo $$ $PWD");
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (0, Some(format!("{outer} /tmp\n").as_str())),
+        "{v}"
+    );
+
+    // `exec bash` replaces the session's shell and is armed in place.
+    let (code, v) = run("exec bash --norc");
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (0, Some("entered_shell")),
+        "{v}"
+    );
+    assert_eq!(v["nested"][0]["replaced"], true, "{v}");
+    let (code, v) = run("echo $$; (exit 5)");
+    assert_eq!(
+        (code, v["output"].as_str()),
+        (5, Some(format!("{outer}\n").as_str())),
+        "{v}"
+    );
+}

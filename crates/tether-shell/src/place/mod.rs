@@ -10,6 +10,7 @@
 
 mod host;
 mod local;
+pub(crate) mod look;
 pub(crate) mod probe;
 mod remote;
 mod syntax;
@@ -165,6 +166,12 @@ pub(crate) trait Place: Send + Sync {
 
     /// [`Place::end_tree`] with removal, in the background (from `Drop`).
     fn end_tree_later(&self) {}
+
+    /// What the host says of process `pid` in the shell's terminal, where
+    /// the terminal is not inspected on this machine (`None` here).
+    fn look_at(&self, _pid: i32) -> BoxFuture<'_, Option<look::Looked>> {
+        Box::pin(async { None })
+    }
 
     /// Evidence about a quiet foreground beyond the terminal's own
     /// inspection (a host's `/proc`); `None` when the terminal inspects

@@ -180,6 +180,10 @@ impl Place for Remote {
         Some(self)
     }
 
+    fn look_at(&self, pid: i32) -> BoxFuture<'_, Option<super::look::Looked>> {
+        super::look::look(Arc::clone(&self.host), self.dir.clone(), pid)
+    }
+
     fn link_hung(&self, within: Duration) -> BoxFuture<'_, bool> {
         self.host.link_hung(within)
     }

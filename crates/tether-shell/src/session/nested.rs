@@ -168,9 +168,10 @@ impl Session {
 
     /// When `fg` (a program waiting for input) is an interactive shell the
     /// command started: arms it (true), or says why it cannot (the next
-    /// result's notice). Only a local terminal's processes are read.
+    /// result's notice). A local terminal's processes are read here, a
+    /// host's there.
     pub(super) async fn try_enter(&mut self, fg: Option<&ForegroundProgram>) -> bool {
-        if !self.opts.arm_nested || self.place.prober().is_some() {
+        if !self.opts.arm_nested {
             return false;
         }
         let Some(fg) = fg else { return false };
@@ -184,17 +185,24 @@ impl Session {
             );
             return false;
         }
-        let Some((found, relays)) = self.shell_behind(fg).await else {
+        let found = if self.place.prober().is_some() {
+            self.shell_on_host(fg).await
+        } else {
+            let session_shell = self.shell_pid();
+            self.shell_behind(fg)
+                .await
+                .map(|(found, relays)| (found, relays, session_shell))
+        };
+        let Some((found, relays, session_shell)) = found else {
             return false;
         };
         // The session's own shell, reading in a builtin (`read x`), or
         // one already armed.
-        let own =
-            Some(&found.argv) == self.own_argv.as_ref() && Some(found.pid) == self.shell_pid();
+        let own = Some(&found.argv) == self.own_argv.as_ref() && Some(found.pid) == session_shell;
         if own || self.levels.iter().any(|l| l.shown.pid == found.pid) {
             return false;
         }
-        match self.arm(&found, relays).await {
+        match self.arm(&found, relays, session_shell).await {
             Ok(()) => true,
             Err(why) => {
                 self.not_armed(
@@ -207,6 +215,38 @@ impl Session {
                 false
             }
         }
+    }
+
+    /// The interactive shell `fg` is on the host, as the host's `/proc`
+    /// says, with the pid of the session's shell there. A shell behind a
+    /// relay there (`sudo -i`), or of another user, is said not armed: the
+    /// session's files on the host are its login user's, and the relay's
+    /// own terminal is not looked at from here.
+    async fn shell_on_host(
+        &mut self,
+        fg: &ForegroundProgram,
+    ) -> Option<(Found, Vec<i32>, Option<i32>)> {
+        let host = self.place.host_name().unwrap_or("the host").to_owned();
+        let unarmed = |what: &str| {
+            format!(
+                "tether: {} (pid {}) on {host} {what}, which a session reached without tether on the host does not arm: it waits for input; type into it with send (`exit` returns to the session's shell), or deploy tether on the host (deploy = true) to arm it",
+                fg.command, fg.pid
+            )
+        };
+        if crate::nested::is_relay(&fg.command) {
+            self.not_armed(fg.pid, unarmed("relays the terminal to a shell of its own"));
+            return None;
+        }
+        crate::nested::shell_program(&fg.command)?;
+        let looked = self.place.look_at(fg.pid).await?;
+        let (session_shell, uid) = (looked.session_shell, looked.uid);
+        let found =
+            crate::nested::shell_of(fg.pid, looked.argv, (uid, uid), looked.user, looked.cwd)?;
+        if looked.session_uid != uid {
+            self.not_armed(fg.pid, unarmed("is a shell of another user"));
+            return None;
+        }
+        Some((found, Vec::new(), Some(session_shell)))
     }
 
     /// Says once per program (`pid`) that its shell is not armed, and why.
@@ -247,7 +287,14 @@ impl Session {
         crate::secret_prompt::asks_secret(&crate::text::project_all(&raw, 4096))
     }
 
-    async fn arm(&mut self, found: &Found, relays: Vec<i32>) -> Result<(), String> {
+    /// Arms `found` (behind `relays`; `session_shell`: the session's own
+    /// shell's pid, which `found` replaced if it is the same).
+    async fn arm(
+        &mut self,
+        found: &Found,
+        relays: Vec<i32>,
+        session_shell: Option<i32>,
+    ) -> Result<(), String> {
         let dialect = found.dialect().ok_or_else(|| {
             format!(
                 "tether arms bash, zsh and sh started inside a session, not {}",
@@ -255,7 +302,10 @@ impl Session {
             )
         })?;
         let me = nix::unistd::getuid().as_raw();
-        let own = if found.uid == me {
+        // On a host the session's directory is the login user's, as the
+        // shell's is (`shell_on_host` said so).
+        let on_host = self.place.remote_dir().is_some();
+        let own = if on_host || found.uid == me {
             None
         } else if me == 0 {
             Some(own_dir(found).map_err(|e| format!("cannot make its directory: {e}"))?)
@@ -268,6 +318,12 @@ impl Session {
         let seq = self.shared.lock().command_seq();
         let nonce = crate::nonce::split();
         let dir = own.as_ref().map_or(self.place.dir(), |o| o.dir.as_path());
+        // A host's terminal has its modes set by its shell, as the
+        // session's own does there.
+        let modes = self
+            .place
+            .shell_sets_modes()
+            .then(|| self.opts.line_modes(false).stty_args(false));
         let setup = dialect
             .nested_setup(
                 &SetupContext {
@@ -276,7 +332,7 @@ impl Session {
                     run_rc_files: false,
                     restore_env: None,
                     restore_cwd: None,
-                    line_modes: None,
+                    line_modes: modes.as_deref(),
                     look_for_holders: false,
                 },
                 seq,
@@ -284,11 +340,19 @@ impl Session {
             .ok_or_else(|| format!("the {} dialect cannot be armed", dialect.name()))?;
         self.seq += 1;
         let path = dir.join(format!("nested-{}.{}", self.seq, dialect.name()));
-        match &own {
-            Some(o) => write_owned(&path, setup.as_bytes(), o.uid, o.gid),
-            None => write_owned(&path, setup.as_bytes(), me, nix::unistd::getgid().as_raw()),
+        if on_host {
+            let files = vec![(path.clone(), setup.into_bytes())];
+            self.place
+                .write_files(files)
+                .await
+                .map_err(|e| format!("cannot write its setup file on the host: {e}"))?;
+        } else {
+            match &own {
+                Some(o) => write_owned(&path, setup.as_bytes(), o.uid, o.gid),
+                None => write_owned(&path, setup.as_bytes(), me, nix::unistd::getgid().as_raw()),
+            }
+            .map_err(|e| format!("cannot write its setup file: {e}"))?;
         }
-        .map_err(|e| format!("cannot write its setup file: {e}"))?;
         let depth = self.shared.lock().depth();
         self.shared
             .lock()
@@ -298,13 +362,17 @@ impl Session {
         line.extend(dialect.nested_load(&path).bytes());
         let typed = self.terminal.write_past_holders(line);
         let ready = typed.is_ok() && self.wait_ready(Instant::now() + ARM_MAX).await;
-        let _ = std::fs::remove_file(&path);
+        if on_host {
+            self.place.remove_file(&path).await;
+        } else {
+            let _ = std::fs::remove_file(&path);
+        }
         if !ready {
             self.shared.lock().leave_shell(depth);
             return Err("it did not load tether's setup (no ready mark)".to_owned());
         }
         self.shared.lock().entered();
-        let replaced = Some(found.pid) == self.shell_pid();
+        let replaced = Some(found.pid) == session_shell;
         let outer = std::mem::replace(&mut self.opts.dialect, dialect);
         self.levels.push(Level {
             shown: ShellLevel {

@@ -107,7 +107,7 @@ impl Session {
             redactor.clone(),
             fenced.clone(),
         ));
-        let own_argv = own_argv(terminal.as_ref());
+        let own_argv = own_argv(terminal.as_ref(), &opts, place.as_ref());
         Ok(Session {
             levels: Vec::new(),
             nest_change: None,
@@ -170,7 +170,7 @@ impl Session {
             self.redactor.clone(),
             self.fenced.clone(),
         ));
-        self.own_argv = own_argv(terminal.as_ref());
+        self.own_argv = own_argv(terminal.as_ref(), &self.opts, self.place.as_ref());
         self.terminal = terminal;
         self.shared = shared;
         self.last_status = 0;
@@ -195,8 +195,16 @@ impl Session {
     }
 }
 
-/// The argv of the shell on `terminal` (a local one's), as it started.
-fn own_argv(terminal: &dyn tether_transport::Terminal) -> Option<Vec<String>> {
+/// The argv of the shell on `terminal` as it started: a local one's as
+/// `/proc` says, a host's as it was started there.
+fn own_argv(
+    terminal: &dyn tether_transport::Terminal,
+    opts: &SessionOptions,
+    place: &dyn crate::place::Place,
+) -> Option<Vec<String>> {
+    if place.remote_dir().is_some() {
+        return Some(crate::launch::shell_argv(opts, place));
+    }
     let pid = terminal.inspect().ok()?.top?.pid;
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     Some(

@@ -143,6 +143,40 @@ pub(crate) fn is_relay(command: &str) -> bool {
     RELAYS.contains(&command)
 }
 
+/// The processes between `pid` and its ancestor `outer` (both left out),
+/// nearest first: what starts a shell in the same terminal (`su`
+/// without `--pty`) and waits for it. Empty when `outer` is not found
+/// within a few generations.
+pub(crate) fn between(pid: i32, outer: i32) -> Vec<i32> {
+    let mut chain = Vec::new();
+    let mut at = pid;
+    for _ in 0..=RELAY_DEPTH {
+        let Some(parent) = parent_of(at) else {
+            return Vec::new();
+        };
+        if parent == outer {
+            return chain;
+        }
+        if parent <= 1 {
+            return Vec::new();
+        }
+        chain.push(parent);
+        at = parent;
+    }
+    Vec::new()
+}
+
+/// The parent of `pid`, from `/proc/PID/stat`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// Whether `pid` has started any process yet (a relay that has not is
 /// still asking for a password, or about to start its shell).
 pub(crate) fn has_children(pid: i32) -> bool {

@@ -40,6 +40,9 @@ async fn enter_and_return(mut s: Session, enter: &str, program: &str, user: &str
     let r = run(&mut s, "(exit 4)").await;
     assert_eq!((r.status, r.exit_code), (Status::Exited, Some(4)), "{r:?}");
     assert_eq!(r.nested.len(), 1, "{r:?}");
+    // What stands between the two shells (`su`, sudo's monitor) is part
+    // of the chain, not left holding the terminal.
+    assert!(r.terminal_holders.is_empty(), "{r:?}");
     assert_eq!(r.nest_change, None);
     let r = run(&mut s, "cd /tmp").await;
     assert_eq!(
@@ -406,4 +409,30 @@ async fn turned_off_a_started_shell_waits_for_input() {
         r = s.read(std::time::Duration::from_millis(200)).await.unwrap();
     }
     assert_eq!((r.status, r.exit_code), (Status::Exited, Some(2)), "{r:?}");
+}
+
+/// A secret exported in a shell of another user (`su - tether-test`, whose
+/// snapshot is in its own directory) is redacted as the session's own are:
+/// in the call that sets it and the next. Before, it was shown.
+#[tokio::test]
+async fn a_secret_exported_in_another_users_shell_is_redacted() {
+    if !root() || !user_exists("tether-test") {
+        return;
+    }
+    let mut s = session(Arc::new(Bash), "bash").await.unwrap();
+    let r = run(&mut s, "su - tether-test").await;
+    assert_eq!(r.status, Status::EnteredShell, "{r:?}");
+    let value = format!("v{}x{}", std::process::id(), 7_919 * 104_729);
+    let r = run(
+        &mut s,
+        &format!("export MY_API_TOKEN={value}; echo \"$MY_API_TOKEN\""),
+    )
+    .await;
+    assert_eq!(
+        (r.exit_code, r.output.as_str()),
+        (Some(0), "[redacted]\n"),
+        "{r:?}"
+    );
+    let r = run(&mut s, "echo \"x${MY_API_TOKEN}x\"").await;
+    assert_eq!(r.output, "x[redacted]x\n", "{r:?}");
 }

@@ -43,6 +43,9 @@ pub(super) struct Level {
     /// The processes that relay the session's terminal to it (`sudo`'s):
     /// they hold the terminal as part of the chain, not left behind.
     relays: Vec<i32>,
+    /// The processes between it and the shell around it on the same
+    /// terminal (`su` waiting for it): part of the chain, not holders.
+    between: Vec<i32>,
     /// Its own directory, for a shell of another user (its setup, command
     /// and stdin files); `None`: the session's directory.
     own: Option<Owned>,
@@ -121,6 +124,14 @@ impl Session {
     /// Whether `pid` relays the terminal to an armed shell.
     pub(super) fn relays(&self, pid: i32) -> bool {
         self.levels.iter().any(|l| l.relays.contains(&pid))
+    }
+
+    /// Whether `pid` is part of the chain of armed shells (a relay, or
+    /// what waits between two shells), never a holder of the terminal.
+    pub(super) fn in_chain(&self, pid: i32) -> bool {
+        self.levels
+            .iter()
+            .any(|l| l.relays.contains(&pid) || l.between.contains(&pid))
     }
 
     /// The directory the current shell reads its command files from, when
@@ -373,6 +384,14 @@ impl Session {
         }
         self.shared.lock().entered();
         let replaced = Some(found.pid) == session_shell;
+        // Locally, what waits between the shell around it and it.
+        let around = self.current_shell_pid().or(session_shell);
+        let between = match around {
+            Some(outer) if !on_host && relays.is_empty() && !replaced => {
+                crate::nested::between(found.pid, outer)
+            }
+            _ => Vec::new(),
+        };
         let outer = std::mem::replace(&mut self.opts.dialect, dialect);
         self.levels.push(Level {
             shown: ShellLevel {
@@ -384,6 +403,7 @@ impl Session {
             outer,
             own,
             relays,
+            between,
         });
         self.nest_change = Some(NestChange::Entered);
         self.last_status = 0;

@@ -152,7 +152,7 @@ impl Session {
             terminal_holders: {
                 let hooks = self.shared.lock().take_hook_pids();
                 let mut all = crate::holders::of(self.terminal.as_ref(), &self.host_holders);
-                all.retain(|h| !self.relays(h.pid));
+                all.retain(|h| !self.in_chain(h.pid));
                 self.hook_holders.named(all, &hooks)
             },
             confinement: self.fenced.as_ref().and_then(|f| f.report()),

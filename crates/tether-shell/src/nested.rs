@@ -151,7 +151,7 @@ pub(crate) fn between(pid: i32, outer: i32) -> Vec<i32> {
     let mut chain = Vec::new();
     let mut at = pid;
     for _ in 0..=RELAY_DEPTH {
-        let Some(parent) = parent_of(at) else {
+        let Some(parent) = tether_pty::procfs::stat(at).map(|st| st.ppid) else {
             return Vec::new();
         };
         if parent == outer {
@@ -164,17 +164,6 @@ pub(crate) fn between(pid: i32, outer: i32) -> Vec<i32> {
         at = parent;
     }
     Vec::new()
-}
-
-/// The parent of `pid`, from `/proc/PID/stat`.
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// Whether `pid` has started any process yet (a relay that has not is

@@ -530,14 +530,14 @@ fn a_shell_started_in_an_agentless_remote_session_is_armed() {
         "{v}"
     );
     let (_, v) = r.json(&["send", "-s", "rn", "y", "-k", "Enter"]);
-    let v = common::wait_for(20, "read to end", || {
-        let (_, v) = if v["status"] == "exited" {
-            (0, v.clone())
-        } else {
-            r.json(&["read", "-s", "rn", "--wait", "1"])
-        };
-        (v["status"] == "exited").then_some(v)
-    });
+    let v = if v["status"] == "exited" {
+        v
+    } else {
+        common::wait_for(20, "read to end", || {
+            let (_, v) = r.json(&["read", "-s", "rn", "--wait", "1"]);
+            (v["status"] == "exited").then_some(v)
+        })
+    };
     assert_eq!(v["exit_code"], 0, "{v}");
 
     let (code, v) = run("bash --norc");
